@@ -1,0 +1,2 @@
+export * from "./blob-store.ts";
+export { LocalBlobStore } from "./local-blob-store.ts";

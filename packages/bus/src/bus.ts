@@ -1,0 +1,36 @@
+import type { MessageOf, Topic } from "@locus/contracts";
+
+export interface Delivery<T extends Topic = Topic> {
+  topic: T;
+  message: MessageOf<T>;
+  /** 1 on first delivery, counting up on each redelivery. */
+  attempt: number;
+  /** True when this is the last attempt: a handler that fails now sends the message to dead letters. */
+  final: boolean;
+}
+
+export interface SubscribeOptions<T extends Topic> {
+  /** Consumer group: each group gets its own copy of every message (a durable queue per group). */
+  group: string;
+  topics: readonly T[];
+  /** Messages handled at once by this subscriber (the broker's prefetch). */
+  concurrency: number;
+  /** Deliveries before a failing message goes to dead letters. */
+  maxAttempts: number;
+}
+
+export type Handler<T extends Topic> = (delivery: Delivery<T>) => Promise<void>;
+
+/**
+ * Messages between services: at-least-once, acknowledged only after the handler's effect is done
+ * (the handler resolved), retried with back-off when it throws, dead-lettered after maxAttempts.
+ * Handlers must therefore be idempotent. Embedded: in-process; split: RabbitMQ.
+ */
+export interface Bus {
+  /** Resolves once the message is safely accepted (for a broker: confirmed). Validates the payload. */
+  publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void>;
+  subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void>;
+  check(): Promise<void>;
+  /** Stops delivering and waits for handlers in flight to finish. */
+  close(): Promise<void>;
+}

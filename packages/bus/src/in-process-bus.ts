@@ -1,0 +1,154 @@
+import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
+import type { Logger } from "@locus/runtime";
+import type { Bus, Handler, SubscribeOptions } from "./bus.ts";
+
+interface Envelope {
+  topic: Topic;
+  payload: unknown;
+  attempt: number;
+}
+
+interface Subscription {
+  options: SubscribeOptions<Topic>;
+  handler: Handler<Topic>;
+  queue: Envelope[];
+  inFlight: number;
+}
+
+export interface DeadLetter {
+  group: string;
+  topic: Topic;
+  payload: unknown;
+  reason: string;
+  at: string;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * The embedded bus behaves like the broker it stands in for: delivery is asynchronous, each
+ * consumer group has its own queue, handlers run with bounded concurrency, failures are retried
+ * with exponential back-off and end in dead letters. Messages live only in memory: after a crash
+ * the files module re-publishes work for files left unfinished, so nothing is lost.
+ */
+export class InProcessBus implements Bus {
+  private readonly subscriptions: Subscription[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly idleWaiters: (() => void)[] = [];
+  private closed = false;
+  readonly deadLetters: DeadLetter[] = [];
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly retryBaseMs = 200,
+  ) {}
+
+  publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("Bus is closed"));
+    // A publisher bug must surface at the publisher, not as a poison message downstream.
+    const payload: unknown = MessageSchemas[topic].parse(message);
+    for (const sub of this.subscriptions) {
+      if ((sub.options.topics as readonly Topic[]).includes(topic)) {
+        sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1 });
+        this.schedule(sub);
+      }
+    }
+    return Promise.resolve();
+  }
+
+  subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void> {
+    if (this.subscriptions.some((s) => s.options.group === options.group)) {
+      return Promise.reject(new Error(`Consumer group ${options.group} is already subscribed`));
+    }
+    this.subscriptions.push({
+      options: options as SubscribeOptions<Topic>,
+      handler: handler as unknown as Handler<Topic>,
+      queue: [],
+      inFlight: 0,
+    });
+    return Promise.resolve();
+  }
+
+  check(): Promise<void> {
+    return this.closed ? Promise.reject(new Error("Bus is closed")) : Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await this.whenIdle();
+  }
+
+  /** Resolves when no handler is running and nothing is queued or waiting for a retry. */
+  whenIdle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    const busy = this.subscriptions.some((s) => s.inFlight > 0 || (!this.closed && s.queue.length > 0));
+    return !busy && (this.closed || this.timers.size === 0);
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.isIdle()) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private schedule(sub: Subscription): void {
+    setImmediate(() => this.drain(sub));
+  }
+
+  private drain(sub: Subscription): void {
+    while (!this.closed && sub.inFlight < sub.options.concurrency && sub.queue.length > 0) {
+      const envelope = sub.queue.shift();
+      if (!envelope) break;
+      sub.inFlight += 1;
+      void this.deliver(sub, envelope).finally(() => {
+        sub.inFlight -= 1;
+        this.drain(sub);
+        this.notifyIfIdle();
+      });
+    }
+    this.notifyIfIdle();
+  }
+
+  private async deliver(sub: Subscription, envelope: Envelope): Promise<void> {
+    const { group, maxAttempts } = sub.options;
+    const parsed = MessageSchemas[envelope.topic].safeParse(envelope.payload);
+    if (!parsed.success) {
+      this.deadLetter(group, envelope, `invalid message: ${parsed.error.message}`);
+      return;
+    }
+    try {
+      await sub.handler({
+        topic: envelope.topic,
+        message: parsed.data as MessageOf<Topic>,
+        attempt: envelope.attempt,
+        final: envelope.attempt >= maxAttempts,
+      });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (envelope.attempt >= maxAttempts || this.closed) {
+        this.deadLetter(group, envelope, reason);
+        return;
+      }
+      const delay = Math.min(this.retryBaseMs * 2 ** (envelope.attempt - 1), MAX_BACKOFF_MS);
+      this.logger.warn({ group, topic: envelope.topic, attempt: envelope.attempt, delay, reason }, "handler failed; retrying");
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        sub.queue.push({ ...envelope, attempt: envelope.attempt + 1 });
+        this.drain(sub);
+      }, delay);
+      this.timers.add(timer);
+    }
+  }
+
+  private deadLetter(group: string, envelope: Envelope, reason: string): void {
+    this.logger.error({ group, topic: envelope.topic, attempt: envelope.attempt, reason }, "message dead-lettered");
+    this.deadLetters.push({ group, topic: envelope.topic, payload: envelope.payload, reason, at: new Date().toISOString() });
+    // Keep the most recent ones only: this is a diagnostic, not storage.
+    if (this.deadLetters.length > 1000) this.deadLetters.shift();
+  }
+}

@@ -1,0 +1,29 @@
+import { z } from "zod";
+
+/** Kinds of file Locus knows. A kind is accepted for upload only while an extractor for it exists. */
+export const FileType = z.enum(["pdf", "image", "audio", "video"]);
+export type FileType = z.infer<typeof FileType>;
+
+export const FileStatus = z.enum(["pending", "processing", "ready", "failed"]);
+export type FileStatus = z.infer<typeof FileStatus>;
+
+export const FileError = z.object({ code: z.string(), message: z.string() });
+export type FileError = z.infer<typeof FileError>;
+
+/** The file record as the HTTP interface shows it. */
+export const FileRecordDto = z.object({
+  id: z.string(),
+  original_name: z.string(),
+  status: FileStatus,
+  file_type: FileType,
+  mime_type: z.string(),
+  size_bytes: z.number().int().min(0),
+  page_count: z.number().int().min(0).nullable(),
+  passage_count: z.number().int().min(0).nullable(),
+  progress: z.number().min(0).max(1).nullable(),
+  error: FileError.nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  sandbox: z.literal(true).optional(),
+});
+export type FileRecordDto = z.infer<typeof FileRecordDto>;

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { FileError, FileType } from "./files.ts";
+
+/**
+ * Every message on the bus, pinned to its payload. Consumers validate what they receive with these
+ * schemas, so a malformed message is dead-lettered instead of half-processed.
+ * Version 1; a breaking change adds a new topic version rather than changing this one.
+ */
+const FileRef = { fileId: z.uuid(), userId: z.uuid() };
+
+export const FileUploaded = z.object({
+  ...FileRef,
+  kind: FileType,
+  blobKey: z.string().min(1),
+  mimeType: z.string(),
+});
+export type FileUploaded = z.infer<typeof FileUploaded>;
+
+export const FileProgress = z.object({ ...FileRef, progress: z.number().min(0).max(1) });
+export type FileProgress = z.infer<typeof FileProgress>;
+
+export const FileExtracted = z.object({
+  ...FileRef,
+  /** Blob key of the stored extraction (JSON lines, one passage each): never inline in a message. */
+  extractionKey: z.string().min(1),
+  passageCount: z.number().int().min(0),
+  pageCount: z.number().int().min(0).nullable(),
+});
+export type FileExtracted = z.infer<typeof FileExtracted>;
+
+export const FileIndexed = z.object({
+  ...FileRef,
+  passageCount: z.number().int().min(0),
+  pageCount: z.number().int().min(0).nullable(),
+});
+export type FileIndexed = z.infer<typeof FileIndexed>;
+
+export const FileFailed = z.object({ ...FileRef, error: FileError });
+export type FileFailed = z.infer<typeof FileFailed>;
+
+export const FileDeleted = z.object({ ...FileRef });
+export type FileDeleted = z.infer<typeof FileDeleted>;
+
+export const MessageSchemas = {
+  "file.uploaded.pdf": FileUploaded,
+  "file.uploaded.image": FileUploaded,
+  "file.uploaded.audio": FileUploaded,
+  "file.uploaded.video": FileUploaded,
+  "file.progress": FileProgress,
+  "file.extracted": FileExtracted,
+  "file.indexed": FileIndexed,
+  "file.failed": FileFailed,
+  "file.deleted": FileDeleted,
+} as const;
+
+export type Topic = keyof typeof MessageSchemas;
+export type MessageOf<T extends Topic> = z.infer<(typeof MessageSchemas)[T]>;
+
+export function uploadedTopic(kind: FileType): Topic {
+  return `file.uploaded.${kind}`;
+}

@@ -1,0 +1,94 @@
+import { getDocument, type PDFDocumentProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
+import type { TextItem } from "pdfjs-dist/types/src/display/api.js";
+import { buildLines, type TextLine, type TextPiece } from "./lines.ts";
+
+export type PdfErrorCode = "pdf_corrupt" | "pdf_encrypted";
+
+/** Why a PDF cannot be read, in words a person can act on. */
+export class PdfReadError extends Error {
+  constructor(
+    readonly code: PdfErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "PdfReadError";
+  }
+}
+
+export interface PdfPageText {
+  /** 1-based physical page number. */
+  page: number;
+  lines: TextLine[];
+}
+
+export interface OpenedPdf {
+  pageCount: number;
+  /** Pages one at a time, each released before the next is read: memory stays flat with page count. */
+  pages(): AsyncGenerator<PdfPageText>;
+  close(): Promise<void>;
+}
+
+const TAIL_BYTES = 2048;
+
+/**
+ * Checks the frame of the file before pdf.js sees it: pdf.js repairs damaged files so eagerly
+ * that a PDF cut off in transfer would otherwise index whatever half survived, silently.
+ */
+function assertWholePdf(data: Uint8Array): void {
+  const head = Buffer.from(data.subarray(0, 1024)).toString("latin1");
+  if (!head.includes("%PDF-")) {
+    throw new PdfReadError("pdf_corrupt", "The file is not a PDF: it has no %PDF- header.");
+  }
+  const tail = Buffer.from(data.subarray(Math.max(0, data.length - TAIL_BYTES))).toString("latin1");
+  if (!tail.includes("%%EOF")) {
+    throw new PdfReadError("pdf_corrupt", "The PDF is truncated: it has no end-of-file marker. Upload the whole file again.");
+  }
+}
+
+/** Opens a PDF held in memory. Throws PdfReadError for corrupt, truncated or password-protected files. */
+export async function openPdf(data: Uint8Array): Promise<OpenedPdf> {
+  assertWholePdf(data);
+  let doc: PDFDocumentProxy;
+  try {
+    doc = await getDocument({
+      data,
+      // Never run code generated from the file (fonts compiled with eval: CVE-2024-4367).
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      verbosity: 0,
+    }).promise;
+  } catch (err) {
+    const name = (err as { name?: string }).name;
+    if (name === "PasswordException") {
+      throw new PdfReadError("pdf_encrypted", "The PDF is protected by a password; upload a copy without one.", {
+        cause: err,
+      });
+    }
+    throw new PdfReadError("pdf_corrupt", "The PDF is damaged and cannot be read.", { cause: err });
+  }
+
+  return {
+    pageCount: doc.numPages,
+    async *pages() {
+      for (let n = 1; n <= doc.numPages; n++) {
+        const page = await doc.getPage(n);
+        try {
+          const content = await page.getTextContent();
+          const pieces: TextPiece[] = [];
+          for (const item of content.items) {
+            if (!("str" in item)) continue;
+            const t = item as TextItem;
+            const [, , c = 0, d = 0, x = 0, y = 0] = t.transform as number[];
+            pieces.push({ text: t.str, x, y, width: t.width, height: t.height || Math.hypot(c, d) });
+          }
+          yield { page: n, lines: buildLines(pieces) };
+        } finally {
+          page.cleanup();
+        }
+      }
+    },
+    close: () => doc.destroy(),
+  };
+}

@@ -1,0 +1,71 @@
+import type { Kysely, Migration, MigrationProvider } from "kysely";
+
+/**
+ * One set of migrations for every dialect: only portable column types (text, integer, bigint,
+ * double precision) and ISO-8601 text timestamps, so SQLite and Postgres hold the same data.
+ * Never edit a migration that has shipped; add a new one.
+ */
+const migrations: Record<string, Migration> = {
+  "0001_initial": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("users")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("email", "text", (c) => c.notNull().unique())
+        .addColumn("plan", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable("api_keys")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("display_prefix", "text", (c) => c.notNull())
+        .addColumn("hash", "text", (c) => c.notNull().unique())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("last_used_at", "text")
+        .addColumn("revoked_at", "text")
+        .execute();
+      await db.schema.createIndex("api_keys_user_idx").on("api_keys").column("user_id").execute();
+
+      await db.schema
+        .createTable("files")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("original_name", "text", (c) => c.notNull())
+        .addColumn("file_type", "text", (c) => c.notNull())
+        .addColumn("mime_type", "text", (c) => c.notNull())
+        .addColumn("size_bytes", "bigint", (c) => c.notNull())
+        .addColumn("blob_key", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("error_code", "text")
+        .addColumn("error_message", "text")
+        .addColumn("page_count", "integer")
+        .addColumn("passage_count", "integer")
+        .addColumn("progress", "double precision")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("files_user_created_idx")
+        .on("files")
+        .columns(["user_id", "created_at", "id"])
+        .execute();
+      await db.schema.createIndex("files_status_idx").on("files").columns(["status", "created_at"]).execute();
+
+      await db.schema
+        .createTable("usage")
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("month", "text", (c) => c.notNull())
+        .addColumn("uploads", "integer", (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint("usage_pk", ["user_id", "month"])
+        .execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

@@ -1,0 +1,2 @@
+export * from "./search-index.ts";
+export { SqliteSearchIndex } from "./sqlite-search-index.ts";
