@@ -1,13 +1,16 @@
 import type { MessageOf, Topic } from "@locus/contracts";
 
-export interface Delivery<T extends Topic = Topic> {
-  topic: T;
-  message: MessageOf<T>;
-  /** 1 on first delivery, counting up on each redelivery. */
-  attempt: number;
-  /** True when this is the last attempt: a handler that fails now sends the message to dead letters. */
-  final: boolean;
-}
+/** One delivery of a message; a union over topics, so `switch (delivery.topic)` narrows the message. */
+export type Delivery<T extends Topic = Topic> = T extends Topic
+  ? {
+      topic: T;
+      message: MessageOf<T>;
+      /** 1 on first delivery, counting up on each redelivery. */
+      attempt: number;
+      /** True on the last attempt: a handler that fails now sends the message to dead letters. */
+      final: boolean;
+    }
+  : never;
 
 export interface SubscribeOptions<T extends Topic> {
   /** Consumer group: each group gets its own copy of every message (a durable queue per group). */

@@ -1,6 +1,6 @@
 import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
 import type { Logger } from "@locus/runtime";
-import type { Bus, Handler, SubscribeOptions } from "./bus.ts";
+import type { Bus, Delivery, Handler, SubscribeOptions } from "./bus.ts";
 
 interface Envelope {
   topic: Topic;
@@ -127,7 +127,7 @@ export class InProcessBus implements Bus {
         message: parsed.data as MessageOf<Topic>,
         attempt: envelope.attempt,
         final: envelope.attempt >= maxAttempts,
-      });
+      } as Delivery);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       if (envelope.attempt >= maxAttempts || this.closed) {

@@ -10,6 +10,7 @@ export const ErrorCodes = {
   rate_limited: { status: 429, transient: true },
   quota_exceeded: { status: 429, transient: false },
   bad_request: { status: 400, transient: false },
+  not_implemented: { status: 501, transient: false },
   unavailable: { status: 503, transient: true },
   internal: { status: 500, transient: true },
   // Reasons a file ends `failed`; they reach clients in the file record's `error.code`.
@@ -17,6 +18,7 @@ export const ErrorCodes = {
   pdf_encrypted: { status: 422, transient: false },
   file_missing: { status: 422, transient: false },
   extraction_failed: { status: 422, transient: false },
+  indexing_failed: { status: 422, transient: false },
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

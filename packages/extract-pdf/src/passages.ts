@@ -37,7 +37,9 @@ export function buildPassages(
     const last = window.at(-1);
     if (!first || !last) break;
     passages.push({
-      content: window.map((l) => l.text).join("\n"),
+      // One content line per page line (pieces of one long line rejoin with a space), so the
+      // n-th line of the content is page line `line + n`: search relies on that to point at the match.
+      content: window.map((l, i) => (i > 0 && window[i - 1]?.number === l.number ? " " : i > 0 ? "\n" : "") + l.text).join(""),
       locator: { page, line: first.number, line_end: last.number, source: "text" },
     });
     if (end + 1 >= pieces.length) break;

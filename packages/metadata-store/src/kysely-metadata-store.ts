@@ -245,14 +245,10 @@ export class KyselyMetadataStore implements MetadataStore {
     return { files, nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
   }
 
-  async listUnfinishedFiles(limit: number): Promise<FileRecord[]> {
-    const rows = await this.db
-      .selectFrom("files")
-      .selectAll()
-      .where("status", "in", ["pending", "processing"])
-      .orderBy("created_at", "asc")
-      .limit(limit)
-      .execute();
+  async listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]> {
+    let query = this.db.selectFrom("files").selectAll().where("status", "in", ["pending", "processing"]);
+    if (options.updatedBefore !== undefined) query = query.where("updated_at", "<", options.updatedBefore);
+    const rows = await query.orderBy("created_at", "asc").limit(options.limit).execute();
     return rows.map(toFile);
   }
 

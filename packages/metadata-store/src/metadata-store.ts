@@ -80,8 +80,11 @@ export interface MetadataStore {
   getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]>;
   /** Newest first. */
   listFiles(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage>;
-  /** Files left pending or processing, oldest first: work to pick up again after a crash. */
-  listUnfinishedFiles(limit: number): Promise<FileRecord[]>;
+  /**
+   * Files left pending or processing, oldest first: work to pick up again after a crash. With
+   * updatedBefore, only those that have not moved since then (stalled work).
+   */
+  listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]>;
   updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null>;
   deleteFile(userId: string, fileId: string): Promise<FileRecord | null>;
 

@@ -1,0 +1,142 @@
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
+import { createSqliteMetadataStore, type KeyType, type MetadataStore, type Plan } from "@locus/metadata-store";
+import { ConfigError, loadConfig } from "@locus/runtime";
+
+/**
+ * Operator commands against the same data as the running server (SQLite in WAL mode, so both can
+ * work at once):
+ *   locus users create --email E [--plan free|pro|enterprise]
+ *   locus keys create --email E --type live|test [--name N]   (the key alone on the last line)
+ *   locus keys list --email E
+ *   locus keys revoke KEY_OR_ID
+ */
+const USAGE = `Usage:
+  pnpm locus users create --email E [--plan free|pro|enterprise]
+  pnpm locus keys create --email E --type live|test [--name N]
+  pnpm locus keys list --email E
+  pnpm locus keys revoke KEY_OR_ID
+`;
+
+class UsageError extends Error {}
+
+const PLANS: readonly Plan[] = ["free", "pro", "enterprise"];
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+function normaliseEmail(value: string | undefined): string {
+  const email = value?.trim().toLowerCase();
+  if (!email) throw new UsageError("--email is required");
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError(`"${value}" is not an email address`);
+  return email;
+}
+
+async function userByEmail(store: MetadataStore, email: string) {
+  const user = await store.findUserByEmail(email);
+  if (!user) throw new UsageError(`No user with email ${email}; create one with: pnpm locus users create --email ${email}`);
+  return user;
+}
+
+async function run(store: MetadataStore, argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: "string" },
+      plan: { type: "string" },
+      type: { type: "string" },
+      name: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [noun, verb, arg] = positionals;
+  if (values.help || !noun) {
+    out(USAGE.trimEnd());
+    return;
+  }
+
+  if (noun === "users" && verb === "create") {
+    const email = normaliseEmail(values.email);
+    const plan = (values.plan ?? "free") as Plan;
+    if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}`);
+    if (await store.findUserByEmail(email)) throw new UsageError(`A user with email ${email} already exists`);
+    const user = await store.createUser({ email, plan });
+    out(`Created user ${user.email} (id ${user.id}, plan ${user.plan})`);
+    return;
+  }
+
+  if (noun === "keys" && verb === "create") {
+    const user = await userByEmail(store, normaliseEmail(values.email));
+    const type = values.type as KeyType | undefined;
+    if (type !== "live" && type !== "test") throw new UsageError("--type must be live or test");
+    const name = values.name?.trim() || `${type} key`;
+    const generated = generateApiKey(type);
+    const key = await store.createKey({
+      userId: user.id,
+      name,
+      type,
+      displayPrefix: generated.displayPrefix,
+      hash: generated.hash,
+    });
+    out(`Created ${type} key "${key.name}" (id ${key.id}) for ${user.email}.`);
+    out("Copy it now: it is stored only as a hash and cannot be shown again.");
+    out(generated.key);
+    return;
+  }
+
+  if (noun === "keys" && verb === "list") {
+    const user = await userByEmail(store, normaliseEmail(values.email));
+    const keys = await store.listKeys(user.id);
+    if (keys.length === 0) {
+      out(`${user.email} has no keys.`);
+      return;
+    }
+    const rows = [
+      ["ID", "NAME", "PREFIX", "TYPE", "CREATED", "LAST USED", "REVOKED"],
+      ...keys.map((k) => [
+        k.id,
+        k.name,
+        `${k.displayPrefix}…`,
+        k.type,
+        k.createdAt,
+        k.lastUsedAt ?? "-",
+        k.revokedAt ?? "-",
+      ]),
+    ];
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    for (const row of rows) out(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
+    return;
+  }
+
+  if (noun === "keys" && verb === "revoke") {
+    if (!arg) throw new UsageError("Give the key, or its id from `pnpm locus keys list`");
+    const revoked = keyTypeOf(arg) ? await store.revokeKey({ hash: hashApiKey(arg) }) : await store.revokeKey({ id: arg });
+    if (!revoked) throw new UsageError("No active key matches (it may already be revoked)");
+    out(`Revoked ${revoked.type} key "${revoked.name}" (id ${revoked.id}); requests using it now get 401.`);
+    return;
+  }
+
+  throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
+}
+
+let code = 0;
+let store: MetadataStore | undefined;
+try {
+  const config = loadConfig();
+  store = createSqliteMetadataStore(join(config.dataDir, "metadata.sqlite"));
+  await store.migrate();
+  await run(store, process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError || err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n${err instanceof UsageError ? USAGE : ""}`);
+    code = 2;
+  } else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    process.stderr.write(`${err.message}\n${USAGE}`);
+    code = 2;
+  } else {
+    throw err;
+  }
+} finally {
+  await store?.close();
+}
+process.exitCode = code;

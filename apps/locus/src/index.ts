@@ -1,0 +1,2 @@
+export { Infrastructure } from "./infrastructure.ts";
+export { moduleDescriptors, type Running } from "./modules.ts";

@@ -1,0 +1,16 @@
+import type { FileType } from "./files.ts";
+
+/**
+ * Kinds that have an extractor today: only these are accepted for upload. Later extractors
+ * (image, audio, video) add their kind here when they land.
+ */
+export const EXTRACTABLE_KINDS: readonly FileType[] = ["pdf"];
+
+/** The kind of a file from the MIME type sniffed from its bytes, or null when Locus has no such kind. */
+export function kindOfMimeType(mime: string): FileType | null {
+  if (mime === "application/pdf") return "pdf";
+  if (mime.startsWith("image/")) return "image";
+  if (mime.startsWith("audio/")) return "audio";
+  if (mime.startsWith("video/")) return "video";
+  return null;
+}

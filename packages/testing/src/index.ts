@@ -1,0 +1,3 @@
+export * from "./http.ts";
+export * from "./locus-process.ts";
+export * from "./pdf-factory.ts";

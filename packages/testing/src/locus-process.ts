@@ -1,0 +1,139 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+
+export interface LocusProcess {
+  baseUrl: string;
+  dataDir: string;
+  /** Every line the process has written to stdout and stderr so far. */
+  logs: string[];
+  child: ChildProcessWithoutNullStreams;
+  /** Sends SIGTERM and waits for the exit; returns the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: a crash, for recovery tests. */
+  kill(): Promise<void>;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export function tempDataDir(prefix = "locus-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Starts Locus the way the README does (`pnpm start`, i.e. node with tsx on apps/locus), on a
+ * free port and a data directory of its own, and resolves once it listens.
+ */
+export function startLocus(options: StartOptions = {}): Promise<LocusProcess> {
+  const dataDir = options.dataDir ?? tempDataDir();
+  const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/main.ts"], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOCUS_DATA_DIR: dataDir,
+      LOCUS_LOG_LEVEL: "info",
+      ...options.env,
+    },
+  });
+  const logs: string[] = [];
+  let exited = false;
+  const exit = new Promise<number | null>((resolveExit) => {
+    child.on("exit", (code) => {
+      exited = true;
+      resolveExit(code);
+    });
+  });
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`Locus did not start in time:\n${logs.join("\n")}`));
+    }, options.timeoutMs ?? 30_000);
+    let buffered = "";
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        logs.push(line);
+        const m = /"url":"(http:\/\/[^"]+)".*gateway listening/.exec(line);
+        if (m?.[1]) {
+          clearTimeout(timer);
+          const baseUrl = m[1];
+          resolveStart({
+            baseUrl,
+            dataDir,
+            logs,
+            child,
+            stop: async () => {
+              if (!exited) child.kill("SIGTERM");
+              return exit;
+            },
+            kill: async () => {
+              if (!exited) child.kill("SIGKILL");
+              await exit;
+            },
+          });
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`Locus exited with ${code} before listening:\n${logs.join("\n")}${buffered}`));
+    });
+  });
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the operator CLI (`pnpm locus ...`) against a data directory. */
+export function runCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/cli.ts", ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOCUS_DATA_DIR: dataDir, ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    child.on("error", reject);
+    child.on("exit", (code) => resolveRun({ code, stdout, stderr }));
+  });
+}
+
+/** Creates a user and a key with the CLI; returns the key (the last line of stdout). */
+export async function createUserWithKey(
+  dataDir: string,
+  options: { email?: string; plan?: string; type?: "live" | "test" } = {},
+): Promise<{ email: string; key: string }> {
+  const email = options.email ?? `user-${Math.random().toString(36).slice(2)}@example.com`;
+  const existing = await runCli(dataDir, ["users", "create", "--email", email, "--plan", options.plan ?? "pro"]);
+  if (existing.code !== 0 && !existing.stderr.includes("already exists")) {
+    throw new Error(`users create failed: ${existing.stderr}`);
+  }
+  const created = await runCli(dataDir, ["keys", "create", "--email", email, "--type", options.type ?? "live"]);
+  if (created.code !== 0) throw new Error(`keys create failed: ${created.stderr}`);
+  const key = created.stdout.trimEnd().split("\n").at(-1) ?? "";
+  return { email, key };
+}

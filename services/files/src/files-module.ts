@@ -1,0 +1,65 @@
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus } from "@locus/bus";
+import type { MetadataStore, Plan } from "@locus/metadata-store";
+import type { Logger, Stoppable } from "@locus/runtime";
+import type { Router } from "express";
+import { FilesService } from "./files-service.ts";
+import { previewRouter } from "./preview-router.ts";
+import { PreviewTokens } from "./preview-tokens.ts";
+import { subscribeStatusUpdates } from "./status-consumer.ts";
+
+export interface FilesModuleDeps {
+  store: MetadataStore;
+  blobs: BlobStore;
+  bus: Bus;
+  logger: Logger;
+  signingSecret: string;
+  maxUploadBytes: number;
+  monthlyUploadQuota: Record<Plan, number>;
+  /** Work untouched for this long is published again. */
+  stalledAfterMs: number;
+}
+
+export interface FilesModule extends Stoppable {
+  service: FilesService;
+  /** Serves preview links; mounted by the gateway. */
+  router: Router;
+  /**
+   * Starts the recovery sweep. Call once every consumer is subscribed: with everything=true the
+   * first sweep re-queues all unfinished files (after a restart on the in-process bus).
+   */
+  startRecovery(options: { everything: boolean }): Promise<void>;
+}
+
+export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModule> {
+  const service = new FilesService(
+    deps.store,
+    deps.blobs,
+    deps.bus,
+    new PreviewTokens(deps.signingSecret),
+    { maxUploadBytes: deps.maxUploadBytes, monthlyUploadQuota: deps.monthlyUploadQuota },
+    deps.logger,
+  );
+  await subscribeStatusUpdates(deps.bus, deps.store, deps.logger);
+  let timer: NodeJS.Timeout | undefined;
+  const sweep = async (stalledAfterMs?: number) => {
+    try {
+      await service.recoverUnfinished(stalledAfterMs);
+    } catch (err) {
+      deps.logger.error({ err }, "recovery sweep failed");
+    }
+  };
+  return {
+    service,
+    router: previewRouter(service, deps.logger),
+    async startRecovery({ everything }) {
+      await sweep(everything ? undefined : deps.stalledAfterMs);
+      timer = setInterval(() => void sweep(deps.stalledAfterMs), Math.max(1000, Math.floor(deps.stalledAfterMs / 2)));
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,234 @@
+import { randomUUID } from "node:crypto";
+import type { Readable } from "node:stream";
+import { fileTypeFromBuffer } from "file-type";
+import {
+  EXTRACTABLE_KINDS,
+  extractionBlobKey,
+  fileBlobKey,
+  kindOfMimeType,
+  LocusError,
+  uploadedTopic,
+  type FileType,
+} from "@locus/contracts";
+import type { BlobStore, ByteRange } from "@locus/blob-store";
+import type { Bus } from "@locus/bus";
+import type { FilePage, FileRecord, MetadataStore, Plan, User } from "@locus/metadata-store";
+import type { Logger } from "@locus/runtime";
+import { PREVIEW_TTL_SECONDS, type PreviewTokens } from "./preview-tokens.ts";
+import { ByteLimit, peekStream } from "./stream-utils.ts";
+
+/** Bytes read before deciding what a file is; enough for every signature file-type knows. */
+const SNIFF_BYTES = 4100;
+export const MAX_NAME_LENGTH = 1024;
+
+export interface FilesServiceOptions {
+  maxUploadBytes: number;
+  monthlyUploadQuota: Record<Plan, number>;
+}
+
+export interface UploadInput {
+  originalName: string;
+  body: Readable;
+}
+
+export interface PreviewLink {
+  url: string;
+  expiresAt: Date;
+  expiresIn: number;
+}
+
+export interface PreviewContent {
+  record: FileRecord;
+  sizeBytes: number;
+  /** Stream of the requested bytes (the range, or the whole file). */
+  open(range?: ByteRange): Promise<Readable>;
+}
+
+const monthOf = (d: Date) => d.toISOString().slice(0, 7);
+const startOfNextMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+
+/** Control characters never belong in a name shown back to people or put in a header. */
+export function cleanFileName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  return name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
+}
+
+const describe = (kinds: readonly FileType[]) =>
+  kinds.map((k) => (k === "pdf" ? "PDF" : k)).join(", ");
+
+/** What can be known about a file before it is stored: its kind, sniffed from its first bytes. */
+export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeType: string }> {
+  if (head.length === 0) throw new LocusError("bad_request", "The uploaded file is empty.");
+  const detected = await fileTypeFromBuffer(head);
+  const kind = detected ? kindOfMimeType(detected.mime) : null;
+  if (!detected || !kind || !EXTRACTABLE_KINDS.includes(kind)) {
+    const what = detected ? `${detected.mime} files are` : "This kind of file is";
+    throw new LocusError(
+      "unsupported_media_type",
+      `${what} not supported. Locus accepts: ${describe(EXTRACTABLE_KINDS)} (recognised from the file's content, not its name).`,
+    );
+  }
+  return { kind, mimeType: detected.mime };
+}
+
+/**
+ * File records and their bytes: upload, list, read, delete, preview. Owns the record's status,
+ * which it moves as processing messages arrive (see status-consumer.ts).
+ */
+export class FilesService {
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly blobs: BlobStore,
+    private readonly bus: Bus,
+    private readonly previews: PreviewTokens,
+    private readonly options: FilesServiceOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Streams the upload into the blob store, then records it `pending` and asks for processing.
+   * The quota is taken first and given back if anything fails, and a failed upload leaves no blob
+   * and no record.
+   */
+  async upload(user: User, input: UploadInput): Promise<FileRecord> {
+    const name = cleanFileName(input.originalName);
+    if (name.length === 0) {
+      input.body.resume();
+      throw new LocusError("bad_request", "The uploaded file has no name; send a filename in the multipart part.");
+    }
+    if (name.length > MAX_NAME_LENGTH) {
+      input.body.resume();
+      throw new LocusError("bad_request", `The file name is longer than ${MAX_NAME_LENGTH} characters.`);
+    }
+
+    const now = new Date();
+    const month = monthOf(now);
+    const quota = this.options.monthlyUploadQuota[user.plan];
+    if (!(await this.store.reserveUpload(user.id, month, quota))) {
+      input.body.resume();
+      const reset = startOfNextMonth(now);
+      throw new LocusError(
+        "quota_exceeded",
+        `The ${user.plan} plan's monthly quota of ${quota} uploads is used up; it renews on ${reset.toISOString()}.`,
+        { headers: { "Retry-After": String(Math.ceil((reset.getTime() - now.getTime()) / 1000)) } },
+      );
+    }
+
+    const fileId = randomUUID();
+    const blobKey = fileBlobKey(user.id, fileId);
+    let stored = false;
+    try {
+      const { head, stream } = await peekStream(input.body, SNIFF_BYTES);
+      const { kind, mimeType } = await sniffKind(head);
+      const limit = new ByteLimit(
+        this.options.maxUploadBytes,
+        () => new LocusError("payload_too_large", `The file is larger than the ${this.options.maxUploadBytes}-byte limit.`),
+      );
+      const { sizeBytes } = await this.blobs.put(blobKey, stream.pipe(limit));
+      stored = true;
+      if (sizeBytes === 0) throw new LocusError("bad_request", "The uploaded file is empty.");
+
+      const record: FileRecord = {
+        id: fileId,
+        userId: user.id,
+        originalName: name,
+        fileType: kind,
+        mimeType,
+        sizeBytes,
+        blobKey,
+        status: "pending",
+        error: null,
+        pageCount: null,
+        passageCount: null,
+        progress: null,
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+      };
+      await this.store.createFile(record);
+      await this.requestProcessing(record);
+      return record;
+    } catch (err) {
+      input.body.resume();
+      await this.store.releaseUpload(user.id, month);
+      if (stored) await this.blobs.delete(blobKey);
+      throw err;
+    }
+  }
+
+  /**
+   * Publishes the message that starts extraction. If the bus refuses, the record stays `pending`
+   * and the recovery sweep publishes it again, so the upload itself still succeeds.
+   */
+  async requestProcessing(record: FileRecord): Promise<void> {
+    try {
+      await this.bus.publish(uploadedTopic(record.fileType), {
+        fileId: record.id,
+        userId: record.userId,
+        kind: record.fileType,
+        blobKey: record.blobKey,
+        mimeType: record.mimeType,
+      });
+    } catch (err) {
+      this.logger.error({ err, fileId: record.id }, "could not publish file for processing; recovery will retry");
+    }
+  }
+
+  list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage> {
+    return this.store.listFiles(userId, options);
+  }
+
+  async get(userId: string, fileId: string): Promise<FileRecord> {
+    const record = await this.store.getFile(userId, fileId);
+    // Another user's file is "not found" too: never reveal that it exists.
+    if (!record) throw new LocusError("not_found", "File not found");
+    return record;
+  }
+
+  /** Removes the record, the bytes and the extraction now; the passages follow through file.deleted. */
+  async delete(userId: string, fileId: string): Promise<FileRecord> {
+    const record = await this.store.deleteFile(userId, fileId);
+    if (!record) throw new LocusError("not_found", "File not found");
+    await Promise.all([this.blobs.delete(record.blobKey), this.blobs.delete(extractionBlobKey(userId, fileId))]);
+    await this.bus.publish("file.deleted", { fileId, userId });
+    return record;
+  }
+
+  async previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink> {
+    await this.get(userId, fileId);
+    const { token, expiresAt } = await this.previews.sign({ fileId, userId });
+    return { url: `${baseUrl}/previews/${token}`, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+  }
+
+  /** What a preview token unlocks: the file, or why not (bad or expired token, file gone). */
+  async openPreview(token: string): Promise<PreviewContent | "invalid" | "gone"> {
+    const claims = await this.previews.verify(token);
+    if (!claims) return "invalid";
+    const record = await this.store.getFile(claims.userId, claims.fileId);
+    const stat = record ? await this.blobs.stat(record.blobKey) : null;
+    if (!record || !stat) return "gone";
+    return {
+      record,
+      sizeBytes: stat.sizeBytes,
+      open: (range) => this.blobs.get(record.blobKey, range),
+    };
+  }
+
+  /**
+   * Publishes again files left `pending` or `processing`: all of them after a restart on the
+   * in-process bus (its messages died with the process), or those that have not moved for
+   * stalledAfterMs (a lost message, a crashed worker). Consumers are idempotent, so a file that
+   * was in fact still moving is only redone.
+   */
+  async recoverUnfinished(stalledAfterMs?: number): Promise<number> {
+    const updatedBefore =
+      stalledAfterMs === undefined ? undefined : new Date(Date.now() - stalledAfterMs).toISOString();
+    const records = await this.store.listUnfinishedFiles({ limit: 1000, ...(updatedBefore ? { updatedBefore } : {}) });
+    for (const record of records) {
+      // Touch it, so the next sweep waits a full period before trying again.
+      await this.store.updateFile(record.id, {});
+      await this.requestProcessing(record);
+    }
+    if (records.length > 0) this.logger.info({ count: records.length }, "re-queued unfinished files");
+    return records.length;
+  }
+}

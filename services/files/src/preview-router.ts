@@ -1,0 +1,68 @@
+import { pipeline } from "node:stream/promises";
+import { create as contentDisposition } from "content-disposition";
+import { Router, type Request, type Response } from "express";
+import rangeParser from "range-parser";
+import type { Logger } from "@locus/runtime";
+import type { FilesService } from "./files-service.ts";
+
+/**
+ * Serves a file's bytes to whoever holds a valid preview link: inline, with its type, and with
+ * HTTP Range so viewers can fetch pages and players can seek.
+ */
+export function previewRouter(files: FilesService, logger: Logger): Router {
+  const router = Router();
+
+  const serve = async (req: Request, res: Response): Promise<void> => {
+    const token = String(req.params.token ?? "");
+    const content = await files.openPreview(token);
+    if (content === "invalid") {
+      res.status(403).json({ detail: "This preview link is invalid or has expired; ask the API for a new one." });
+      return;
+    }
+    if (content === "gone") {
+      res.status(404).json({ detail: "File not found" });
+      return;
+    }
+    const { record, sizeBytes } = content;
+    res.setHeader("Content-Type", record.mimeType);
+    res.setHeader("Content-Disposition", contentDisposition(record.originalName, { type: "inline" }));
+    res.setHeader("Accept-Ranges", "bytes");
+    res.setHeader("Cache-Control", "private, max-age=300");
+    res.setHeader("X-Content-Type-Options", "nosniff");
+
+    let range: { start: number; end: number } | undefined;
+    const header = req.headers.range;
+    if (header !== undefined && sizeBytes > 0) {
+      const parsed = rangeParser(sizeBytes, header, { combine: true });
+      if (parsed === -1) {
+        res.setHeader("Content-Range", `bytes */${sizeBytes}`);
+        res.status(416).json({ detail: `The requested range is outside the file's ${sizeBytes} bytes.` });
+        return;
+      }
+      // -2 (malformed) or several ranges: answer with the whole file, as HTTP allows.
+      if (parsed !== -2 && parsed.type === "bytes" && parsed.length === 1 && parsed[0]) {
+        range = { start: parsed[0].start, end: parsed[0].end };
+      }
+    }
+    if (range) {
+      res.status(206);
+      res.setHeader("Content-Range", `bytes ${range.start}-${range.end}/${sizeBytes}`);
+      res.setHeader("Content-Length", String(range.end - range.start + 1));
+    } else {
+      res.setHeader("Content-Length", String(sizeBytes));
+    }
+    if (req.method === "HEAD") {
+      res.end();
+      return;
+    }
+    try {
+      await pipeline(await content.open(range), res);
+    } catch (err) {
+      // The client went away mid-download, or the disk failed: nothing more can be sent.
+      logger.debug({ err, fileId: record.id }, "preview stream ended early");
+    }
+  };
+
+  router.get("/previews/:token", serve);
+  return router;
+}

@@ -1,0 +1,203 @@
+import { randomUUID } from "node:crypto";
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import multer from "multer";
+import { toFileDto, type FilesService } from "@locus/files";
+import type { MetadataStore, Plan } from "@locus/metadata-store";
+import type { Logger } from "@locus/runtime";
+import type { SearchService } from "@locus/search";
+import { authenticate, principalOf } from "./authenticate.ts";
+import { docsRouter } from "./docs.ts";
+import { errorHandler, methodNotAllowed, notFound } from "./http-errors.ts";
+import { openApiDocument } from "./openapi.ts";
+import { rateLimit } from "./rate-limit.ts";
+import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxSearch } from "./sandbox.ts";
+import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
+import { missing, parseFileId, parseListParams, parseSearchParams, RequestValidationError } from "./validation.ts";
+
+export interface GatewayDeps {
+  store: MetadataStore;
+  files: FilesService;
+  search: SearchService;
+  /** Serves preview links (from the files module). */
+  previewRouter: Router;
+  logger: Logger;
+  maxUploadBytes: number;
+  rateLimits: Record<Plan, number>;
+  publicUrl: string | undefined;
+  /** Each dependency's state for /readyz: "ok" or what is wrong. */
+  readiness(): Promise<Record<string, string>>;
+}
+
+/** The public HTTP interface: authentication, rate limits, the sandbox, validation, routing. */
+export function createGatewayApp(deps: GatewayDeps): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const requestId = randomUUID();
+    const started = process.hrtime.bigint();
+    res.setHeader("X-Request-Id", requestId);
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.on("finish", () => {
+      // The path only: query strings carry search text, and nothing here may carry a secret.
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const path = req.path.startsWith("/previews/") ? "/previews/:token" : req.path;
+      deps.logger.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+    });
+    next();
+  });
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const checks = await deps.readiness();
+    const ready = Object.values(checks).every((v) => v === "ok");
+    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "unavailable", checks });
+  });
+  app.get("/openapi.json", (_req, res) => {
+    res.json(openApiDocument);
+  });
+  app.use(docsRouter());
+
+  app.get("/previews/sandbox", (_req, res) => {
+    res.setHeader("Content-Type", "application/pdf");
+    res.setHeader("Content-Disposition", 'inline; filename="sandbox-example.pdf"');
+    res.send(SAMPLE_PDF);
+  });
+  app.use(deps.previewRouter);
+
+  const guard = [authenticate(deps.store, deps.logger), rateLimit(deps.rateLimits)];
+  const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
+
+  app
+    .route("/api/search")
+    .get(...guard, async (req, res) => {
+      const principal = principalOf(res);
+      const params = parseSearchParams(req.query);
+      if (principal.sandbox) {
+        res.json(sandboxSearch(params));
+        return;
+      }
+      res.json(await deps.search.search({ userId: principal.user.id, ...params }));
+    })
+    .all(methodNotAllowed("GET, HEAD"));
+
+  app
+    .route("/api/files/upload")
+    .post(...guard, (req, res, next) => {
+      const principal = principalOf(res);
+      let accepted = false;
+      const upload = multer({
+        storage: new UploadStorage(principal, deps.files, deps.maxUploadBytes),
+        defParamCharset: "utf8",
+        limits: { fileSize: deps.maxUploadBytes, files: 8, parts: 32, fields: 16, fieldSize: 64 * 1024 },
+        // Only the first part named `file` is the upload; other file parts are read and dropped.
+        fileFilter: (_r, file, cb) => {
+          const take = file.fieldname === "file" && !accepted;
+          if (take) accepted = true;
+          cb(null, take);
+        },
+      }).any();
+      upload(req, res, (err: unknown) => {
+        if (err) {
+          next(err);
+          return;
+        }
+        const parts = (req.files ?? []) as (Express.Multer.File & Partial<StoredUpload>)[];
+        const stored = parts.find((f) => f.fieldname === "file" && f.dto);
+        if (stored?.dto) {
+          res.json({ file: stored.dto });
+          return;
+        }
+        const body = req.body as Record<string, unknown> | undefined;
+        const asField = body?.file;
+        if (typeof asField === "string") {
+          // A plain form field named `file` instead of a file: say so as FastAPI does.
+          next(
+            new RequestValidationError([
+              {
+                type: "value_error",
+                loc: ["body", "file"],
+                msg: "Value error, Expected UploadFile, received: <class 'str'>",
+                input: asField,
+                ctx: { error: {} },
+              },
+            ]),
+          );
+          return;
+        }
+        next(new RequestValidationError([missing(["body", "file"])]));
+      });
+    })
+    .all(methodNotAllowed("POST"));
+
+  app
+    .route("/api/files")
+    .get(...guard, async (req, res) => {
+      const principal = principalOf(res);
+      const { limit, cursor } = parseListParams(req.query);
+      if (principal.sandbox) {
+        res.json([sandboxFile()].slice(0, limit));
+        return;
+      }
+      const page = await deps.files.list(principal.user.id, { limit, cursor });
+      if (page.nextCursor) {
+        const next = `${baseUrl(req)}/api/files?limit=${limit}&cursor=${encodeURIComponent(page.nextCursor)}`;
+        res.setHeader("Link", `<${next}>; rel="next"`);
+        res.setHeader("X-Next-Cursor", page.nextCursor);
+      }
+      res.json(page.files.map(toFileDto));
+    })
+    .all(methodNotAllowed("GET, HEAD"));
+
+  // The sandbox's example id is not a UUID (the interface says so), so test keys may use it too.
+  const fileIdFor = (req: Request, res: Response): string => {
+    const raw = String(req.params.file_id ?? "");
+    if (principalOf(res).sandbox && raw === SANDBOX_FILE_ID) return raw;
+    return parseFileId(raw);
+  };
+
+  app
+    .route("/api/files/:file_id")
+    .get(...guard, async (req, res) => {
+      const principal = principalOf(res);
+      const fileId = fileIdFor(req, res);
+      if (principal.sandbox) {
+        res.json(sandboxFile({ id: fileId }));
+        return;
+      }
+      res.json(toFileDto(await deps.files.get(principal.user.id, fileId)));
+    })
+    .delete(...guard, async (req, res) => {
+      const principal = principalOf(res);
+      const fileId = fileIdFor(req, res);
+      if (principal.sandbox) {
+        res.json({ message: "File deleted", id: fileId, sandbox: true });
+        return;
+      }
+      await deps.files.delete(principal.user.id, fileId);
+      res.json({ message: "File deleted", id: fileId });
+    })
+    .all(methodNotAllowed("GET, HEAD, DELETE"));
+
+  app
+    .route("/api/files/:file_id/preview-url")
+    .get(...guard, async (req, res) => {
+      const principal = principalOf(res);
+      const fileId = fileIdFor(req, res);
+      if (principal.sandbox) {
+        const expiresAt = new Date(Date.now() + 3600_000);
+        res.json({ url: `${baseUrl(req)}/previews/sandbox`, expires_at: expiresAt.toISOString(), expires_in: 3600, sandbox: true });
+        return;
+      }
+      const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req));
+      res.json({ url: link.url, expires_at: link.expiresAt.toISOString(), expires_in: link.expiresIn });
+    })
+    .all(methodNotAllowed("GET, HEAD"));
+
+  app.use(notFound);
+  app.use(errorHandler(deps.logger, deps.maxUploadBytes));
+  return app;
+}

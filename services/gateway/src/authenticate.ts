@@ -1,0 +1,68 @@
+import type { NextFunction, Request, Response } from "express";
+import { LocusError } from "@locus/contracts";
+import type { ApiKey, MetadataStore, User } from "@locus/metadata-store";
+import type { Logger } from "@locus/runtime";
+import { hashApiKey, keyTypeOf } from "./api-keys.ts";
+
+export interface Principal {
+  user: User;
+  key: ApiKey;
+  sandbox: boolean;
+}
+
+const TOUCH_INTERVAL_MS = 60_000;
+
+const challenge = (error?: string) => ({
+  "WWW-Authenticate": error ? `Bearer realm="locus", error="${error}"` : 'Bearer realm="locus"',
+});
+
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) throw new Error("route is missing the authenticate middleware");
+  return principal;
+}
+
+/**
+ * Bearer-key authentication. The key is looked up by its hash on every request, so a revoked key
+ * is refused from the next request on, by every process sharing the store. The key itself is never
+ * logged or echoed.
+ */
+export function authenticate(store: MetadataStore, logger: Logger) {
+  const lastTouched = new Map<string, number>();
+
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const header = req.headers.authorization;
+    if (header === undefined || header.trim() === "") {
+      throw new LocusError("unauthorized", "Missing API key: send the header Authorization: Bearer <API key>.", {
+        headers: challenge(),
+      });
+    }
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const key = m?.[1];
+    const type = key === undefined ? null : keyTypeOf(key);
+    if (key === undefined || type === null) {
+      throw new LocusError(
+        "unauthorized",
+        "Malformed Authorization header: expected Bearer followed by a key starting with sk_live_ or sk_test_.",
+        { headers: challenge("invalid_request") },
+      );
+    }
+    const found = await store.findActiveKeyByHash(hashApiKey(key));
+    if (!found || found.key.type !== type) {
+      throw new LocusError("unauthorized", "Invalid API key: it does not exist or has been revoked.", {
+        headers: challenge("invalid_token"),
+      });
+    }
+    res.locals.principal = { user: found.user, key: found.key, sandbox: type === "test" } satisfies Principal;
+
+    // Record "last used" at most once a minute per key: a write per request would cost more than it tells.
+    const now = Date.now();
+    if (now - (lastTouched.get(found.key.id) ?? 0) > TOUCH_INTERVAL_MS) {
+      lastTouched.set(found.key.id, now);
+      store.touchKey(found.key.id, new Date(now).toISOString()).catch((err: unknown) => {
+        logger.warn({ err, keyId: found.key.id }, "could not record key use");
+      });
+    }
+    next();
+  };
+}

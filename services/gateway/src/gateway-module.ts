@@ -1,0 +1,39 @@
+import { createServer, type Server } from "node:http";
+import type { Stoppable } from "@locus/runtime";
+import { createGatewayApp, type GatewayDeps } from "./app.ts";
+
+export interface GatewayModule extends Stoppable {
+  server: Server;
+  /** The port actually bound (useful when configured as 0). */
+  port: number;
+}
+
+/** Serves the gateway app; stopping waits for requests in flight, then closes idle connections. */
+export async function startGatewayModule(deps: GatewayDeps & { host: string; port: number }): Promise<GatewayModule> {
+  const server = createServer(createGatewayApp(deps));
+  // Slow or stalled clients must not hold a connection forever.
+  server.requestTimeout = 10 * 60_000;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(deps.port, deps.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : deps.port;
+  deps.logger.info({ url: `http://${deps.host}:${port}` }, "gateway listening");
+  return {
+    server,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Give requests in flight a moment, then cut what is left.
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      }),
+  };
+}

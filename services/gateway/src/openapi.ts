@@ -1,0 +1,360 @@
+import { SEARCH_LIMITS } from "@locus/contracts";
+import { MAX_NAME_LENGTH } from "@locus/files";
+import { LIST_LIMITS } from "./validation.ts";
+
+/**
+ * OpenAPI 3.1 description of the public interface (v1.0.0), including every choice made where the
+ * interface leaves a detail open. Tests check real responses against these schemas.
+ */
+const errorBody = {
+  type: "object",
+  required: ["detail"],
+  properties: { detail: { type: "string", description: "What went wrong, in a sentence a person can act on." } },
+  additionalProperties: false,
+};
+
+const errorResponse = (description: string, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorMessage" } } },
+});
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": { description: "Requests per second the plan allows.", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Requests left in the current second.", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer" } },
+};
+
+const commonErrors = {
+  "401": errorResponse("Missing, malformed, unknown or revoked API key.", {
+    "WWW-Authenticate": { schema: { type: "string" }, description: "Bearer challenge." },
+  }),
+  "429": errorResponse("The plan's rate limit (or, for uploads, the monthly quota) is used up.", {
+    "Retry-After": { schema: { type: "integer" }, description: "Seconds to wait before retrying." },
+    ...rateLimitHeaders,
+  }),
+};
+
+const validationError = {
+  description: "A parameter breaks its rules (FastAPI/pydantic v2 format).",
+  content: { "application/json": { schema: { $ref: "#/components/schemas/HTTPValidationError" } } },
+};
+
+const fileIdParam = {
+  name: "file_id",
+  in: "path",
+  required: true,
+  description: `A file's UUID. With a test key, the sandbox id \`file_sandbox_example\` is accepted too.`,
+  schema: { type: "string", format: "uuid" },
+};
+
+const notFound = errorResponse("No such file for this key's user (another user's file is reported the same way).");
+
+export const openApiDocument = {
+  openapi: "3.1.0",
+  info: {
+    title: "Locus",
+    version: "1.0.0",
+    description:
+      "Document search: upload PDFs, then search what they say. Each result carries a locator " +
+      "(page and line for documents; seconds for audio and video). All paths need " +
+      "`Authorization: Bearer <API key>`; test keys (`sk_test_`) get instant mock answers marked `sandbox: true`.",
+  },
+  servers: [{ url: "/" }],
+  security: [{ bearerAuth: [] }],
+  paths: {
+    "/api/search": {
+      get: {
+        operationId: "search",
+        summary: "Search the caller's indexed passages",
+        description:
+          "Quick mode ranks passages with BM25 over the caller's `ready` files. `score` is s/(1+s) of the " +
+          "BM25 score s, so it lies in [0, 1) and compares across queries of similar length. " +
+          "mode=ai answers 501 until semantic search is enabled on the server.",
+        parameters: [
+          {
+            name: "q",
+            in: "query",
+            required: true,
+            description: "Words to find. Any text is safe: operators and quotes are treated as plain words.",
+            schema: { type: "string", minLength: SEARCH_LIMITS.qMinLength, maxLength: SEARCH_LIMITS.qMaxLength },
+          },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: SEARCH_LIMITS.limitMin, maximum: SEARCH_LIMITS.limitMax, default: SEARCH_LIMITS.limitDefault },
+          },
+          { name: "mode", in: "query", required: false, schema: { type: "string", enum: ["quick", "ai"], default: "quick" } },
+        ],
+        responses: {
+          "200": {
+            description: "Matching passages, best first.",
+            headers: rateLimitHeaders,
+            content: { "application/json": { schema: { $ref: "#/components/schemas/SearchResponse" } } },
+          },
+          ...commonErrors,
+          "422": validationError,
+          "501": errorResponse("mode=ai is not enabled on this server."),
+        },
+      },
+    },
+    "/api/files/upload": {
+      post: {
+        operationId: "uploadFile",
+        summary: "Upload a file and start processing it",
+        description:
+          "The kind is recognised from the file's bytes, not its name. Accepted today: PDF. A live upload " +
+          "counts against the plan's monthly quota and answers at once with status `pending`; poll " +
+          "GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.",
+        requestBody: {
+          required: true,
+          content: {
+            "multipart/form-data": {
+              schema: {
+                type: "object",
+                required: ["file"],
+                properties: { file: { type: "string", format: "binary", description: `File name at most ${MAX_NAME_LENGTH} characters.` } },
+              },
+            },
+          },
+        },
+        responses: {
+          "200": {
+            description: "The new file record.",
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["file"],
+                  properties: { file: { $ref: "#/components/schemas/FileRecord" } },
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+          "400": errorResponse("Empty file, bad name, or a multipart body that cannot be parsed."),
+          ...commonErrors,
+          "413": errorResponse("The file is larger than the server's upload limit (LOCUS_MAX_UPLOAD_BYTES)."),
+          "415": errorResponse("The file's content is not a kind Locus accepts."),
+          "422": validationError,
+        },
+      },
+    },
+    "/api/files": {
+      get: {
+        operationId: "listFiles",
+        summary: "List the caller's files, newest first",
+        description:
+          "A bare JSON array. When more files remain, the response has a `Link: <...>; rel=\"next\"` header " +
+          "and `X-Next-Cursor`; pass that cursor back as `cursor` for the next page.",
+        parameters: [
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: LIST_LIMITS.min, maximum: LIST_LIMITS.max, default: LIST_LIMITS.default },
+          },
+          { name: "cursor", in: "query", required: false, schema: { type: "string", minLength: 1, maxLength: 512 } },
+        ],
+        responses: {
+          "200": {
+            description: "File records.",
+            headers: {
+              Link: { schema: { type: "string" }, description: "Next page, when there is one." },
+              "X-Next-Cursor": { schema: { type: "string" }, description: "Cursor of the next page." },
+            },
+            content: {
+              "application/json": { schema: { type: "array", items: { $ref: "#/components/schemas/FileRecord" } } },
+            },
+          },
+          ...commonErrors,
+          "422": validationError,
+        },
+      },
+    },
+    "/api/files/{file_id}": {
+      get: {
+        operationId: "getFile",
+        summary: "Read one file record",
+        parameters: [fileIdParam],
+        responses: {
+          "200": {
+            description: "The file record.",
+            content: { "application/json": { schema: { $ref: "#/components/schemas/FileRecord" } } },
+          },
+          ...commonErrors,
+          "404": notFound,
+          "422": validationError,
+        },
+      },
+      delete: {
+        operationId: "deleteFile",
+        summary: "Delete a file, its bytes and its passages",
+        parameters: [fileIdParam],
+        responses: {
+          "200": {
+            description: "Deleted.",
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Deleted" } } },
+          },
+          ...commonErrors,
+          "404": notFound,
+          "422": validationError,
+        },
+      },
+    },
+    "/api/files/{file_id}/preview-url": {
+      get: {
+        operationId: "getPreviewUrl",
+        summary: "A signed link that shows the file for one hour",
+        description:
+          "The link needs no API key. It serves the file's bytes inline with its content type and " +
+          "supports HTTP Range; it stops working after an hour or once the file is deleted.",
+        parameters: [fileIdParam],
+        responses: {
+          "200": {
+            description: "The signed link.",
+            content: { "application/json": { schema: { $ref: "#/components/schemas/PreviewUrl" } } },
+          },
+          ...commonErrors,
+          "404": notFound,
+          "422": validationError,
+        },
+      },
+    },
+  },
+  components: {
+    securitySchemes: {
+      bearerAuth: { type: "http", scheme: "bearer", description: "An API key: sk_live_… or sk_test_…" },
+    },
+    schemas: {
+      ErrorMessage: errorBody,
+      ValidationError: {
+        type: "object",
+        required: ["loc", "msg", "type"],
+        properties: {
+          loc: { type: "array", items: { anyOf: [{ type: "string" }, { type: "integer" }] } },
+          msg: { type: "string" },
+          type: { type: "string" },
+          input: {},
+          ctx: { type: "object" },
+        },
+      },
+      HTTPValidationError: {
+        type: "object",
+        required: ["detail"],
+        properties: { detail: { type: "array", items: { $ref: "#/components/schemas/ValidationError" } } },
+      },
+      Locator: {
+        type: "object",
+        description: "Where a passage is. Keys that do not apply to the file's kind are left out.",
+        required: ["source"],
+        properties: {
+          page: { type: "integer", minimum: 1, description: "Physical page of a PDF, from 1." },
+          line: { type: "integer", minimum: 1, description: "First line, counting non-empty lines from the top of the page, from 1." },
+          line_end: { type: "integer", minimum: 1, description: "Last line of the passage." },
+          timestamp: { type: "number", minimum: 0, description: "Seconds into audio or video." },
+          timestamp_end: { type: "number", minimum: 0 },
+          bbox: {
+            type: "object",
+            required: ["x", "y", "width", "height"],
+            properties: { x: { type: "number" }, y: { type: "number" }, width: { type: "number" }, height: { type: "number" } },
+          },
+          source: { type: "string", enum: ["text", "ocr", "speech", "screen"] },
+        },
+        additionalProperties: false,
+      },
+      FileRecord: {
+        type: "object",
+        required: [
+          "id",
+          "original_name",
+          "status",
+          "file_type",
+          "mime_type",
+          "size_bytes",
+          "page_count",
+          "passage_count",
+          "progress",
+          "error",
+          "created_at",
+          "updated_at",
+        ],
+        properties: {
+          id: { type: "string", description: "UUID; `file_sandbox_example` for test keys." },
+          original_name: { type: "string" },
+          status: { type: "string", enum: ["pending", "processing", "ready", "failed"] },
+          file_type: { type: "string", enum: ["pdf", "image", "audio", "video"] },
+          mime_type: { type: "string" },
+          size_bytes: { type: "integer", minimum: 0 },
+          page_count: { type: ["integer", "null"], minimum: 0 },
+          passage_count: { type: ["integer", "null"], minimum: 0 },
+          progress: { type: ["number", "null"], minimum: 0, maximum: 1 },
+          error: {
+            oneOf: [
+              { type: "null" },
+              {
+                type: "object",
+                required: ["code", "message"],
+                properties: { code: { type: "string" }, message: { type: "string" } },
+                additionalProperties: false,
+              },
+            ],
+            description: "Why processing failed, when status is `failed`.",
+          },
+          created_at: { type: "string", format: "date-time" },
+          updated_at: { type: "string", format: "date-time" },
+          sandbox: { type: "boolean", const: true },
+        },
+        additionalProperties: false,
+      },
+      SearchResult: {
+        type: "object",
+        required: ["content", "score", "file_id", "locator", "files"],
+        properties: {
+          content: { type: "string" },
+          score: { type: "number", minimum: 0, maximum: 1 },
+          file_id: { type: "string" },
+          locator: { $ref: "#/components/schemas/Locator" },
+          files: {
+            type: "object",
+            required: ["original_name", "file_type"],
+            properties: { original_name: { type: "string" }, file_type: { type: "string" } },
+            additionalProperties: false,
+          },
+        },
+        additionalProperties: false,
+      },
+      SearchResponse: {
+        type: "object",
+        required: ["results", "count"],
+        properties: {
+          results: { type: "array", items: { $ref: "#/components/schemas/SearchResult" } },
+          count: { type: "integer", minimum: 0 },
+          mode: { type: "string", enum: ["quick", "ai"] },
+          sandbox: { type: "boolean", const: true },
+          summary: { type: "string" },
+          citations: { type: "array", items: { type: "object" } },
+          summary_source: { type: "string" },
+        },
+      },
+      PreviewUrl: {
+        type: "object",
+        required: ["url", "expires_at", "expires_in"],
+        properties: {
+          url: { type: "string", format: "uri" },
+          expires_at: { type: "string", format: "date-time" },
+          expires_in: { type: "integer", const: 3600 },
+          sandbox: { type: "boolean", const: true },
+        },
+        additionalProperties: false,
+      },
+      Deleted: {
+        type: "object",
+        required: ["message", "id"],
+        properties: { message: { type: "string" }, id: { type: "string" }, sandbox: { type: "boolean", const: true } },
+        additionalProperties: false,
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,108 @@
+import type { FileRecordDto, FileType, SearchResponseDto } from "@locus/contracts";
+import type { SearchParams } from "./validation.ts";
+
+/**
+ * Test keys get these answers at once: shaped like live ones, marked `sandbox: true`, built from
+ * the request alone. Nothing here reads or writes stored data, so a test key can never see live
+ * data, and live keys never see these.
+ */
+export const SANDBOX_FILE_ID = "file_sandbox_example";
+const SANDBOX_FILE_NAME = "sandbox-example.pdf";
+const EPOCH = "2026-01-01T00:00:00.000Z";
+
+export function sandboxFile(
+  overrides: Partial<Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes">> = {},
+): FileRecordDto {
+  return {
+    id: SANDBOX_FILE_ID,
+    original_name: SANDBOX_FILE_NAME,
+    status: "ready",
+    file_type: "pdf",
+    mime_type: "application/pdf",
+    size_bytes: SAMPLE_PDF.length,
+    page_count: 1,
+    passage_count: 2,
+    progress: 1,
+    error: null,
+    created_at: EPOCH,
+    updated_at: EPOCH,
+    ...overrides,
+    sandbox: true,
+  };
+}
+
+export function sandboxUpload(input: { originalName: string; fileType: FileType; mimeType: string; sizeBytes: number }) {
+  return sandboxFile({
+    original_name: input.originalName,
+    file_type: input.fileType,
+    mime_type: input.mimeType,
+    size_bytes: input.sizeBytes,
+  });
+}
+
+export function sandboxSearch(params: SearchParams): SearchResponseDto & Record<string, unknown> {
+  const files = { original_name: SANDBOX_FILE_NAME, file_type: "pdf" as const };
+  const results = [
+    {
+      content: `Sandbox passage matching "${params.q}". Test keys answer at once with mock data; use a live key to search your files.`,
+      score: 0.92,
+      file_id: SANDBOX_FILE_ID,
+      locator: { page: 1, line: 3, line_end: 5, source: "text" as const },
+      files,
+    },
+    {
+      content: `A second sandbox passage for "${params.q}", on another page.`,
+      score: 0.71,
+      file_id: SANDBOX_FILE_ID,
+      locator: { page: 1, line: 8, line_end: 9, source: "text" as const },
+      files,
+    },
+  ].slice(0, params.limit);
+  const response: SearchResponseDto & Record<string, unknown> = {
+    results,
+    count: results.length,
+    mode: params.mode,
+    sandbox: true,
+  };
+  if (params.mode === "ai") {
+    response.summary = `Sandbox summary for "${params.q}": the example document mentions it twice [1][2].`;
+    response.citations = results.map((r, i) => ({
+      n: i + 1,
+      file_id: r.file_id,
+      original_name: r.files.original_name,
+      locator: r.locator,
+      quote: r.content,
+    }));
+    response.summary_source = "sandbox";
+  }
+  return response;
+}
+
+/** A one-page PDF that sandbox preview links serve, built once from a few lines of PDF syntax. */
+function minimalPdf(lines: string[]): Buffer {
+  const text = lines.map((l, i) => `BT /F1 14 Tf 72 ${720 - i * 22} Td (${l.replace(/[()\\]/g, "\\$&")}) Tj ET`).join("\n");
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${Buffer.byteLength(text)} >>\nstream\n${text}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+  ];
+  let body = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  objects.forEach((o, i) => {
+    offsets.push(Buffer.byteLength(body));
+    body += `${i + 1} 0 obj\n${o}\nendobj\n`;
+  });
+  const xref = Buffer.byteLength(body);
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  body += offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("");
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(body, "latin1");
+}
+
+export const SAMPLE_PDF = minimalPdf([
+  "Locus sandbox preview",
+  "Test keys return this example document.",
+  "Use a live key to preview your own files.",
+]);

@@ -1,0 +1,2 @@
+export { PassageIndexer } from "./passage-indexer.ts";
+export { startIndexerModule, type IndexerDeps } from "./indexer-module.ts";

@@ -1,0 +1,28 @@
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus } from "@locus/bus";
+import type { Logger, Stoppable } from "@locus/runtime";
+import type { SearchIndex } from "@locus/search-index";
+import { PassageIndexer } from "./passage-indexer.ts";
+
+export interface IndexerDeps {
+  blobs: BlobStore;
+  index: SearchIndex;
+  bus: Bus;
+  logger: Logger;
+  maxAttempts: number;
+}
+
+export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> {
+  const indexer = new PassageIndexer(deps.blobs, deps.index, deps.bus, deps.logger);
+  await deps.bus.subscribe(
+    {
+      group: "indexer",
+      topics: ["file.extracted", "file.deleted"],
+      // The embedded index has one writer; more at once would only queue on its lock.
+      concurrency: 1,
+      maxAttempts: deps.maxAttempts,
+    },
+    (delivery) => indexer.handle(delivery),
+  );
+  return { stop: () => Promise.resolve() };
+}

@@ -1,0 +1,57 @@
+import { createInterface } from "node:readline";
+import { ExtractedPassage, type FileExtracted } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus, Delivery } from "@locus/bus";
+import type { Logger } from "@locus/runtime";
+import type { SearchIndex } from "@locus/search-index";
+
+/**
+ * Writes a file's stored extraction into the search index (replacing whatever the file had, so a
+ * redelivered message never duplicates passages), then reports the file indexed. Removes a
+ * deleted file's passages.
+ */
+export class PassageIndexer {
+  constructor(
+    private readonly blobs: BlobStore,
+    private readonly index: SearchIndex,
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+  ) {}
+
+  async handle(delivery: Delivery<"file.extracted" | "file.deleted">): Promise<void> {
+    switch (delivery.topic) {
+      case "file.extracted":
+        return this.indexFile(delivery.message, delivery.final);
+      case "file.deleted":
+        return this.index.deleteFilePassages(delivery.message);
+    }
+  }
+
+  private async indexFile(message: FileExtracted, final: boolean): Promise<void> {
+    const { fileId, userId, extractionKey, pageCount } = message;
+    if (!(await this.blobs.stat(extractionKey))) {
+      this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
+      return;
+    }
+    try {
+      const passages = this.readExtraction(extractionKey);
+      const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
+      await this.bus.publish("file.indexed", { fileId, userId, passageCount, pageCount });
+    } catch (err) {
+      if (!final) throw err;
+      this.logger.error({ err, fileId }, "indexing failed on its last attempt");
+      await this.bus.publish("file.failed", {
+        fileId,
+        userId,
+        error: { code: "indexing_failed", message: "Locus could not index this file's text." },
+      });
+    }
+  }
+
+  private async *readExtraction(key: string): AsyncGenerator<ExtractedPassage> {
+    const lines = createInterface({ input: await this.blobs.get(key), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line.length > 0) yield ExtractedPassage.parse(JSON.parse(line));
+    }
+  }
+}

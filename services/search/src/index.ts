@@ -1,0 +1,1 @@
+export { SearchService, type SearchRequest } from "./search-service.ts";

@@ -1,0 +1,28 @@
+import type { Locator } from "@locus/contracts";
+import { queryTerms } from "@locus/search-index";
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Narrows a passage's line span to the lines where the query's words are, so the locator points at
+ * the match and not just at the passage around it. The n-th line of a passage's content is line
+ * `line + n` (extractors guarantee it). Words match by their start, to allow for the index's
+ * stemming (revenue / revenues); when no line matches that way, the passage's span stays.
+ */
+export function narrowToMatch(content: string, locator: Locator, query: string): Locator {
+  if (locator.line === undefined || locator.line_end === undefined) return locator;
+  const lines = content.split("\n");
+  if (lines.length !== locator.line_end - locator.line + 1) return locator;
+  const patterns = queryTerms(query).map(
+    (t) => new RegExp(`(?<![\\p{L}\\p{N}])${escape(t.slice(0, Math.max(3, t.length - 2)))}`, "iu"),
+  );
+  const counts = lines.map((line) => {
+    const folded = line.normalize("NFKC");
+    return patterns.filter((p) => p.test(folded)).length;
+  });
+  const best = Math.max(0, ...counts);
+  if (best === 0) return locator;
+  const first = counts.indexOf(best);
+  const last = counts.lastIndexOf(best);
+  return { ...locator, line: locator.line + first, line_end: locator.line + last };
+}
