@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { getDocument, type PDFDocumentProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
 import type { TextItem } from "pdfjs-dist/types/src/display/api.js";
 import { buildLines, type TextLine, type TextPiece } from "./lines.ts";
@@ -31,6 +33,9 @@ export interface OpenedPdf {
 
 const TAIL_BYTES = 2048;
 
+/** Metrics of the 14 standard PDF fonts, shipped in the pdfjs-dist package: read from disk, never fetched. */
+const STANDARD_FONTS = `${join(dirname(createRequire(import.meta.url).resolve("pdfjs-dist/package.json")), "standard_fonts")}/`;
+
 /**
  * Checks the frame of the file before pdf.js sees it: pdf.js repairs damaged files so eagerly
  * that a PDF cut off in transfer would otherwise index whatever half survived, silently.
@@ -57,6 +62,7 @@ export async function openPdf(data: Uint8Array): Promise<OpenedPdf> {
       isEvalSupported: false,
       disableFontFace: true,
       useSystemFonts: false,
+      standardFontDataUrl: STANDARD_FONTS,
       verbosity: 0,
     }).promise;
   } catch (err) {

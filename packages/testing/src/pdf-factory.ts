@@ -32,8 +32,10 @@ export function makePdf(spec: PdfSpec): Promise<Buffer> {
       doc.rect(72, 72, 200, 100).fill("#888888");
       continue;
     }
-    doc.fontSize(spec.fontSize ?? 11);
-    for (const line of lines) doc.text(line, { lineBreak: false }).moveDown(0.2);
+    // Each line at an explicit position, so the layout (and so the line numbers) is exactly the spec's.
+    const size = spec.fontSize ?? 11;
+    doc.fontSize(size);
+    lines.forEach((line, i) => doc.text(line, 72, 60 + i * size * 1.5, { lineBreak: false }));
   }
   doc.end();
   return done;
