@@ -28,21 +28,34 @@ export class SearchService {
         "mode=ai is not available on this server yet; use mode=quick (keyword search).",
       );
     }
-    const hits = await this.index.search({ userId: request.userId, text: request.q, limit: request.limit });
+    // Consecutive passages share a line, so one match can surface twice; fetch extra to make up
+    // for the duplicates dropped below.
+    const hits = await this.index.search({
+      userId: request.userId,
+      text: request.q,
+      limit: Math.min(request.limit * 2, 200),
+    });
     const files = new Map(
       (await this.store.getFiles(request.userId, hits.map((h) => h.fileId))).map((f) => [f.id, f]),
     );
     const results: SearchResponseDto["results"] = [];
+    const seen = new Set<string>();
     for (const hit of hits) {
       const file = files.get(hit.fileId);
       if (!file || file.status !== "ready") continue;
+      const locator = narrowToMatch(hit.content, hit.locator, request.q);
+      // The same place in the same file is one result: keep the best-scored passage for it.
+      const place = JSON.stringify([hit.fileId, locator.page, locator.line, locator.line_end, locator.timestamp]);
+      if (seen.has(place)) continue;
+      seen.add(place);
       results.push({
         content: hit.content,
         score: hit.score,
         file_id: hit.fileId,
-        locator: narrowToMatch(hit.content, hit.locator, request.q),
+        locator,
         files: { original_name: file.originalName, file_type: file.fileType },
       });
+      if (results.length === request.limit) break;
     }
     return { results, count: results.length, mode: request.mode };
   }

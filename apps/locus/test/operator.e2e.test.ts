@@ -1,0 +1,90 @@
+import { spawn } from "node:child_process";
+import { REPO_ROOT, removeDataDir, runCli, startLocus, tempDataDir } from "@locus/testing";
+
+/** The operator contract: configuration checked at start, and the CLI. */
+function startWithEnv(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/main.ts"], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? "", LOCUS_DATA_DIR: tempDataDir(), ...env },
+    });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("configuration", () => {
+  it("stops with one message naming every bad setting", async () => {
+    const { code, stderr } = await startWithEnv({ PORT: "eighty", LOCUS_MAX_UPLOAD_BYTES: "-5", LOCUS_TARGETS: "all,mystery" });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^Invalid configuration:/);
+    expect(stderr).toMatch(/PORT: must be an integer/);
+    expect(stderr).toMatch(/LOCUS_MAX_UPLOAD_BYTES: must be an integer/);
+    expect(stderr).toMatch(/LOCUS_TARGETS: unknown target\(s\) mystery/);
+  });
+
+  it("refuses to run a single target on the in-process bus", async () => {
+    const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "gateway" });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/needs a shared message bus/);
+  });
+});
+
+describe("operator CLI", () => {
+  const dataDir = tempDataDir();
+  afterAll(() => removeDataDir(dataDir));
+
+  it("creates users once, with a plan", async () => {
+    const created = await runCli(dataDir, ["users", "create", "--email", "Ops@Example.com", "--plan", "enterprise"]);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/Created user ops@example.com .*plan enterprise/);
+    const again = await runCli(dataDir, ["users", "create", "--email", "ops@example.com"]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already exists/);
+    const badPlan = await runCli(dataDir, ["users", "create", "--email", "x@example.com", "--plan", "gold"]);
+    expect(badPlan.code).toBe(2);
+  });
+
+  it("prints a new key alone on the last line, and lists it without the secret part", async () => {
+    const created = await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "test", "--name", "ci"]);
+    expect(created.code).toBe(0);
+    const lines = created.stdout.trimEnd().split("\n");
+    const key = lines.at(-1) ?? "";
+    expect(key).toMatch(/^sk_test_[A-Za-z0-9_-]{32}$/);
+    const listed = await runCli(dataDir, ["keys", "list", "--email", "ops@example.com"]);
+    expect(listed.stdout).toMatch(/ci\s+sk_test_\S{4}…\s+test/);
+    expect(listed.stdout).not.toContain(key);
+  });
+
+  it("revokes by id and explains mistakes", async () => {
+    const created = await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "live"]);
+    const id = /\(id ([0-9a-f-]{36})\)/.exec(created.stdout)?.[1] ?? "";
+    expect((await runCli(dataDir, ["keys", "revoke", id])).code).toBe(0);
+    const twice = await runCli(dataDir, ["keys", "revoke", id]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/No active key/);
+    expect((await runCli(dataDir, ["keys", "create", "--email", "nobody@example.com", "--type", "live"])).stderr).toMatch(
+      /No user with email/,
+    );
+    expect((await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "prod"])).code).toBe(2);
+    expect((await runCli(dataDir, ["frobnicate"])).code).toBe(2);
+  });
+
+  it("works while the server runs, on the same data", async () => {
+    const locus = await startLocus({ dataDir });
+    try {
+      const created = await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "live"]);
+      const key = created.stdout.trimEnd().split("\n").at(-1) ?? "";
+      const res = await fetch(`${locus.baseUrl}/api/files`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual([]);
+    } finally {
+      await locus.stop();
+    }
+  });
+});
