@@ -1,7 +1,12 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
-import { createSqliteMetadataStore, type KeyType, type MetadataStore, type Plan } from "@locus/metadata-store";
+import {
+  createSqliteMetadataStore,
+  type KeyType,
+  type MetadataStore,
+  type Plan,
+} from "@locus/metadata-store";
 import { ConfigError, loadConfig } from "@locus/runtime";
 
 /**
@@ -33,7 +38,10 @@ function normaliseEmail(value: string | undefined): string {
 
 async function userByEmail(store: MetadataStore, email: string) {
   const user = await store.findUserByEmail(email);
-  if (!user) throw new UsageError(`No user with email ${email}; create one with: pnpm locus users create --email ${email}`);
+  if (!user)
+    throw new UsageError(
+      `No user with email ${email}; create one with: pnpm locus users create --email ${email}`,
+    );
   return user;
 }
 
@@ -104,13 +112,21 @@ async function run(store: MetadataStore, argv: string[]): Promise<void> {
       ]),
     ];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    for (const row of rows) out(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
+    for (const row of rows)
+      out(
+        row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join("  ")
+          .trimEnd(),
+      );
     return;
   }
 
   if (noun === "keys" && verb === "revoke") {
     if (!arg) throw new UsageError("Give the key, or its id from `pnpm locus keys list`");
-    const revoked = keyTypeOf(arg) ? await store.revokeKey({ hash: hashApiKey(arg) }) : await store.revokeKey({ id: arg });
+    const revoked = keyTypeOf(arg)
+      ? await store.revokeKey({ hash: hashApiKey(arg) })
+      : await store.revokeKey({ id: arg });
     if (!revoked) throw new UsageError("No active key matches (it may already be revoked)");
     out(`Revoked ${revoked.type} key "${revoked.name}" (id ${revoked.id}); requests using it now get 401.`);
     return;

@@ -21,7 +21,11 @@ export interface Running {
  * Every target and what it needs first. `all` is every module in one process; single targets are
  * for the split shape.
  */
-export function moduleDescriptors(infra: Infrastructure, logger: Logger, running: Running): ModuleDescriptor<Target>[] {
+export function moduleDescriptors(
+  infra: Infrastructure,
+  logger: Logger,
+  running: Running,
+): ModuleDescriptor<Target>[] {
   const { config } = infra;
   const log = (module: string) => logger.child({ module });
   const noop = { stop: () => Promise.resolve() };

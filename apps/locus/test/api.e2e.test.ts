@@ -87,7 +87,10 @@ describe("health and documentation", () => {
   });
 
   it("serves OpenAPI 3.1 and a docs page that works offline", async () => {
-    const doc = (await (await fetch(`${locus.baseUrl}/openapi.json`)).json()) as { openapi: string; info: { version: string } };
+    const doc = (await (await fetch(`${locus.baseUrl}/openapi.json`)).json()) as {
+      openapi: string;
+      info: { version: string };
+    };
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("1.0.0");
     const page = await fetch(`${locus.baseUrl}/docs`);
@@ -119,7 +122,8 @@ describe("authentication", () => {
     ["a live key presented as a test key", {}],
   ])("refuses %s with 401, a sentence and a Bearer challenge", async (label, headers) => {
     const h: Record<string, string> = { ...headers };
-    if (label === "a live key presented as a test key") h.Authorization = `Bearer ${liveKey.replace("sk_live_", "sk_test_")}`;
+    if (label === "a live key presented as a test key")
+      h.Authorization = `Bearer ${liveKey.replace("sk_live_", "sk_test_")}`;
     for (const path of endpoints) {
       const res = await fetch(`${locus.baseUrl}${path}`, { headers: h });
       expect(res.status).toBe(401);
@@ -155,7 +159,9 @@ describe("validation errors, byte-compatible with FastAPI", () => {
   it("reports a missing q", async () => {
     const res = await live.get("/api/search");
     expect(res.status).toBe(422);
-    expect(await res.text()).toBe('{"detail":[{"type":"missing","loc":["query","q"],"msg":"Field required","input":null}]}');
+    expect(await res.text()).toBe(
+      '{"detail":[{"type":"missing","loc":["query","q"],"msg":"Field required","input":null}]}',
+    );
   });
 
   it("reports an empty q, a bad limit and a bad mode together", async () => {
@@ -185,14 +191,17 @@ describe("validation errors, byte-compatible with FastAPI", () => {
     expect(((await res.json()) as { detail: { type: string }[] }).detail[0]?.type).toBe("string_too_long");
   });
 
-  it.each(["/api/files/not-a-uuid", "/api/files/123/preview-url"])("refuses a file_id that is no UUID: %s", async (path) => {
-    const res = await live.get(path);
-    expect(res.status).toBe(422);
-    const body = (await res.json()) as { detail: { type: string; loc: string[] }[] };
-    expect(body.detail[0]).toMatchObject({ type: "uuid_parsing", loc: ["path", "file_id"] });
-    const del = await live.del(path.replace("/preview-url", ""));
-    expect(del.status).toBe(422);
-  });
+  it.each(["/api/files/not-a-uuid", "/api/files/123/preview-url"])(
+    "refuses a file_id that is no UUID: %s",
+    async (path) => {
+      const res = await live.get(path);
+      expect(res.status).toBe(422);
+      const body = (await res.json()) as { detail: { type: string; loc: string[] }[] };
+      expect(body.detail[0]).toMatchObject({ type: "uuid_parsing", loc: ["path", "file_id"] });
+      const del = await live.del(path.replace("/preview-url", ""));
+      expect(del.status).toBe(422);
+    },
+  );
 
   it("refuses an upload without a file part", async () => {
     const form = new FormData();
@@ -228,8 +237,14 @@ describe("upload, processing and search of PDFs", () => {
     file = await uploadReady(live, pdf, "annual report.pdf");
   }, 60_000);
 
-  it("answers the upload with a pending record and ends ready with counts", async () => {
-    expect(file).toMatchObject({ status: "ready", original_name: "annual report.pdf", file_type: "pdf", page_count: 3, error: null });
+  it("answers the upload with a pending record and ends ready with counts", () => {
+    expect(file).toMatchObject({
+      status: "ready",
+      original_name: "annual report.pdf",
+      file_type: "pdf",
+      page_count: 3,
+      error: null,
+    });
     expect(file.passage_count).toBeGreaterThan(3);
     expect(schemaErrors("FileRecord", file)).toBeNull();
   });
@@ -239,7 +254,11 @@ describe("upload, processing and search of PDFs", () => {
     const body = (await res.json()) as { file: FileBody };
     expect(["pending", "processing"]).toContain(body.file.status);
     expect(body.file.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(body.file).toMatchObject({ original_name: "tiny.pdf", file_type: "pdf", mime_type: "application/pdf" });
+    expect(body.file).toMatchObject({
+      original_name: "tiny.pdf",
+      file_type: "pdf",
+      mime_type: "application/pdf",
+    });
     expect(schemaErrors("FileRecord", body.file)).toBeNull();
     await waitForFile(live, body.file.id);
   });
@@ -296,7 +315,9 @@ describe("upload, processing and search of PDFs", () => {
   });
 
   it("treats operators as words", async () => {
-    const body = (await (await live.get(`/api/search?q=${encodeURIComponent("aardvark OR (zzz")}`)).json()) as SearchBody;
+    const body = (await (
+      await live.get(`/api/search?q=${encodeURIComponent("aardvark OR (zzz")}`)
+    ).json()) as SearchBody;
     expect(body.results[0]?.file_id).toBe(file.id);
   });
 
@@ -429,13 +450,21 @@ describe("bad input", () => {
   });
 
   it("fails a password-protected PDF with a reason", async () => {
-    const f = await uploadReady(live, await makePdf({ pages: [["Secret"]], userPassword: "hunter2" }), "secret.pdf");
+    const f = await uploadReady(
+      live,
+      await makePdf({ pages: [["Secret"]], userPassword: "hunter2" }),
+      "secret.pdf",
+    );
     expect(f.status).toBe("failed");
     expect(f.error?.code).toBe("pdf_encrypted");
   });
 
   it("keeps a PDF whose pages have no text layer ready, with no passages from them", async () => {
-    const f = await uploadReady(live, await makePdf({ pages: [[], ["Only the second page speaks of ibex."]] }), "scan.pdf");
+    const f = await uploadReady(
+      live,
+      await makePdf({ pages: [[], ["Only the second page speaks of ibex."]] }),
+      "scan.pdf",
+    );
     expect(f).toMatchObject({ status: "ready", page_count: 2, passage_count: 1 });
   });
 
@@ -490,7 +519,13 @@ describe("test keys (sandbox)", () => {
     const res = await sandbox.upload(await makePdf({ pages: [["Sandbox"]] }), "mine.pdf");
     expect(res.status).toBe(200);
     const { file } = (await res.json()) as { file: FileBody };
-    expect(file).toMatchObject({ id: "file_sandbox_example", status: "ready", sandbox: true, original_name: "mine.pdf", file_type: "pdf" });
+    expect(file).toMatchObject({
+      id: "file_sandbox_example",
+      status: "ready",
+      sandbox: true,
+      original_name: "mine.pdf",
+      file_type: "pdf",
+    });
     expect(schemaErrors("FileRecord", file)).toBeNull();
     expect(((await (await live.get("/api/files")).json()) as FileBody[]).length).toBe(before);
   });
@@ -514,9 +549,15 @@ describe("test keys (sandbox)", () => {
 
     const list = (await (await sandbox.get("/api/files")).json()) as FileBody[];
     expect(list.map((f) => f.id)).toEqual(["file_sandbox_example"]);
-    expect((await (await sandbox.get("/api/files/file_sandbox_example")).json()) as FileBody).toMatchObject({ sandbox: true });
-    expect(await (await sandbox.del("/api/files/file_sandbox_example")).json()).toMatchObject({ sandbox: true });
-    const preview = (await (await sandbox.get("/api/files/file_sandbox_example/preview-url")).json()) as { url: string };
+    expect((await (await sandbox.get("/api/files/file_sandbox_example")).json()) as FileBody).toMatchObject({
+      sandbox: true,
+    });
+    expect(await (await sandbox.del("/api/files/file_sandbox_example")).json()).toMatchObject({
+      sandbox: true,
+    });
+    const preview = (await (await sandbox.get("/api/files/file_sandbox_example/preview-url")).json()) as {
+      url: string;
+    };
     const served = await fetch(preview.url);
     expect(served.headers.get("content-type")).toBe("application/pdf");
   });

@@ -3,7 +3,8 @@ import addFormatsModule from "ajv-formats";
 import { openApiDocument } from "@locus/gateway";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+const addFormats =
+  (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);

@@ -20,7 +20,11 @@ function startWithEnv(env: Record<string, string>): Promise<{ code: number | nul
 
 describe("configuration", () => {
   it("stops with one message naming every bad setting", async () => {
-    const { code, stderr } = await startWithEnv({ PORT: "eighty", LOCUS_MAX_UPLOAD_BYTES: "-5", LOCUS_TARGETS: "all,mystery" });
+    const { code, stderr } = await startWithEnv({
+      PORT: "eighty",
+      LOCUS_MAX_UPLOAD_BYTES: "-5",
+      LOCUS_TARGETS: "all,mystery",
+    });
     expect(code).toBe(2);
     expect(stderr).toMatch(/^Invalid configuration:/);
     expect(stderr).toMatch(/PORT: must be an integer/);
@@ -40,7 +44,14 @@ describe("operator CLI", () => {
   afterAll(() => removeDataDir(dataDir));
 
   it("creates users once, with a plan", async () => {
-    const created = await runCli(dataDir, ["users", "create", "--email", "Ops@Example.com", "--plan", "enterprise"]);
+    const created = await runCli(dataDir, [
+      "users",
+      "create",
+      "--email",
+      "Ops@Example.com",
+      "--plan",
+      "enterprise",
+    ]);
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/Created user ops@example.com .*plan enterprise/);
     const again = await runCli(dataDir, ["users", "create", "--email", "ops@example.com"]);
@@ -51,7 +62,16 @@ describe("operator CLI", () => {
   });
 
   it("prints a new key alone on the last line, and lists it without the secret part", async () => {
-    const created = await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "test", "--name", "ci"]);
+    const created = await runCli(dataDir, [
+      "keys",
+      "create",
+      "--email",
+      "ops@example.com",
+      "--type",
+      "test",
+      "--name",
+      "ci",
+    ]);
     expect(created.code).toBe(0);
     const lines = created.stdout.trimEnd().split("\n");
     const key = lines.at(-1) ?? "";
@@ -68,17 +88,26 @@ describe("operator CLI", () => {
     const twice = await runCli(dataDir, ["keys", "revoke", id]);
     expect(twice.code).toBe(2);
     expect(twice.stderr).toMatch(/No active key/);
-    expect((await runCli(dataDir, ["keys", "create", "--email", "nobody@example.com", "--type", "live"])).stderr).toMatch(
-      /No user with email/,
-    );
-    expect((await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "prod"])).code).toBe(2);
+    expect(
+      (await runCli(dataDir, ["keys", "create", "--email", "nobody@example.com", "--type", "live"])).stderr,
+    ).toMatch(/No user with email/);
+    expect(
+      (await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "prod"])).code,
+    ).toBe(2);
     expect((await runCli(dataDir, ["frobnicate"])).code).toBe(2);
   });
 
   it("works while the server runs, on the same data", async () => {
     const locus = await startLocus({ dataDir });
     try {
-      const created = await runCli(dataDir, ["keys", "create", "--email", "ops@example.com", "--type", "live"]);
+      const created = await runCli(dataDir, [
+        "keys",
+        "create",
+        "--email",
+        "ops@example.com",
+        "--type",
+        "live",
+      ]);
       const key = created.stdout.trimEnd().split("\n").at(-1) ?? "";
       const res = await fetch(`${locus.baseUrl}/api/files`, { headers: { Authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);

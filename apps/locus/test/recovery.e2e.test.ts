@@ -64,7 +64,9 @@ describe("crash recovery", () => {
     const locus = await startLocus({ dataDir });
     const { key } = await createUserWithKey(dataDir, { plan: "pro" });
     const c = client(locus.baseUrl, key);
-    const pdf = await makePdf({ pages: [pageWith("A lone kingfisher watched the weir.", 5), pageWith("Otters again.", 3)] });
+    const pdf = await makePdf({
+      pages: [pageWith("A lone kingfisher watched the weir.", 5), pageWith("Otters again.", 3)],
+    });
     let fileId = "";
     let passageCount: unknown;
     let otterHits = 0;

@@ -48,7 +48,7 @@ export class InProcessBus implements Bus {
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
     for (const sub of this.subscriptions) {
-      if ((sub.options.topics as readonly Topic[]).includes(topic)) {
+      if ((sub.options.topics).includes(topic)) {
         sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1 });
         this.schedule(sub);
       }
@@ -61,7 +61,7 @@ export class InProcessBus implements Bus {
       return Promise.reject(new Error(`Consumer group ${options.group} is already subscribed`));
     }
     this.subscriptions.push({
-      options: options as SubscribeOptions<Topic>,
+      options: options,
       handler: handler as unknown as Handler<Topic>,
       queue: [],
       inFlight: 0,

@@ -1,7 +1,6 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { getDocument, type PDFDocumentProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
-import type { TextItem } from "pdfjs-dist/types/src/display/api.js";
 import { buildLines, type TextLine, type TextPiece } from "./lines.ts";
 
 export type PdfErrorCode = "pdf_corrupt" | "pdf_encrypted";
@@ -84,10 +83,9 @@ export async function openPdf(data: Uint8Array): Promise<OpenedPdf> {
           const content = await page.getTextContent();
           const pieces: TextPiece[] = [];
           for (const item of content.items) {
-            if (!("str" in item)) continue;
-            const t = item as TextItem;
-            const [, , c = 0, d = 0, x = 0, y = 0] = t.transform as number[];
-            pieces.push({ text: t.str, x, y, width: t.width, height: t.height || Math.hypot(c, d) });
+            if (!("str" in item)) continue; // marked-content markers carry no text
+            const [, , c = 0, d = 0, x = 0, y = 0] = item.transform as number[];
+            pieces.push({ text: item.str, x, y, width: item.width, height: item.height || Math.hypot(c, d) });
           }
           yield { page: n, lines: buildLines(pieces) };
         } finally {

@@ -62,7 +62,9 @@ export class PdfExtractor {
         if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
         lastReport = Date.now();
         // Extraction is most of the work; indexing takes the last few percent.
-        pending.push(this.bus.publish("file.progress", { fileId, userId, progress: 0.9 * (page / pageCount) }));
+        pending.push(
+          this.bus.publish("file.progress", { fileId, userId, progress: 0.9 * (page / pageCount) }),
+        );
       },
     });
     let passageCount = 0;

@@ -54,7 +54,10 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
     router: previewRouter(service, deps.logger),
     async startRecovery({ everything }) {
       await sweep(everything ? undefined : deps.stalledAfterMs);
-      timer = setInterval(() => void sweep(deps.stalledAfterMs), Math.max(1000, Math.floor(deps.stalledAfterMs / 2)));
+      timer = setInterval(
+        () => void sweep(deps.stalledAfterMs),
+        Math.max(1000, Math.floor(deps.stalledAfterMs / 2)),
+      );
       timer.unref();
     },
     stop() {

@@ -53,8 +53,7 @@ export function cleanFileName(name: string): string {
   return name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
 }
 
-const describe = (kinds: readonly FileType[]) =>
-  kinds.map((k) => (k === "pdf" ? "PDF" : k)).join(", ");
+const describe = (kinds: readonly FileType[]) => kinds.map((k) => (k === "pdf" ? "PDF" : k)).join(", ");
 
 /** What can be known about a file before it is stored: its kind, sniffed from its first bytes. */
 export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeType: string }> {
@@ -94,7 +93,10 @@ export class FilesService {
     const name = cleanFileName(input.originalName);
     if (name.length === 0) {
       input.body.resume();
-      throw new LocusError("bad_request", "The uploaded file has no name; send a filename in the multipart part.");
+      throw new LocusError(
+        "bad_request",
+        "The uploaded file has no name; send a filename in the multipart part.",
+      );
     }
     if (name.length > MAX_NAME_LENGTH) {
       input.body.resume();
@@ -122,7 +124,11 @@ export class FilesService {
       const { kind, mimeType } = await sniffKind(head);
       const limit = new ByteLimit(
         this.options.maxUploadBytes,
-        () => new LocusError("payload_too_large", `The file is larger than the ${this.options.maxUploadBytes}-byte limit.`),
+        () =>
+          new LocusError(
+            "payload_too_large",
+            `The file is larger than the ${this.options.maxUploadBytes}-byte limit.`,
+          ),
       );
       const { sizeBytes } = await this.blobs.put(blobKey, stream.pipe(limit));
       stored = true;
@@ -169,7 +175,10 @@ export class FilesService {
         mimeType: record.mimeType,
       });
     } catch (err) {
-      this.logger.error({ err, fileId: record.id }, "could not publish file for processing; recovery will retry");
+      this.logger.error(
+        { err, fileId: record.id },
+        "could not publish file for processing; recovery will retry",
+      );
     }
   }
 
@@ -188,7 +197,10 @@ export class FilesService {
   async delete(userId: string, fileId: string): Promise<FileRecord> {
     const record = await this.store.deleteFile(userId, fileId);
     if (!record) throw new LocusError("not_found", "File not found");
-    await Promise.all([this.blobs.delete(record.blobKey), this.blobs.delete(extractionBlobKey(userId, fileId))]);
+    await Promise.all([
+      this.blobs.delete(record.blobKey),
+      this.blobs.delete(extractionBlobKey(userId, fileId)),
+    ]);
     await this.bus.publish("file.deleted", { fileId, userId });
     return record;
   }
@@ -222,7 +234,10 @@ export class FilesService {
   async recoverUnfinished(stalledAfterMs?: number): Promise<number> {
     const updatedBefore =
       stalledAfterMs === undefined ? undefined : new Date(Date.now() - stalledAfterMs).toISOString();
-    const records = await this.store.listUnfinishedFiles({ limit: 1000, ...(updatedBefore ? { updatedBefore } : {}) });
+    const records = await this.store.listUnfinishedFiles({
+      limit: 1000,
+      ...(updatedBefore ? { updatedBefore } : {}),
+    });
     for (const record of records) {
       // Touch it, so the next sweep waits a full period before trying again.
       await this.store.updateFile(record.id, {});

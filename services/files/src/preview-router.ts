@@ -16,7 +16,9 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
     const token = String(req.params.token ?? "");
     const content = await files.openPreview(token);
     if (content === "invalid") {
-      res.status(403).json({ detail: "This preview link is invalid or has expired; ask the API for a new one." });
+      res
+        .status(403)
+        .json({ detail: "This preview link is invalid or has expired; ask the API for a new one." });
       return;
     }
     if (content === "gone") {

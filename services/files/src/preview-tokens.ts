@@ -34,7 +34,10 @@ export class PreviewTokens {
   /** The claims of a valid token; null for a tampered, expired or foreign one. */
   async verify(token: string): Promise<PreviewClaims | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ["HS256"], audience: "locus:preview" });
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ["HS256"],
+        audience: "locus:preview",
+      });
       if (typeof payload.sub !== "string" || typeof payload.uid !== "string") return null;
       return { fileId: payload.sub, userId: payload.uid };
     } catch (err) {

@@ -20,7 +20,8 @@ export async function subscribeStatusUpdates(bus: Bus, store: MetadataStore, log
       const record = await store.getFileById(message.fileId);
       if (!record || record.userId !== message.userId) {
         // Deleted while it was processed: make sure no passage outlives it.
-        if (delivery.topic === "file.indexed") await bus.publish("file.deleted", { fileId: message.fileId, userId: message.userId });
+        if (delivery.topic === "file.indexed")
+          await bus.publish("file.deleted", { fileId: message.fileId, userId: message.userId });
         return;
       }
       switch (delivery.topic) {
@@ -31,7 +32,13 @@ export async function subscribeStatusUpdates(bus: Bus, store: MetadataStore, log
         }
         case "file.indexed": {
           const { passageCount, pageCount } = delivery.message;
-          await store.updateFile(record.id, { status: "ready", progress: 1, error: null, passageCount, pageCount });
+          await store.updateFile(record.id, {
+            status: "ready",
+            progress: 1,
+            error: null,
+            passageCount,
+            pageCount,
+          });
           logger.info({ fileId: record.id, passageCount, pageCount }, "file ready");
           return;
         }

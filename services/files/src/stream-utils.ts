@@ -4,7 +4,10 @@ import { Readable, Transform, type TransformCallback } from "node:stream";
  * Reads the first bytes of a stream (to sniff its kind) and gives back a stream that still
  * yields every byte, those first ones included.
  */
-export async function peekStream(source: Readable, bytes: number): Promise<{ head: Buffer; stream: Readable }> {
+export async function peekStream(
+  source: Readable,
+  bytes: number,
+): Promise<{ head: Buffer; stream: Readable }> {
   const iterator = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const chunks: Buffer[] = [];
   let total = 0;

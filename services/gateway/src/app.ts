@@ -12,7 +12,13 @@ import { openApiDocument } from "./openapi.ts";
 import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxSearch } from "./sandbox.ts";
 import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
-import { missing, parseFileId, parseListParams, parseSearchParams, RequestValidationError } from "./validation.ts";
+import {
+  missing,
+  parseFileId,
+  parseListParams,
+  parseSearchParams,
+  RequestValidationError,
+} from "./validation.ts";
 
 export interface GatewayDeps {
   store: MetadataStore;
@@ -43,7 +49,10 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
       // The path only: query strings carry search text, and nothing here may carry a secret.
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const path = req.path.startsWith("/previews/") ? "/previews/:token" : req.path;
-      deps.logger.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+      deps.logger.info(
+        { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
+        "request",
+      );
     });
     next();
   });
@@ -189,7 +198,12 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
       const fileId = fileIdFor(req, res);
       if (principal.sandbox) {
         const expiresAt = new Date(Date.now() + 3600_000);
-        res.json({ url: `${baseUrl(req)}/previews/sandbox`, expires_at: expiresAt.toISOString(), expires_in: 3600, sandbox: true });
+        res.json({
+          url: `${baseUrl(req)}/previews/sandbox`,
+          expires_at: expiresAt.toISOString(),
+          expires_in: 3600,
+          sandbox: true,
+        });
         return;
       }
       const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req));

@@ -33,9 +33,13 @@ export function authenticate(store: MetadataStore, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === "") {
-      throw new LocusError("unauthorized", "Missing API key: send the header Authorization: Bearer <API key>.", {
-        headers: challenge(),
-      });
+      throw new LocusError(
+        "unauthorized",
+        "Missing API key: send the header Authorization: Bearer <API key>.",
+        {
+          headers: challenge(),
+        },
+      );
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const key = m?.[1];

@@ -9,7 +9,9 @@ export interface GatewayModule extends Stoppable {
 }
 
 /** Serves the gateway app; stopping waits for requests in flight, then closes idle connections. */
-export async function startGatewayModule(deps: GatewayDeps & { host: string; port: number }): Promise<GatewayModule> {
+export async function startGatewayModule(
+  deps: GatewayDeps & { host: string; port: number },
+): Promise<GatewayModule> {
   const server = createServer(createGatewayApp(deps));
   // Slow or stalled clients must not hold a connection forever.
   server.requestTimeout = 10 * 60_000;

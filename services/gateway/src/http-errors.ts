@@ -12,13 +12,19 @@ function fromMulter(err: multer.MulterError, maxUploadBytes: number): LocusError
     case "LIMIT_FILE_COUNT":
     case "LIMIT_PART_COUNT":
     case "LIMIT_FIELD_COUNT":
-      return new LocusError("bad_request", "Too many parts in the multipart body: send one part named `file`.");
+      return new LocusError(
+        "bad_request",
+        "Too many parts in the multipart body: send one part named `file`.",
+      );
     case "LIMIT_FIELD_KEY":
     case "LIMIT_FIELD_VALUE":
     case "LIMIT_UNEXPECTED_FILE":
     case "MISSING_FIELD_NAME":
     default:
-      return new LocusError("bad_request", "There was an error parsing the body: send one multipart part named `file`.");
+      return new LocusError(
+        "bad_request",
+        "There was an error parsing the body: send one multipart part named `file`.",
+      );
   }
 }
 
@@ -39,8 +45,14 @@ export function errorHandler(logger: Logger, maxUploadBytes: number) {
     let error: LocusError | null = null;
     if (isLocusError(err)) error = err;
     else if (err instanceof multer.MulterError) error = fromMulter(err, maxUploadBytes);
-    else if (err instanceof Error && /multipart|boundary|unexpected end of form|part header/i.test(err.message)) {
-      error = new LocusError("bad_request", "There was an error parsing the body: send one multipart part named `file`.");
+    else if (
+      err instanceof Error &&
+      /multipart|boundary|unexpected end of form|part header/i.test(err.message)
+    ) {
+      error = new LocusError(
+        "bad_request",
+        "There was an error parsing the body: send one multipart part named `file`.",
+      );
     }
     if (error) {
       for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
@@ -50,7 +62,9 @@ export function errorHandler(logger: Logger, maxUploadBytes: number) {
     }
     const requestId = String(res.getHeader("X-Request-Id") ?? "");
     logger.error({ err, requestId, method: req.method, path: req.path }, "unhandled error");
-    res.status(500).json({ detail: `Internal server error. Quote request id ${requestId} when reporting it.` });
+    res
+      .status(500)
+      .json({ detail: `Internal server error. Quote request id ${requestId} when reporting it.` });
   };
 }
 

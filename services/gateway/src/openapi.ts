@@ -9,7 +9,9 @@ import { LIST_LIMITS } from "./validation.ts";
 const errorBody = {
   type: "object",
   required: ["detail"],
-  properties: { detail: { type: "string", description: "What went wrong, in a sentence a person can act on." } },
+  properties: {
+    detail: { type: "string", description: "What went wrong, in a sentence a person can act on." },
+  },
   additionalProperties: false,
 };
 
@@ -48,7 +50,9 @@ const fileIdParam = {
   schema: { type: "string", format: "uuid" },
 };
 
-const notFound = errorResponse("No such file for this key's user (another user's file is reported the same way).");
+const notFound = errorResponse(
+  "No such file for this key's user (another user's file is reported the same way).",
+);
 
 export const openApiDocument = {
   openapi: "3.1.0",
@@ -77,15 +81,29 @@ export const openApiDocument = {
             in: "query",
             required: true,
             description: "Words to find. Any text is safe: operators and quotes are treated as plain words.",
-            schema: { type: "string", minLength: SEARCH_LIMITS.qMinLength, maxLength: SEARCH_LIMITS.qMaxLength },
+            schema: {
+              type: "string",
+              minLength: SEARCH_LIMITS.qMinLength,
+              maxLength: SEARCH_LIMITS.qMaxLength,
+            },
           },
           {
             name: "limit",
             in: "query",
             required: false,
-            schema: { type: "integer", minimum: SEARCH_LIMITS.limitMin, maximum: SEARCH_LIMITS.limitMax, default: SEARCH_LIMITS.limitDefault },
+            schema: {
+              type: "integer",
+              minimum: SEARCH_LIMITS.limitMin,
+              maximum: SEARCH_LIMITS.limitMax,
+              default: SEARCH_LIMITS.limitDefault,
+            },
           },
-          { name: "mode", in: "query", required: false, schema: { type: "string", enum: ["quick", "ai"], default: "quick" } },
+          {
+            name: "mode",
+            in: "query",
+            required: false,
+            schema: { type: "string", enum: ["quick", "ai"], default: "quick" },
+          },
         ],
         responses: {
           "200": {
@@ -114,7 +132,13 @@ export const openApiDocument = {
               schema: {
                 type: "object",
                 required: ["file"],
-                properties: { file: { type: "string", format: "binary", description: `File name at most ${MAX_NAME_LENGTH} characters.` } },
+                properties: {
+                  file: {
+                    type: "string",
+                    format: "binary",
+                    description: `File name at most ${MAX_NAME_LENGTH} characters.`,
+                  },
+                },
               },
             },
           },
@@ -146,16 +170,26 @@ export const openApiDocument = {
         operationId: "listFiles",
         summary: "List the caller's files, newest first",
         description:
-          "A bare JSON array. When more files remain, the response has a `Link: <...>; rel=\"next\"` header " +
+          'A bare JSON array. When more files remain, the response has a `Link: <...>; rel="next"` header ' +
           "and `X-Next-Cursor`; pass that cursor back as `cursor` for the next page.",
         parameters: [
           {
             name: "limit",
             in: "query",
             required: false,
-            schema: { type: "integer", minimum: LIST_LIMITS.min, maximum: LIST_LIMITS.max, default: LIST_LIMITS.default },
+            schema: {
+              type: "integer",
+              minimum: LIST_LIMITS.min,
+              maximum: LIST_LIMITS.max,
+              default: LIST_LIMITS.default,
+            },
           },
-          { name: "cursor", in: "query", required: false, schema: { type: "string", minLength: 1, maxLength: 512 } },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string", minLength: 1, maxLength: 512 },
+          },
         ],
         responses: {
           "200": {
@@ -165,7 +199,9 @@ export const openApiDocument = {
               "X-Next-Cursor": { schema: { type: "string" }, description: "Cursor of the next page." },
             },
             content: {
-              "application/json": { schema: { type: "array", items: { $ref: "#/components/schemas/FileRecord" } } },
+              "application/json": {
+                schema: { type: "array", items: { $ref: "#/components/schemas/FileRecord" } },
+              },
             },
           },
           ...commonErrors,
@@ -251,14 +287,23 @@ export const openApiDocument = {
         required: ["source"],
         properties: {
           page: { type: "integer", minimum: 1, description: "Physical page of a PDF, from 1." },
-          line: { type: "integer", minimum: 1, description: "First line, counting non-empty lines from the top of the page, from 1." },
+          line: {
+            type: "integer",
+            minimum: 1,
+            description: "First line, counting non-empty lines from the top of the page, from 1.",
+          },
           line_end: { type: "integer", minimum: 1, description: "Last line of the passage." },
           timestamp: { type: "number", minimum: 0, description: "Seconds into audio or video." },
           timestamp_end: { type: "number", minimum: 0 },
           bbox: {
             type: "object",
             required: ["x", "y", "width", "height"],
-            properties: { x: { type: "number" }, y: { type: "number" }, width: { type: "number" }, height: { type: "number" } },
+            properties: {
+              x: { type: "number" },
+              y: { type: "number" },
+              width: { type: "number" },
+              height: { type: "number" },
+            },
           },
           source: { type: "string", enum: ["text", "ocr", "speech", "screen"] },
         },
@@ -352,7 +397,11 @@ export const openApiDocument = {
       Deleted: {
         type: "object",
         required: ["message", "id"],
-        properties: { message: { type: "string" }, id: { type: "string" }, sandbox: { type: "boolean", const: true } },
+        properties: {
+          message: { type: "string" },
+          id: { type: "string" },
+          sandbox: { type: "boolean", const: true },
+        },
         additionalProperties: false,
       },
     },

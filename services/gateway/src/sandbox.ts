@@ -11,7 +11,9 @@ const SANDBOX_FILE_NAME = "sandbox-example.pdf";
 const EPOCH = "2026-01-01T00:00:00.000Z";
 
 export function sandboxFile(
-  overrides: Partial<Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes">> = {},
+  overrides: Partial<
+    Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes">
+  > = {},
 ): FileRecordDto {
   return {
     id: SANDBOX_FILE_ID,
@@ -31,7 +33,12 @@ export function sandboxFile(
   };
 }
 
-export function sandboxUpload(input: { originalName: string; fileType: FileType; mimeType: string; sizeBytes: number }) {
+export function sandboxUpload(input: {
+  originalName: string;
+  fileType: FileType;
+  mimeType: string;
+  sizeBytes: number;
+}) {
   return sandboxFile({
     original_name: input.originalName,
     file_type: input.fileType,
@@ -80,7 +87,9 @@ export function sandboxSearch(params: SearchParams): SearchResponseDto & Record<
 
 /** A one-page PDF that sandbox preview links serve, built once from a few lines of PDF syntax. */
 function minimalPdf(lines: string[]): Buffer {
-  const text = lines.map((l, i) => `BT /F1 14 Tf 72 ${720 - i * 22} Td (${l.replace(/[()\\]/g, "\\$&")}) Tj ET`).join("\n");
+  const text = lines
+    .map((l, i) => `BT /F1 14 Tf 72 ${720 - i * 22} Td (${l.replace(/[()\\]/g, "\\$&")}) Tj ET`)
+    .join("\n");
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
     "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

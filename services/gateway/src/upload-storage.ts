@@ -28,8 +28,9 @@ export class UploadStorage implements StorageEngine {
   ) {}
 
   _handleFile(_req: Request, file: IncomingFile, callback: Callback): void {
+    // multer's engine interface is callback-based: settle the promise into the callback.
     const done = (result: Promise<StoredUpload>) =>
-      result.then(
+      void result.then(
         (stored) => callback(null, stored as unknown as Partial<IncomingFile>),
         (err: unknown) => callback(err as Error),
       );
@@ -43,7 +44,11 @@ export class UploadStorage implements StorageEngine {
     }
   }
 
-  _removeFile(_req: Request, file: IncomingFile & Partial<StoredUpload>, callback: (error: Error | null) => void): void {
+  _removeFile(
+    _req: Request,
+    file: IncomingFile & Partial<StoredUpload>,
+    callback: (error: Error | null) => void,
+  ): void {
     if (!file.fileId) return callback(null);
     this.files.delete(this.principal.user.id, file.fileId).then(
       () => callback(null),
@@ -60,11 +65,19 @@ export class UploadStorage implements StorageEngine {
       if (head.length < 4100) head = Buffer.concat([head, bytes]).subarray(0, 4100);
       size += bytes.length;
       if (size > this.maxUploadBytes) {
-        throw new LocusError("payload_too_large", `The file is larger than the ${this.maxUploadBytes}-byte limit.`);
+        throw new LocusError(
+          "payload_too_large",
+          `The file is larger than the ${this.maxUploadBytes}-byte limit.`,
+        );
       }
     }
-    if (name.length === 0) throw new LocusError("bad_request", "The uploaded file has no name; send a filename in the multipart part.");
-    if (name.length > MAX_NAME_LENGTH) throw new LocusError("bad_request", `The file name is longer than ${MAX_NAME_LENGTH} characters.`);
+    if (name.length === 0)
+      throw new LocusError(
+        "bad_request",
+        "The uploaded file has no name; send a filename in the multipart part.",
+      );
+    if (name.length > MAX_NAME_LENGTH)
+      throw new LocusError("bad_request", `The file name is longer than ${MAX_NAME_LENGTH} characters.`);
     const { kind, mimeType } = await sniffKind(head);
     return { dto: sandboxUpload({ originalName: name, fileType: kind, mimeType, sizeBytes: size }) };
   }

@@ -27,7 +27,12 @@ export function lastValue(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-export const missing = (loc: Loc): ValidationIssue => ({ type: "missing", loc, msg: "Field required", input: null });
+export const missing = (loc: Loc): ValidationIssue => ({
+  type: "missing",
+  loc,
+  msg: "Field required",
+  input: null,
+});
 
 function checkString(loc: Loc, value: string, min: number, max: number): ValidationIssue | null {
   const length = [...value].length;
@@ -79,13 +84,25 @@ function checkInteger(
   if (n < ge) {
     return {
       value: null,
-      issue: { type: "greater_than_equal", loc, msg: `Input should be greater than or equal to ${ge}`, input: value, ctx: { ge } },
+      issue: {
+        type: "greater_than_equal",
+        loc,
+        msg: `Input should be greater than or equal to ${ge}`,
+        input: value,
+        ctx: { ge },
+      },
     };
   }
   if (n > le) {
     return {
       value: null,
-      issue: { type: "less_than_equal", loc, msg: `Input should be less than or equal to ${le}`, input: value, ctx: { le } },
+      issue: {
+        type: "less_than_equal",
+        loc,
+        msg: `Input should be less than or equal to ${le}`,
+        input: value,
+        ctx: { le },
+      },
     };
   }
   return { value: n, issue: null };
@@ -110,7 +127,12 @@ export function parseSearchParams(query: Record<string, unknown>): SearchParams 
   let limit: number = SEARCH_LIMITS.limitDefault;
   const rawLimit = lastValue(query.limit);
   if (rawLimit !== undefined) {
-    const checked = checkInteger(["query", "limit"], rawLimit, SEARCH_LIMITS.limitMin, SEARCH_LIMITS.limitMax);
+    const checked = checkInteger(
+      ["query", "limit"],
+      rawLimit,
+      SEARCH_LIMITS.limitMin,
+      SEARCH_LIMITS.limitMax,
+    );
     if (checked.issue) issues.push(checked.issue);
     else limit = checked.value;
   }
@@ -122,7 +144,13 @@ export function parseSearchParams(query: Record<string, unknown>): SearchParams 
     if (parsed.success) mode = parsed.data;
     else {
       const expected = SearchMode.options.map((o) => `'${o}'`).join(" or ");
-      issues.push({ type: "literal_error", loc: ["query", "mode"], msg: `Input should be ${expected}`, input: rawMode, ctx: { expected } });
+      issues.push({
+        type: "literal_error",
+        loc: ["query", "mode"],
+        msg: `Input should be ${expected}`,
+        input: rawMode,
+        ctx: { expected },
+      });
     }
   }
 
@@ -133,7 +161,10 @@ export function parseSearchParams(query: Record<string, unknown>): SearchParams 
 export const LIST_LIMITS = { min: 1, max: 1000, default: 1000 } as const;
 
 /** GET /api/files: limit (1..1000, default 1000) and the cursor from the previous page's Link header. */
-export function parseListParams(query: Record<string, unknown>): { limit: number; cursor: string | undefined } {
+export function parseListParams(query: Record<string, unknown>): {
+  limit: number;
+  cursor: string | undefined;
+} {
   const issues: ValidationIssue[] = [];
   let limit: number = LIST_LIMITS.default;
   const rawLimit = lastValue(query.limit);
@@ -186,7 +217,8 @@ function uuidError(input: string): string {
     byteIndex += Buffer.byteLength(ch);
   }
   const inputBytes = Buffer.byteLength(input);
-  if (hyphens === 0 && simple) return `invalid length: expected length 32 for simple format, found ${inputBytes}`;
+  if (hyphens === 0 && simple)
+    return `invalid length: expected length 32 for simple format, found ${inputBytes}`;
   if (hyphens !== 4) return `invalid group count: expected 5, found ${hyphens + 1}`;
   for (let i = 0; i < 4; i++) {
     const start = GROUP_STARTS[i] ?? 0;
@@ -223,6 +255,12 @@ export function parseFileId(value: string): string {
   if (id !== null) return id;
   const error = uuidError(value);
   throw new RequestValidationError([
-    { type: "uuid_parsing", loc: ["path", "file_id"], msg: `Input should be a valid UUID, ${error}`, input: value, ctx: { error } },
+    {
+      type: "uuid_parsing",
+      loc: ["path", "file_id"],
+      msg: `Input should be a valid UUID, ${error}`,
+      input: value,
+      ctx: { error },
+    },
   ]);
 }

@@ -1,4 +1,10 @@
-import { parseFileId, parseListParams, parseSearchParams, parseUuid, RequestValidationError } from "../src/validation.ts";
+import {
+  parseFileId,
+  parseListParams,
+  parseSearchParams,
+  parseUuid,
+  RequestValidationError,
+} from "../src/validation.ts";
 
 function issuesOf(fn: () => unknown) {
   try {
@@ -31,7 +37,11 @@ describe("search parameters (pydantic v2 wording)", () => {
 
   it("caps q at 1000 characters", () => {
     const [issue] = issuesOf(() => parseSearchParams({ q: "x".repeat(1001) }));
-    expect(issue).toMatchObject({ type: "string_too_long", msg: "String should have at most 1000 characters", ctx: { max_length: 1000 } });
+    expect(issue).toMatchObject({
+      type: "string_too_long",
+      msg: "String should have at most 1000 characters",
+      ctx: { max_length: 1000 },
+    });
     expect(parseSearchParams({ q: "x".repeat(1000) }).q).toHaveLength(1000);
   });
 
@@ -56,10 +66,22 @@ describe("search parameters (pydantic v2 wording)", () => {
 
   it("bounds limit to 1..100 with the raw input echoed", () => {
     expect(issuesOf(() => parseSearchParams({ q: "a", limit: "0" }))).toEqual([
-      { type: "greater_than_equal", loc: ["query", "limit"], msg: "Input should be greater than or equal to 1", input: "0", ctx: { ge: 1 } },
+      {
+        type: "greater_than_equal",
+        loc: ["query", "limit"],
+        msg: "Input should be greater than or equal to 1",
+        input: "0",
+        ctx: { ge: 1 },
+      },
     ]);
     expect(issuesOf(() => parseSearchParams({ q: "a", limit: "101" }))).toEqual([
-      { type: "less_than_equal", loc: ["query", "limit"], msg: "Input should be less than or equal to 100", input: "101", ctx: { le: 100 } },
+      {
+        type: "less_than_equal",
+        loc: ["query", "limit"],
+        msg: "Input should be less than or equal to 100",
+        input: "101",
+        ctx: { le: 100 },
+      },
     ]);
   });
 
@@ -72,7 +94,11 @@ describe("search parameters (pydantic v2 wording)", () => {
 
   it("applies defaults and takes the last of repeated values", () => {
     expect(parseSearchParams({ q: "a" })).toEqual({ q: "a", limit: 50, mode: "quick" });
-    expect(parseSearchParams({ q: ["first", "second"], mode: "ai" })).toEqual({ q: "second", limit: 50, mode: "ai" });
+    expect(parseSearchParams({ q: ["first", "second"], mode: "ai" })).toEqual({
+      q: "second",
+      limit: 50,
+      mode: "ai",
+    });
   });
 
   it("bounds the file list's limit to 1..1000", () => {
@@ -99,8 +125,12 @@ describe("file_id (the uuid crate's messages, as pydantic-core reports them)", (
   });
 
   it("reports a wrong length, group count or group length", () => {
-    expect(msgFor("abc123")).toBe("Input should be a valid UUID, invalid length: expected length 32 for simple format, found 6");
-    expect(msgFor("3f2504e0-4f89-11d3-9a0c")).toBe("Input should be a valid UUID, invalid group count: expected 5, found 4");
+    expect(msgFor("abc123")).toBe(
+      "Input should be a valid UUID, invalid length: expected length 32 for simple format, found 6",
+    );
+    expect(msgFor("3f2504e0-4f89-11d3-9a0c")).toBe(
+      "Input should be a valid UUID, invalid group count: expected 5, found 4",
+    );
     expect(msgFor("3f2504e0-4f8-11d3-9a0c-0305e82c3301")).toBe(
       "Input should be a valid UUID, invalid group length in group 1: expected 4, found 3",
     );

@@ -36,7 +36,12 @@ export class SearchService {
       limit: Math.min(request.limit * 2, 200),
     });
     const files = new Map(
-      (await this.store.getFiles(request.userId, hits.map((h) => h.fileId))).map((f) => [f.id, f]),
+      (
+        await this.store.getFiles(
+          request.userId,
+          hits.map((h) => h.fileId),
+        )
+      ).map((f) => [f.id, f]),
     );
     const results: SearchResponseDto["results"] = [];
     const seen = new Set<string>();
@@ -45,7 +50,13 @@ export class SearchService {
       if (!file || file.status !== "ready") continue;
       const locator = narrowToMatch(hit.content, hit.locator, request.q);
       // The same place in the same file is one result: keep the best-scored passage for it.
-      const place = JSON.stringify([hit.fileId, locator.page, locator.line, locator.line_end, locator.timestamp]);
+      const place = JSON.stringify([
+        hit.fileId,
+        locator.page,
+        locator.line,
+        locator.line_end,
+        locator.timestamp,
+      ]);
       if (seen.has(place)) continue;
       seen.add(place);
       results.push({
