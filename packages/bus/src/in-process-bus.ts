@@ -48,7 +48,7 @@ export class InProcessBus implements Bus {
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
     for (const sub of this.subscriptions) {
-      if ((sub.options.topics).includes(topic)) {
+      if (sub.options.topics.includes(topic)) {
         sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1 });
         this.schedule(sub);
       }
@@ -135,7 +135,10 @@ export class InProcessBus implements Bus {
         return;
       }
       const delay = Math.min(this.retryBaseMs * 2 ** (envelope.attempt - 1), MAX_BACKOFF_MS);
-      this.logger.warn({ group, topic: envelope.topic, attempt: envelope.attempt, delay, reason }, "handler failed; retrying");
+      this.logger.warn(
+        { group, topic: envelope.topic, attempt: envelope.attempt, delay, reason },
+        "handler failed; retrying",
+      );
       const timer = setTimeout(() => {
         this.timers.delete(timer);
         sub.queue.push({ ...envelope, attempt: envelope.attempt + 1 });
@@ -146,8 +149,17 @@ export class InProcessBus implements Bus {
   }
 
   private deadLetter(group: string, envelope: Envelope, reason: string): void {
-    this.logger.error({ group, topic: envelope.topic, attempt: envelope.attempt, reason }, "message dead-lettered");
-    this.deadLetters.push({ group, topic: envelope.topic, payload: envelope.payload, reason, at: new Date().toISOString() });
+    this.logger.error(
+      { group, topic: envelope.topic, attempt: envelope.attempt, reason },
+      "message dead-lettered",
+    );
+    this.deadLetters.push({
+      group,
+      topic: envelope.topic,
+      payload: envelope.payload,
+      reason,
+      at: new Date().toISOString(),
+    });
     // Keep the most recent ones only: this is a diagnostic, not storage.
     if (this.deadLetters.length > 1000) this.deadLetters.shift();
   }

@@ -28,7 +28,11 @@ export class LocusError extends Error {
   /** Extra response headers (Retry-After, WWW-Authenticate...). */
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { headers?: Record<string, string>; cause?: unknown },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "LocusError";
     this.code = code;

@@ -44,7 +44,10 @@ export function buildLines(pieces: readonly TextPiece[]): TextLine[] {
     for (const p of row.pieces) {
       const gap = lastEnd === null ? 0 : p.x - lastEnd;
       const needsSpace =
-        lastEnd !== null && gap > 0.15 * Math.max(p.height, 1) && !text.endsWith(" ") && !p.text.startsWith(" ");
+        lastEnd !== null &&
+        gap > 0.15 * Math.max(p.height, 1) &&
+        !text.endsWith(" ") &&
+        !p.text.startsWith(" ");
       text += (needsSpace ? " " : "") + p.text;
       lastEnd = p.x + p.width;
     }

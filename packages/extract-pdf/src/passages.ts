@@ -39,7 +39,9 @@ export function buildPassages(
     passages.push({
       // One content line per page line (pieces of one long line rejoin with a space), so the
       // n-th line of the content is page line `line + n`: search relies on that to point at the match.
-      content: window.map((l, i) => (i > 0 && window[i - 1]?.number === l.number ? " " : i > 0 ? "\n" : "") + l.text).join(""),
+      content: window
+        .map((l, i) => (i > 0 && window[i - 1]?.number === l.number ? " " : i > 0 ? "\n" : "") + l.text)
+        .join(""),
       locator: { page, line: first.number, line_end: last.number, source: "text" },
     });
     if (end + 1 >= pieces.length) break;

@@ -46,7 +46,10 @@ function assertWholePdf(data: Uint8Array): void {
   }
   const tail = Buffer.from(data.subarray(Math.max(0, data.length - TAIL_BYTES))).toString("latin1");
   if (!tail.includes("%%EOF")) {
-    throw new PdfReadError("pdf_corrupt", "The PDF is truncated: it has no end-of-file marker. Upload the whole file again.");
+    throw new PdfReadError(
+      "pdf_corrupt",
+      "The PDF is truncated: it has no end-of-file marker. Upload the whole file again.",
+    );
   }
 }
 
@@ -67,9 +70,13 @@ export async function openPdf(data: Uint8Array): Promise<OpenedPdf> {
   } catch (err) {
     const name = (err as { name?: string }).name;
     if (name === "PasswordException") {
-      throw new PdfReadError("pdf_encrypted", "The PDF is protected by a password; upload a copy without one.", {
-        cause: err,
-      });
+      throw new PdfReadError(
+        "pdf_encrypted",
+        "The PDF is protected by a password; upload a copy without one.",
+        {
+          cause: err,
+        },
+      );
     }
     throw new PdfReadError("pdf_corrupt", "The PDF is damaged and cannot be read.", { cause: err });
   }

@@ -55,7 +55,12 @@ const encodeCursor = (f: { createdAt: string; id: string }) =>
 function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string") {
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === "string" &&
+      typeof value[1] === "string"
+    ) {
       return { createdAt: value[0], id: value[1] };
     }
   } catch {
@@ -86,7 +91,12 @@ export class KyselyMetadataStore implements MetadataStore {
   }
 
   async createUser(input: { email: string; plan: Plan }): Promise<User> {
-    const row = { id: randomUUID(), email: input.email, plan: input.plan, created_at: new Date().toISOString() };
+    const row = {
+      id: randomUUID(),
+      email: input.email,
+      plan: input.plan,
+      created_at: new Date().toISOString(),
+    };
     await this.db.insertInto("users").values(row).execute();
     return toUser(row);
   }
@@ -147,7 +157,12 @@ export class KyselyMetadataStore implements MetadataStore {
     if (!row) return null;
     return {
       key: toKey(row),
-      user: { id: row.user_id, email: row.user_email, plan: row.user_plan as Plan, createdAt: row.user_created_at },
+      user: {
+        id: row.user_id,
+        email: row.user_email,
+        plan: row.user_plan as Plan,
+        createdAt: row.user_created_at,
+      },
     };
   }
 
@@ -222,7 +237,10 @@ export class KyselyMetadataStore implements MetadataStore {
     return rows.map(toFile);
   }
 
-  async listFiles(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage> {
+  async listFiles(
+    userId: string,
+    options: { limit: number; cursor?: string | undefined },
+  ): Promise<FilePage> {
     let query = this.db.selectFrom("files").selectAll().where("user_id", "=", userId);
     if (options.cursor !== undefined) {
       const after = decodeCursor(options.cursor);
@@ -262,7 +280,12 @@ export class KyselyMetadataStore implements MetadataStore {
     if (update.pageCount !== undefined) set.page_count = update.pageCount;
     if (update.passageCount !== undefined) set.passage_count = update.passageCount;
     if (update.progress !== undefined) set.progress = update.progress;
-    const row = await this.db.updateTable("files").set(set).where("id", "=", fileId).returningAll().executeTakeFirst();
+    const row = await this.db
+      .updateTable("files")
+      .set(set)
+      .where("id", "=", fileId)
+      .returningAll()
+      .executeTakeFirst();
     return row ? toFile(row) : null;
   }
 

@@ -65,7 +65,13 @@ export interface MetadataStore {
   findUserById(id: string): Promise<User | null>;
 
   /** Stores a key by its hash; the key itself is never stored. */
-  createKey(input: { userId: string; name: string; type: KeyType; displayPrefix: string; hash: string }): Promise<ApiKey>;
+  createKey(input: {
+    userId: string;
+    name: string;
+    type: KeyType;
+    displayPrefix: string;
+    hash: string;
+  }): Promise<ApiKey>;
   /** The unrevoked key with this hash and its owner, or null. */
   findActiveKeyByHash(hash: string): Promise<{ key: ApiKey; user: User } | null>;
   listKeys(userId: string): Promise<ApiKey[]>;

@@ -113,8 +113,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     publicUrl: e.LOCUS_PUBLIC_URL,
     signingSecret: e.LOCUS_SIGNING_SECRET,
     maxUploadBytes: e.LOCUS_MAX_UPLOAD_BYTES,
-    rateLimits: { free: e.LOCUS_RATE_LIMIT_FREE, pro: e.LOCUS_RATE_LIMIT_PRO, enterprise: e.LOCUS_RATE_LIMIT_ENTERPRISE },
-    monthlyUploadQuota: { free: e.LOCUS_QUOTA_FREE, pro: e.LOCUS_QUOTA_PRO, enterprise: e.LOCUS_QUOTA_ENTERPRISE },
+    rateLimits: {
+      free: e.LOCUS_RATE_LIMIT_FREE,
+      pro: e.LOCUS_RATE_LIMIT_PRO,
+      enterprise: e.LOCUS_RATE_LIMIT_ENTERPRISE,
+    },
+    monthlyUploadQuota: {
+      free: e.LOCUS_QUOTA_FREE,
+      pro: e.LOCUS_QUOTA_PRO,
+      enterprise: e.LOCUS_QUOTA_ENTERPRISE,
+    },
     extractConcurrency: e.LOCUS_EXTRACT_CONCURRENCY,
     maxAttempts: e.LOCUS_MAX_ATTEMPTS,
     logLevel: e.LOCUS_LOG_LEVEL,

@@ -39,7 +39,10 @@ export const normaliseScore = (raw: number): number => (raw > 0 ? raw / (1 + raw
  */
 export function queryTerms(text: string, max = 32): string[] {
   const terms = new Set<string>();
-  for (const match of text.normalize("NFKC").toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+  for (const match of text
+    .normalize("NFKC")
+    .toLowerCase()
+    .matchAll(/[\p{L}\p{N}]+/gu)) {
     terms.add(match[0]);
     if (terms.size >= max) break;
   }

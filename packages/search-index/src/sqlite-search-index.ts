@@ -2,7 +2,13 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import type { ExtractedPassage, Locator } from "@locus/contracts";
-import { normaliseScore, queryTerms, type FileRef, type PassageHit, type SearchIndex } from "./search-index.ts";
+import {
+  normaliseScore,
+  queryTerms,
+  type FileRef,
+  type PassageHit,
+  type SearchIndex,
+} from "./search-index.ts";
 
 const BATCH = 500;
 
@@ -16,12 +22,15 @@ const tenantToken = (userId: string) => `t${userId.replace(/-/g, "").toLowerCase
  */
 export class SqliteSearchIndex implements SearchIndex {
   private readonly db: BetterSqlite3.Database;
-  private readonly searchStatement: BetterSqlite3.Statement<[string, number, string], {
-    file_id: string;
-    content: string;
-    locator: string;
-    rank: number;
-  }>;
+  private readonly searchStatement: BetterSqlite3.Statement<
+    [string, number, string],
+    {
+      file_id: string;
+      content: string;
+      locator: string;
+      rank: number;
+    }
+  >;
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -76,7 +85,9 @@ export class SqliteSearchIndex implements SearchIndex {
     // Passages arrive as a stream of unknown length: stage them in batches, then swap the whole
     // set in one transaction so searches never see a mix of old and new.
     const batch = `${file.fileId}:${process.pid}:${Date.now()}:${Math.random()}`;
-    const stage = this.db.prepare(`INSERT INTO passages_staging (batch, ord, content, locator) VALUES (?, ?, ?, ?)`);
+    const stage = this.db.prepare(
+      `INSERT INTO passages_staging (batch, ord, content, locator) VALUES (?, ?, ?, ?)`,
+    );
     const stageMany = this.db.transaction((rows: ExtractedPassage[], from: number) => {
       rows.forEach((p, i) => stage.run(batch, from + i, p.content, JSON.stringify(p.locator)));
     });
@@ -94,7 +105,9 @@ export class SqliteSearchIndex implements SearchIndex {
       stageMany(pending, count);
       count += pending.length;
       this.db.transaction(() => {
-        this.db.prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`).run(file.fileId, file.userId);
+        this.db
+          .prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`)
+          .run(file.fileId, file.userId);
         this.db
           .prepare(
             `INSERT INTO passages (user_id, file_id, ord, tenant, content, locator)

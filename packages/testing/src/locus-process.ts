@@ -107,7 +107,11 @@ export interface CliResult {
 }
 
 /** Runs the operator CLI (`pnpm locus ...`) against a data directory. */
-export function runCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(
+  dataDir: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/cli.ts", ...args], {
       cwd: REPO_ROOT,
@@ -128,11 +132,25 @@ export async function createUserWithKey(
   options: { email?: string; plan?: string; type?: "live" | "test" } = {},
 ): Promise<{ email: string; key: string }> {
   const email = options.email ?? `user-${Math.random().toString(36).slice(2)}@example.com`;
-  const existing = await runCli(dataDir, ["users", "create", "--email", email, "--plan", options.plan ?? "pro"]);
+  const existing = await runCli(dataDir, [
+    "users",
+    "create",
+    "--email",
+    email,
+    "--plan",
+    options.plan ?? "pro",
+  ]);
   if (existing.code !== 0 && !existing.stderr.includes("already exists")) {
     throw new Error(`users create failed: ${existing.stderr}`);
   }
-  const created = await runCli(dataDir, ["keys", "create", "--email", email, "--type", options.type ?? "live"]);
+  const created = await runCli(dataDir, [
+    "keys",
+    "create",
+    "--email",
+    email,
+    "--type",
+    options.type ?? "live",
+  ]);
   if (created.code !== 0) throw new Error(`keys create failed: ${created.stderr}`);
   const key = created.stdout.trimEnd().split("\n").at(-1) ?? "";
   return { email, key };

@@ -16,7 +16,9 @@ export function makePdf(spec: PdfSpec): Promise<Buffer> {
   const doc = new PDFDocument({
     size: "A4",
     autoFirstPage: false,
-    ...(spec.userPassword ? { userPassword: spec.userPassword, ownerPassword: `${spec.userPassword}-owner` } : {}),
+    ...(spec.userPassword
+      ? { userPassword: spec.userPassword, ownerPassword: `${spec.userPassword}-owner` }
+      : {}),
     info: { Title: "Locus test document", CreationDate: new Date(0) },
   });
   const chunks: Buffer[] = [];
