@@ -93,6 +93,8 @@ describe("health and documentation", () => {
     };
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("1.0.0");
+    // The checker used throughout this suite does reject a wrong body.
+    expect(schemaErrors("FileRecord", { id: 1 })).not.toBeNull();
     const page = await fetch(`${locus.baseUrl}/docs`);
     expect(page.headers.get("content-type")).toMatch(/text\/html/);
     const html = await page.text();

@@ -2,9 +2,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { openApiDocument } from "@locus/gateway";
 
-// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats =
-  (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+// ajv-formats is CommonJS: under ESM its plugin function is the `default` property of the import.
+const addFormats = addFormatsModule.default;
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
