@@ -105,6 +105,11 @@ export class Infrastructure {
     return Object.fromEntries(entries);
   }
 
+  /** Stops message delivery and waits for handlers in flight: the first step of a clean stop. */
+  async drainBus(): Promise<void> {
+    await this.bus?.close();
+  }
+
   async close(): Promise<void> {
     // The bus first: it waits for handlers in flight, which still use the store and the index.
     if (this.bus) this.closers.push(() => this.messageBus().close());

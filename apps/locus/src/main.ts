@@ -37,6 +37,9 @@ let stopping: Promise<void> | null = null;
 function shutdown(reason: string, code: number): Promise<void> {
   stopping ??= (async () => {
     logger.info({ reason }, "stopping");
+    // Stop taking requests, then let handlers in flight finish, then stop the modules they use.
+    await running.gateway?.stop();
+    await infra.drainBus();
     await manager.stop();
     await infra.close();
     logger.info("stopped");

@@ -57,6 +57,8 @@ export function moduleDescriptors(
           logger: log("extractor-pdf"),
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
+          pageTimeoutMs: config.pdfPageTimeoutMs,
+          maxHeapMb: config.extractMaxHeapMb,
         }),
     },
     {
@@ -103,7 +105,8 @@ export function moduleDescriptors(
     },
     {
       name: "all",
-      dependsOn: ["gateway", "files", "extractor-pdf", "indexer", "search"],
+      // The gateway last: it takes requests only once every consumer is subscribed.
+      dependsOn: ["files", "search", "extractor-pdf", "indexer", "gateway"],
       start: () => Promise.resolve(noop),
     },
   ];

@@ -16,6 +16,8 @@ export const ErrorCodes = {
   // Reasons a file ends `failed`; they reach clients in the file record's `error.code`.
   pdf_corrupt: { status: 422, transient: false },
   pdf_encrypted: { status: 422, transient: false },
+  pdf_timeout: { status: 422, transient: false },
+  pdf_too_complex: { status: 422, transient: false },
   file_missing: { status: 422, transient: false },
   extraction_failed: { status: 422, transient: false },
   indexing_failed: { status: 422, transient: false },

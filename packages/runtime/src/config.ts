@@ -57,6 +57,8 @@ const EnvSchema = z.object({
   LOCUS_QUOTA_ENTERPRISE: int(0, 0),
   LOCUS_EXTRACT_CONCURRENCY: int(2, 1, 64),
   LOCUS_MAX_ATTEMPTS: int(3, 1, 20),
+  LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
+  LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
   LOCUS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   LOCUS_METADATA_STORE: z.enum(["sqlite"]).default("sqlite"),
   LOCUS_BLOB_STORE: z.enum(["local"]).default("local"),
@@ -82,6 +84,10 @@ export interface LocusConfig {
   monthlyUploadQuota: Record<Plan, number>;
   extractConcurrency: number;
   maxAttempts: number;
+  /** One PDF page taking longer than this fails the file (stuck or hostile PDFs). */
+  pdfPageTimeoutMs: number;
+  /** Heap of one extraction thread; a file needing more fails instead of the process. */
+  extractMaxHeapMb: number;
   logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
   adapters: {
     metadataStore: "sqlite";
@@ -125,6 +131,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     },
     extractConcurrency: e.LOCUS_EXTRACT_CONCURRENCY,
     maxAttempts: e.LOCUS_MAX_ATTEMPTS,
+    pdfPageTimeoutMs: e.LOCUS_PDF_PAGE_TIMEOUT_MS,
+    extractMaxHeapMb: e.LOCUS_EXTRACT_MAX_HEAP_MB,
     logLevel: e.LOCUS_LOG_LEVEL,
     adapters: {
       metadataStore: e.LOCUS_METADATA_STORE,

@@ -49,3 +49,23 @@ export function pageWith(phrase: string, onLine: number, lineCount = 30): string
     i + 1 === onLine ? phrase : `Line ${i + 1} carries ordinary filler words about weather and tea.`,
   );
 }
+
+/**
+ * A one-page PDF whose page holds tens of thousands of tiny text pieces: valid, but slow to read
+ * (seconds), like a file built to stall a reader.
+ */
+export function makeSlowPdf(pieces = 80_000): Promise<Buffer> {
+  const doc = new PDFDocument({ size: "A4", info: { CreationDate: new Date(0) } });
+  const chunks: Buffer[] = [];
+  doc.on("data", (c: Buffer) => chunks.push(c));
+  const done = new Promise<Buffer>((resolve, reject) => {
+    doc.on("end", () => resolve(Buffer.concat(chunks)));
+    doc.on("error", reject);
+  });
+  doc.fontSize(2);
+  for (let i = 0; i < pieces; i++) {
+    doc.text(`w${i}`, (i % 50) * 10, 20 + (Math.floor(i / 50) % 400) * 2, { lineBreak: false });
+  }
+  doc.end();
+  return done;
+}

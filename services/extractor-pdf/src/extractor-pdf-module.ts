@@ -1,6 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { Logger, Stoppable } from "@locus/runtime";
+import { ExtractionPool } from "./extraction-pool.ts";
 import { PdfExtractor } from "./pdf-extractor.ts";
 
 export interface ExtractorPdfDeps {
@@ -9,10 +10,17 @@ export interface ExtractorPdfDeps {
   logger: Logger;
   concurrency: number;
   maxAttempts: number;
+  pageTimeoutMs: number;
+  maxHeapMb: number;
 }
 
 export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<Stoppable> {
-  const extractor = new PdfExtractor(deps.blobs, deps.bus, deps.logger);
+  const pool = new ExtractionPool({
+    threads: deps.concurrency,
+    pageTimeoutMs: deps.pageTimeoutMs,
+    maxHeapMb: deps.maxHeapMb,
+  });
+  const extractor = new PdfExtractor(deps.blobs, deps.bus, pool, deps.logger);
   await deps.bus.subscribe(
     {
       group: "extractor-pdf",
@@ -22,6 +30,6 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     },
     (delivery) => extractor.handle(delivery),
   );
-  // Unsubscribing happens when the bus closes, after every module has stopped.
-  return { stop: () => Promise.resolve() };
+  // The bus stops delivering when it closes; the threads end here.
+  return { stop: () => pool.destroy() };
 }

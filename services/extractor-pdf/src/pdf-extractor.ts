@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 import { extractionBlobKey, type FileUploaded } from "@locus/contracts";
-import { extractPdf, PdfReadError } from "@locus/extract-pdf";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus, Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
+import { PdfRejectedError, type ExtractionPool } from "./extraction-pool.ts";
 
 const PROGRESS_INTERVAL_MS = 1000;
 
@@ -23,6 +23,7 @@ export class PdfExtractor {
   constructor(
     private readonly blobs: BlobStore,
     private readonly bus: Bus,
+    private readonly pool: ExtractionPool,
     private readonly logger: Logger,
   ) {}
 
@@ -32,7 +33,7 @@ export class PdfExtractor {
     try {
       await this.extract(delivery.message);
     } catch (err) {
-      if (err instanceof PdfReadError) {
+      if (err instanceof PdfRejectedError) {
         await this.bus.publish("file.failed", { ...ref, error: { code: err.code, message: err.message } });
         return;
       }
@@ -57,8 +58,9 @@ export class PdfExtractor {
     const data = await readBlob(this.blobs, blobKey);
     let lastReport = Date.now();
     const pending: Promise<void>[] = [];
-    const extraction = await extractPdf(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), {
-      onPage: (page, pageCount) => {
+    const extraction = this.pool.extract(
+      new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      (page, pageCount) => {
         if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
         lastReport = Date.now();
         // Extraction is most of the work; indexing takes the last few percent.
@@ -66,12 +68,18 @@ export class PdfExtractor {
           this.bus.publish("file.progress", { fileId, userId, progress: 0.9 * (page / pageCount) }),
         );
       },
-    });
+    );
     let passageCount = 0;
+    let pageCount = 0;
     async function* lines(): AsyncGenerator<string> {
-      for await (const passage of extraction.passages) {
+      for (;;) {
+        const next = await extraction.next();
+        if (next.done) {
+          pageCount = next.value;
+          return;
+        }
         passageCount += 1;
-        yield `${JSON.stringify(passage)}\n`;
+        yield `${JSON.stringify(next.value)}\n`;
       }
     }
     const extractionKey = extractionBlobKey(userId, fileId);
@@ -82,7 +90,7 @@ export class PdfExtractor {
       userId,
       extractionKey,
       passageCount,
-      pageCount: extraction.pageCount,
+      pageCount,
     });
   }
 }

@@ -27,15 +27,17 @@ export async function startGatewayModule(
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : deps.port;
   deps.logger.info({ url: `http://${deps.host}:${port}` }, "gateway listening");
+  let stopped: Promise<void> | null = null;
   return {
     server,
     port,
+    // Idempotent: the process stops the gateway first, and the module manager again later.
     stop: () =>
-      new Promise<void>((resolve) => {
+      (stopped ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
         // Give requests in flight a moment, then cut what is left.
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
-      }),
+      })),
   };
 }

@@ -1,0 +1,135 @@
+import { on } from "node:events";
+import { MessageChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import type { ExtractedPassage } from "@locus/contracts";
+import { PdfReadError } from "@locus/extract-pdf";
+import type { ExtractionTask, WorkerMessage } from "./extraction-worker.ts";
+
+export interface PoolOptions {
+  threads: number;
+  /** A page that takes longer than this stops the extraction: the PDF is stuck or built to stall. */
+  pageTimeoutMs: number;
+  /** Heap of one worker; a PDF that needs more fails instead of taking the process down. */
+  maxHeapMb: number;
+}
+
+export type PoolErrorCode = "pdf_timeout" | "pdf_too_complex";
+
+/** Why the pool gave up on a PDF: a property of the file, so retrying will not help. */
+export class PdfRejectedError extends Error {
+  constructor(
+    readonly code: PoolErrorCode | PdfReadError["code"],
+    message: string,
+  ) {
+    super(message);
+    this.name = "PdfRejectedError";
+  }
+}
+
+/**
+ * A pool of worker threads that read PDFs. Passages stream back over a per-task message port, so
+ * the caller writes them out as they come instead of holding the whole extraction.
+ */
+export class ExtractionPool {
+  private readonly pool: Piscina<ExtractionTask, void>;
+
+  constructor(private readonly options: PoolOptions) {
+    this.pool = new Piscina({
+      filename: new URL("./extraction-worker.ts", import.meta.url).href,
+      minThreads: 0,
+      maxThreads: options.threads,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
+    });
+  }
+
+  /**
+   * Extracts the PDF: yields passages in reading order, calls onPage as pages finish, and returns
+   * the page count as the generator's final value. Throws PdfRejectedError for files that cannot
+   * be read; other errors (a worker that crashed) are worth a retry.
+   */
+  async *extract(
+    data: Uint8Array,
+    onPage: (page: number, pageCount: number) => void,
+  ): AsyncGenerator<ExtractedPassage, number> {
+    const { port1, port2 } = new MessageChannel();
+    const abort = new AbortController();
+    let timedOut = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, this.options.pageTimeoutMs);
+    };
+
+    const task = this.pool.run(
+      { data, port: port2 },
+      { transferList: [port2, data.buffer as ArrayBuffer], signal: abort.signal },
+    );
+    // If the worker dies (crash, heap limit, timeout), stop waiting for its messages.
+    const failure = task.then(
+      () => null,
+      (err: unknown) => {
+        abort.abort();
+        return err;
+      },
+    );
+
+    let finished = false;
+    try {
+      // The watchdog starts with the worker's first word, so a cold thread's start-up is not held
+      // against the file; each message then re-arms it.
+      for await (const [message] of on(port1, "message", { signal: abort.signal }) as AsyncIterable<
+        [WorkerMessage]
+      >) {
+        arm();
+        switch (message.type) {
+          case "started":
+            break;
+          case "page":
+            onPage(message.page, message.pageCount);
+            break;
+          case "passages":
+            yield* message.passages;
+            break;
+          case "done":
+            finished = true;
+            return message.pageCount;
+          case "unreadable":
+            finished = true;
+            throw new PdfRejectedError(message.code, message.message);
+        }
+      }
+      throw new Error("PDF worker ended without a result");
+    } catch (err) {
+      if (err instanceof PdfRejectedError) throw err;
+      if (timedOut) {
+        throw new PdfRejectedError(
+          "pdf_timeout",
+          `Reading a page of this PDF took longer than ${Math.round(this.options.pageTimeoutMs / 1000)} s; the file may be damaged or built to stall readers.`,
+        );
+      }
+      const cause = await failure;
+      if ((cause as { code?: string } | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+        throw new PdfRejectedError(
+          "pdf_too_complex",
+          "This PDF needs more memory to read than Locus allows for one file.",
+        );
+      }
+      throw cause ?? err;
+    } finally {
+      clearTimeout(watchdog);
+      // A task that sent everything ends by itself; one we gave up on (or whose reader stopped
+      // early) is aborted, which ends its thread.
+      if (!finished) abort.abort();
+      port1.close();
+      await failure;
+    }
+  }
+
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
