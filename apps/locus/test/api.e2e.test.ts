@@ -187,6 +187,12 @@ describe("validation errors, byte-compatible with FastAPI", () => {
     expect(((await res.json()) as { detail: { type: string }[] }).detail[0]?.type).toBe(type);
   });
 
+  it("answers a URL too long for HTTP headers with a JSON 431", async () => {
+    const res = await live.get(`/api/search?q=${"a".repeat(20_000)}`);
+    expect(res.status).toBe(431);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/too large/);
+  });
+
   it("caps q at 1000 characters", async () => {
     const res = await live.get(`/api/search?q=${"a".repeat(1001)}`);
     expect(res.status).toBe(422);

@@ -17,6 +17,21 @@ export async function startGatewayModule(
   server.requestTimeout = 10 * 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
+  // Requests Node rejects before express sees them (oversized headers, broken HTTP) still get a
+  // JSON body, like every other error.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+    const status = tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request";
+    const body = JSON.stringify({
+      detail: tooLarge
+        ? "The request line or headers are too large (a very long URL?): keep them under 16 KB."
+        : "The request is not valid HTTP.",
+    });
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(deps.port, deps.host, () => {
