@@ -580,7 +580,11 @@ describe("plans: rate limits and quotas", () => {
     const free = client(locus.baseUrl, (await createUserWithKey(locus.dataDir, { plan: "free" })).key);
     const responses = await Promise.all(Array.from({ length: 12 }, () => free.get("/api/files")));
     const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    // Exactly 5 when the burst lands in one second; a slow machine may spread it over two.
+    const allowed = statuses.filter((s) => s === 200).length;
+    expect(allowed).toBeGreaterThanOrEqual(5);
+    expect(allowed).toBeLessThanOrEqual(10);
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
     const refused = responses.find((r) => r.status === 429);
     expect(refused?.headers.get("retry-after")).toBe("1");
     expect(refused?.headers.get("ratelimit-limit")).toBe("5");

@@ -43,17 +43,18 @@ export class InProcessBus implements Bus {
     private readonly retryBaseMs = 200,
   ) {}
 
-  publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("Bus is closed"));
+  // async: a bad payload or a closed bus is a rejected promise, never a synchronous throw.
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
+    if (this.closed) throw new Error("Bus is closed");
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
     for (const sub of this.subscriptions) {
-      if (sub.options.topics.includes(topic)) {
+      if ((sub.options.topics as readonly Topic[]).includes(topic)) {
         sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1 });
         this.schedule(sub);
       }
     }
-    return Promise.resolve();
   }
 
   subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void> {

@@ -53,8 +53,16 @@ function assertWholePdf(data: Uint8Array): void {
   }
 }
 
-/** Opens a PDF held in memory. Throws PdfReadError for corrupt, truncated or password-protected files. */
-export async function openPdf(data: Uint8Array): Promise<OpenedPdf> {
+/**
+ * Opens a PDF held in memory. Throws PdfReadError for corrupt, truncated or password-protected
+ * files, when opening or later while reading pages. Takes ownership of `data`: pdf.js may
+ * transfer its buffer, leaving the caller's view empty.
+ */
+export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
+  // pdf.js refuses Node Buffers by class; a plain view over the same bytes costs nothing.
+  const data = Buffer.isBuffer(input)
+    ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
+    : input;
   assertWholePdf(data);
   let doc: PDFDocumentProxy;
   try {
@@ -85,9 +93,17 @@ export async function openPdf(data: Uint8Array): Promise<OpenedPdf> {
     pageCount: doc.numPages,
     async *pages() {
       for (let n = 1; n <= doc.numPages; n++) {
-        const page = await doc.getPage(n);
+        const page = await doc.getPage(n).catch((err: unknown) => {
+          throw new PdfReadError("pdf_corrupt", `Page ${n} of the PDF is damaged and cannot be read.`, {
+            cause: err,
+          });
+        });
         try {
-          const content = await page.getTextContent();
+          const content = await page.getTextContent().catch((err: unknown) => {
+            throw new PdfReadError("pdf_corrupt", `Page ${n} of the PDF is damaged and cannot be read.`, {
+              cause: err,
+            });
+          });
           const pieces: TextPiece[] = [];
           for (const item of content.items) {
             if (!("str" in item)) continue; // marked-content markers carry no text

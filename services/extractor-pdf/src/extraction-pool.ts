@@ -2,7 +2,7 @@ import { on } from "node:events";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { ExtractedPassage } from "@locus/contracts";
-import { PdfReadError } from "@locus/extract-pdf";
+import type { PdfReadError } from "@locus/extract-pdf";
 import type { ExtractionTask, WorkerMessage } from "./extraction-worker.ts";
 
 export interface PoolOptions {

@@ -1,5 +1,5 @@
 import type { Locator } from "@locus/contracts";
-import { queryTerms } from "@locus/search-index";
+import { queryTerms, withoutStopWords } from "@locus/search-index";
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -13,7 +13,7 @@ export function narrowToMatch(content: string, locator: Locator, query: string):
   if (locator.line === undefined || locator.line_end === undefined) return locator;
   const lines = content.split("\n");
   if (lines.length !== locator.line_end - locator.line + 1) return locator;
-  const patterns = queryTerms(query).map(
+  const patterns = withoutStopWords(queryTerms(query)).map(
     (t) => new RegExp(`(?<![\\p{L}\\p{N}])${escape(t.slice(0, Math.max(3, t.length - 2)))}`, "iu"),
   );
   const counts = lines.map((line) => {

@@ -1,0 +1,136 @@
+/**
+ * `pnpm bench`: measures quick-search latency and PDF ingestion against the real server, writes
+ * bench/report/latest.md and latest.json, and prints a summary. A missed target is reported, not
+ * a failure; a benchmark that crashes makes the process exit 1 (after the others have run and
+ * the report is written). Everything it starts is stopped and removed, on error and on Ctrl-C too.
+ */
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { cleanupAll } from "./cleanup.ts";
+import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
+import { evaluateTargets, machine, writeReport, type Report } from "./report.ts";
+import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
+
+const USAGE = `Usage: pnpm bench [options]
+  --only search|pdf     run one benchmark only
+  --sizes 10000,100000  passages per search dataset (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
+  --queries N           measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries})
+  --timeout-min N       stop everything and fail after N minutes (default 25)
+`;
+
+const { values } = parseArgs({
+  args: process.argv.slice(2).filter((a) => a !== "--"),
+  options: {
+    only: { type: "string" },
+    sizes: { type: "string" },
+    queries: { type: "string" },
+    "timeout-min": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+const positiveInt = (name: string, raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) {
+    process.stderr.write(`--${name} must be a positive integer, got "${raw}"\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+};
+if (values.only !== undefined && values.only !== "search" && values.only !== "pdf") {
+  process.stderr.write(`--only must be search or pdf\n${USAGE}`);
+  process.exit(2);
+}
+const searchOptions = {
+  ...DEFAULT_SEARCH_OPTIONS,
+  ...(values.sizes ? { sizes: values.sizes.split(",").map((s) => positiveInt("sizes", s.trim())) } : {}),
+  ...(values.queries ? { queries: positiveInt("queries", values.queries) } : {}),
+};
+const timeoutMs = positiveInt("timeout-min", values["timeout-min"] ?? "25") * 60_000;
+
+const started = performance.now();
+const loadAtStart = Math.round(os.loadavg()[0]! * 100) / 100;
+const log = (line: string) =>
+  console.log(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+
+async function abort(reason: string, code: number): Promise<never> {
+  console.error(`bench: ${reason}; cleaning up`);
+  await cleanupAll();
+  process.exit(code);
+}
+process.on("SIGINT", () => void abort("interrupted", 130));
+process.on("SIGTERM", () => void abort("terminated", 143));
+const watchdog = setTimeout(
+  () => void abort(`time limit of ${timeoutMs / 60_000} minutes reached`, 1),
+  timeoutMs,
+);
+
+const search: SearchSizeResult[] = [];
+let pdf: PdfBenchResult | null = null;
+const errors: Report["errors"] = [];
+
+async function attempt(name: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    console.error(`bench: ${name} crashed:`, err);
+    errors.push({ benchmark: name, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+if (values.only !== "pdf") {
+  for (const size of searchOptions.sizes) {
+    await attempt(`search latency at ${size} passages`, async () => {
+      search.push(await benchSearchSize(size, searchOptions, log));
+    });
+  }
+}
+if (values.only !== "search") {
+  await attempt("PDF ingestion", async () => {
+    pdf = await benchPdfIngestion(DEFAULT_PDF_OPTIONS, log);
+  });
+}
+clearTimeout(watchdog);
+await cleanupAll();
+
+const report: Report = {
+  date: new Date().toISOString(),
+  durationSeconds: Math.round((performance.now() - started) / 1000),
+  machine: machine(loadAtStart),
+  options: {
+    search: values.only === "pdf" ? null : searchOptions,
+    pdf: values.only === "search" ? null : DEFAULT_PDF_OPTIONS,
+  },
+  targets: evaluateTargets(search, pdf),
+  search,
+  pdf,
+  errors,
+};
+const written = writeReport(report);
+
+console.log("\nLocus benchmark summary");
+for (const s of search) {
+  const l = s.overall.latencyMs;
+  console.log(
+    `  quick search, ${s.passages} passages: p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, mean ${l.mean} ms (${s.measuredQueries} queries)`,
+  );
+}
+const pdfResult = pdf as PdfBenchResult | null;
+if (pdfResult) {
+  console.log(
+    `  PDF ${pdfResult.small.pages} pages: ready ${pdfResult.small.medianReadyMs} ms after upload (median of ${pdfResult.small.runs.length})`,
+  );
+  console.log(
+    `  PDF ${pdfResult.large.pages} pages: ${pdfResult.large.medianPagesPerSecond} pages/s (median of ${pdfResult.large.runs.length})`,
+  );
+}
+for (const t of report.targets)
+  console.log(
+    `  target ${t.name} ${t.goal}: ${t.measured} -> ${t.pass === null ? "not measured" : t.pass ? "pass" : "MISS"}`,
+  );
+for (const e of errors) console.log(`  CRASHED ${e.benchmark}: ${e.error.split("\n")[0]}`);
+console.log(`Report: ${written.md}\n        ${written.json}`);
+process.exitCode = errors.length > 0 ? 1 : 0;

@@ -1,0 +1,397 @@
+import { randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import {
+  ABSENT_WORDS,
+  buildVocabulary,
+  pick,
+  PLANTED_PHRASES,
+  passageText,
+  rng,
+  type Vocabulary,
+} from "./corpus.ts";
+import { createSqliteMetadataStore, createUserWithKey, SqliteSearchIndex, type FileRecord } from "./deps.ts";
+import { serverTimings, since, sleep, withServer, withTempDir } from "./harness.ts";
+import { round, roundSummary, summarise, type Summary } from "./stats.ts";
+
+export const QUERY_CLASSES = ["common-1", "common-2", "common-3", "rare", "phrase", "absent"] as const;
+export type QueryClass = (typeof QUERY_CLASSES)[number];
+
+export const QUERY_CLASS_DESCRIPTIONS: Record<QueryClass, string> = {
+  "common-1": "1 word of the 400 most frequent",
+  "common-2": "2 words of the 400 most frequent",
+  "common-3": "3 words of the 400 most frequent",
+  rare: "1 word of the least frequent 30% of the vocabulary",
+  phrase: "a planted 3-word phrase (in 3 passages of the user, 2 of another)",
+  absent: "1 word that is in no passage",
+};
+
+export interface SearchBenchOptions {
+  /** Passages of the measured user, one dataset (and one server) per size. */
+  sizes: number[];
+  queries: number;
+  warmup: number;
+  limit: number;
+  vocabularySize: number;
+  /** Passages of a second user, as a share of the measured user's. */
+  otherTenantShare: number;
+  /** Most time for the measured queries of one size; the run stops early (and says so) beyond it. */
+  queryBudgetMs: number;
+}
+
+export const DEFAULT_SEARCH_OPTIONS: SearchBenchOptions = {
+  sizes: [10_000, 100_000],
+  queries: 300,
+  warmup: 60,
+  limit: 50,
+  vocabularySize: 5_000,
+  otherTenantShare: 0.25,
+  queryBudgetMs: 120_000,
+};
+
+const PASSAGES_PER_FILE = 50;
+const PLANTS_PER_PHRASE = 3;
+const OTHER_TENANT_PLANTS = 2;
+const COMMON_RANKS = 400;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface ClassResult {
+  queries: number;
+  /** Client-side: from sending the request to the last byte of the response. */
+  latencyMs: Summary;
+  /** What the server logged for the same requests (gateway middleware to response finish). */
+  serverMs: Summary | null;
+  meanResults: number;
+}
+
+export interface SearchSizeResult {
+  passages: number;
+  files: number;
+  otherTenantPassages: number;
+  vocabularySize: number;
+  /** Writing the dataset through the real adapters before the server starts. */
+  loadSeconds: number;
+  loadPassagesPerSecond: number;
+  indexBytes: number;
+  warmupQueries: number;
+  measuredQueries: number;
+  stoppedByTimeBudget: boolean;
+  overall: ClassResult;
+  byClass: Partial<Record<QueryClass, ClassResult>>;
+  /** The five slowest measured queries (client-side ms), to show what the tail is made of. */
+  slowest: { cls: QueryClass; q: string; ms: number; results: number }[];
+  checks: {
+    /** Results naming a file that is not the caller's: must be 0. */
+    tenancyLeaks: number;
+    /** Phrase queries whose top result contains the phrase and that found exactly the user's plantings. */
+    phraseQueriesExact: string;
+    /** Absent-word queries with zero results. */
+    absentQueriesEmpty: string;
+  };
+}
+
+interface Query {
+  cls: QueryClass;
+  q: string;
+}
+
+function commonWords(vocab: Vocabulary, random: () => number, n: number): string {
+  const words = new Set<string>();
+  while (words.size < n) words.add(vocab.words[Math.floor(random() * COMMON_RANKS)]!);
+  return [...words].join(" ");
+}
+
+/** `count` queries, classes in equal shares, in a shuffled (seeded) order. */
+export function makeQueries(vocab: Vocabulary, count: number, seed: number): Query[] {
+  const random = rng(seed);
+  const rareFrom = Math.floor(vocab.words.length * 0.7);
+  const queries: Query[] = [];
+  for (let i = 0; i < count; i++) {
+    const cls = QUERY_CLASSES[i % QUERY_CLASSES.length]!;
+    let q: string;
+    switch (cls) {
+      case "common-1":
+        q = commonWords(vocab, random, 1);
+        break;
+      case "common-2":
+        q = commonWords(vocab, random, 2);
+        break;
+      case "common-3":
+        q = commonWords(vocab, random, 3);
+        break;
+      case "rare":
+        q = vocab.words[rareFrom + Math.floor(random() * (vocab.words.length - rareFrom))]!;
+        break;
+      case "phrase":
+        q = pick(random, PLANTED_PHRASES);
+        break;
+      case "absent":
+        q = pick(random, ABSENT_WORDS);
+        break;
+    }
+    queries.push({ cls, q });
+  }
+  for (let i = queries.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [queries[i], queries[j]] = [queries[j]!, queries[i]!];
+  }
+  return queries;
+}
+
+/** Where each phrase is planted among `count` passages: spread evenly, never twice in one passage. */
+function plantings(count: number, perPhrase: number): Map<number, string> {
+  const plants = new Map<number, string>();
+  const slots = PLANTED_PHRASES.length * perPhrase;
+  PLANTED_PHRASES.forEach((phrase, j) => {
+    for (let i = 0; i < perPhrase; i++) {
+      plants.set(Math.floor((count * (i * PLANTED_PHRASES.length + j + 0.5)) / slots), phrase);
+    }
+  });
+  return plants;
+}
+
+const fileRecord = (id: string, userId: string, n: number, passages: number, at: string): FileRecord => ({
+  id,
+  userId,
+  originalName: `report-${String(n).padStart(5, "0")}.pdf`,
+  fileType: "pdf",
+  mimeType: "application/pdf",
+  sizeBytes: 40_000 + passages * 700,
+  blobKey: `files/${userId}/${id}`,
+  status: "ready",
+  error: null,
+  pageCount: Math.ceil(passages / 6),
+  passageCount: passages,
+  progress: 1,
+  createdAt: at,
+  updatedAt: at,
+});
+
+/** An async view of a sync iterable: what replaceFilePassages takes, with nothing to wait for. */
+function asAsync<T>(items: Iterable<T>): AsyncIterable<T> {
+  const iterator = items[Symbol.iterator]();
+  return { [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve(iterator.next()) }) };
+}
+
+interface Dataset {
+  key: string;
+  userFileIds: Set<string>;
+  files: number;
+  otherTenantPassages: number;
+  loadSeconds: number;
+  indexBytes: number;
+}
+
+/**
+ * Writes the dataset through the real adapters, before the server starts: the user and its key
+ * through the CLI, a second tenant through the store, ready file records, and passages through
+ * SqliteSearchIndex.replaceFilePassages (what the indexer calls).
+ */
+async function prepareDataset(
+  dataDir: string,
+  size: number,
+  vocab: Vocabulary,
+  options: SearchBenchOptions,
+): Promise<Dataset> {
+  const { email, key } = await createUserWithKey(dataDir, { plan: "enterprise" });
+  const started = performance.now();
+  const store = createSqliteMetadataStore(join(dataDir, "metadata.sqlite"));
+  const userFileIds = new Set<string>();
+  let files = 0;
+  const otherTenantPassages = Math.round(size * options.otherTenantShare);
+  try {
+    await store.migrate();
+    const user = await store.findUserByEmail(email);
+    if (!user) throw new Error(`the CLI did not create ${email}`);
+    const other = await store.createUser({ email: `other-tenant-${randomUUID()}@example.com`, plan: "pro" });
+    const index = new SqliteSearchIndex(join(dataDir, "index.sqlite"));
+    try {
+      const tenants = [
+        {
+          userId: user.id,
+          count: size,
+          plants: plantings(size, PLANTS_PER_PHRASE),
+          seed: 11,
+          ids: userFileIds,
+        },
+        {
+          userId: other.id,
+          count: otherTenantPassages,
+          plants: plantings(otherTenantPassages, OTHER_TENANT_PLANTS),
+          seed: 23,
+          ids: null,
+        },
+      ];
+      const now = Date.now();
+      for (const tenant of tenants) {
+        const random = rng(tenant.seed);
+        for (let first = 0, n = 0; first < tenant.count; first += PASSAGES_PER_FILE, n++) {
+          const fileId = randomUUID();
+          const count = Math.min(PASSAGES_PER_FILE, tenant.count - first);
+          // Distinct, increasing creation times, as real uploads have.
+          const at = new Date(now - (tenant.count - first) * 1000).toISOString();
+          await store.createFile(fileRecord(fileId, tenant.userId, n, count, at));
+          tenant.ids?.add(fileId);
+          files += 1;
+          function* passages() {
+            let line = 1;
+            let page = 1;
+            for (let i = 0; i < count; i++) {
+              const content = passageText(vocab, random, 300, tenant.plants.get(first + i));
+              const lines = content.split("\n").length;
+              if (line + lines > 40) {
+                page += 1;
+                line = 1;
+              }
+              yield { content, locator: { page, line, line_end: line + lines - 1, source: "text" as const } };
+              line += lines;
+            }
+          }
+          await index.replaceFilePassages({ userId: tenant.userId, fileId }, asAsync(passages()));
+        }
+      }
+    } finally {
+      await index.close();
+    }
+  } finally {
+    await store.close();
+  }
+  const loadSeconds = since(started) / 1000;
+  let indexBytes = 0;
+  for (const suffix of ["", "-wal"]) {
+    try {
+      indexBytes += statSync(join(dataDir, `index.sqlite${suffix}`)).size;
+    } catch {
+      // no WAL left after a clean close
+    }
+  }
+  return { key, userFileIds, files, otherTenantPassages, loadSeconds, indexBytes };
+}
+
+interface SearchResponse {
+  results: { content: string; file_id: string }[];
+  count: number;
+}
+
+interface Sample {
+  cls: QueryClass;
+  q: string;
+  ms: number;
+  requestId: string | null;
+  body: SearchResponse;
+}
+
+async function timedSearch(baseUrl: string, key: string, query: Query, limit: number): Promise<Sample> {
+  const url = `${baseUrl}/api/search?q=${encodeURIComponent(query.q)}&limit=${limit}&mode=quick`;
+  const started = performance.now();
+  const res = await fetch(url, {
+    headers: { Authorization: `Bearer ${key}` },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const bytes = await res.arrayBuffer();
+  const ms = since(started);
+  const text = Buffer.from(bytes).toString("utf8");
+  if (res.status !== 200)
+    throw new Error(`search "${query.q}" answered ${res.status}: ${text.slice(0, 300)}`);
+  return {
+    cls: query.cls,
+    q: query.q,
+    ms,
+    requestId: res.headers.get("x-request-id"),
+    body: JSON.parse(text) as SearchResponse,
+  };
+}
+
+function classResult(samples: readonly Sample[], server: Map<string, number>): ClassResult {
+  const serverMs = samples.flatMap((s) => {
+    const ms = s.requestId === null ? undefined : server.get(s.requestId);
+    return ms === undefined ? [] : [ms];
+  });
+  return {
+    queries: samples.length,
+    latencyMs: roundSummary(summarise(samples.map((s) => s.ms))),
+    serverMs: serverMs.length === samples.length ? roundSummary(summarise(serverMs)) : null,
+    meanResults:
+      Math.round((samples.reduce((n, s) => n + s.body.count, 0) / Math.max(1, samples.length)) * 10) / 10,
+  };
+}
+
+export async function benchSearchSize(
+  size: number,
+  options: SearchBenchOptions,
+  log: (line: string) => void,
+): Promise<SearchSizeResult> {
+  const vocab = buildVocabulary(options.vocabularySize);
+  return withTempDir("locus-bench-search-", async (dataDir) => {
+    log(
+      `search ${size}: writing ${size} passages (+${Math.round(size * options.otherTenantShare)} of another user) ...`,
+    );
+    const data = await prepareDataset(dataDir, size, vocab, options);
+    const loaded = size + data.otherTenantPassages;
+    log(
+      `search ${size}: loaded in ${data.loadSeconds.toFixed(1)} s (${Math.round(loaded / data.loadSeconds)} passages/s); starting the server`,
+    );
+    return withServer(dataDir, { LOCUS_RATE_LIMIT_ENTERPRISE: "100000" }, async (server) => {
+      const warmup = makeQueries(vocab, options.warmup, 1000 + size);
+      for (const query of warmup) await timedSearch(server.baseUrl, data.key, query, options.limit);
+
+      const queries = makeQueries(vocab, options.queries, 7);
+      const samples: Sample[] = [];
+      const deadline = performance.now() + options.queryBudgetMs;
+      let stoppedByTimeBudget = false;
+      for (const query of queries) {
+        if (performance.now() > deadline) {
+          stoppedByTimeBudget = true;
+          break;
+        }
+        samples.push(await timedSearch(server.baseUrl, data.key, query, options.limit));
+      }
+      await sleep(300); // let the last request lines reach the log
+      const server_ = serverTimings(server.logs);
+
+      const byClass: Partial<Record<QueryClass, ClassResult>> = {};
+      for (const cls of QUERY_CLASSES) {
+        const of = samples.filter((s) => s.cls === cls);
+        if (of.length > 0) byClass[cls] = classResult(of, server_);
+      }
+      let tenancyLeaks = 0;
+      for (const s of samples)
+        tenancyLeaks += s.body.results.filter((r) => !data.userFileIds.has(r.file_id)).length;
+      const phrase = samples.filter((s) => s.cls === "phrase");
+      const phraseExact = phrase.filter(
+        (s) =>
+          s.body.count === PLANTS_PER_PHRASE && s.body.results[0]?.content.replace(/\s+/g, " ").includes(s.q),
+      ).length;
+      const absent = samples.filter((s) => s.cls === "absent");
+      const absentEmpty = absent.filter((s) => s.body.count === 0).length;
+
+      const result: SearchSizeResult = {
+        passages: size,
+        files: data.files,
+        otherTenantPassages: data.otherTenantPassages,
+        vocabularySize: options.vocabularySize,
+        loadSeconds: Math.round(data.loadSeconds * 10) / 10,
+        loadPassagesPerSecond: Math.round(loaded / data.loadSeconds),
+        indexBytes: data.indexBytes,
+        warmupQueries: warmup.length,
+        measuredQueries: samples.length,
+        stoppedByTimeBudget,
+        overall: classResult(samples, server_),
+        byClass,
+        slowest: [...samples]
+          .sort((a, b) => b.ms - a.ms)
+          .slice(0, 5)
+          .map((x) => ({ cls: x.cls, q: x.q, ms: round(x.ms), results: x.body.count })),
+        checks: {
+          tenancyLeaks,
+          phraseQueriesExact: `${phraseExact}/${phrase.length}`,
+          absentQueriesEmpty: `${absentEmpty}/${absent.length}`,
+        },
+      };
+      log(
+        `search ${size}: ${samples.length} queries, p50 ${result.overall.latencyMs.p50} ms, p95 ${result.overall.latencyMs.p95} ms`,
+      );
+      return result;
+    });
+  });
+}

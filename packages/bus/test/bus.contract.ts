@@ -1,0 +1,374 @@
+import { randomUUID } from "node:crypto";
+import type { MessageOf, Topic } from "@locus/contracts";
+import type { Bus, Delivery } from "../src/bus.ts";
+
+export interface DeadLetterView {
+  group: string;
+  topic: Topic;
+  payload: unknown;
+}
+
+export interface BusHarness {
+  bus: Bus;
+  /** What the adapter dead-lettered so far (InProcessBus: `deadLetters`; a broker: its dead-letter queue). */
+  deadLetters(): Promise<DeadLetterView[]>;
+  /** Closes the bus (if the test did not) and removes whatever the test left on the broker. */
+  cleanup(): Promise<void>;
+}
+
+export interface BusContractOptions {
+  /** Longest the suite waits for a delivery or a retry; brokers with slow back-off need more. */
+  waitMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A promise with its resolver outside, to hold a handler until the test lets it go. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+const deleted = (): MessageOf<"file.deleted"> => ({ fileId: randomUUID(), userId: randomUUID() });
+const indexed = (): MessageOf<"file.indexed"> => ({
+  fileId: randomUUID(),
+  userId: randomUUID(),
+  passageCount: 3,
+  pageCount: 1,
+});
+
+/**
+ * The behaviour every Bus adapter promises (see the JSDoc in src/bus.ts): asynchronous delivery,
+ * one copy per consumer group, retries with attempt counting, dead letters after maxAttempts,
+ * bounded concurrency, validated payloads, and a close() that waits for handlers in flight.
+ * Group names are random per test, so adapters over a shared broker need no purging between runs.
+ */
+export function busContract(
+  name: string,
+  make: () => Promise<BusHarness>,
+  options: BusContractOptions = {},
+): void {
+  const waitMs = options.waitMs ?? 5_000;
+
+  describe(`Bus contract: ${name}`, () => {
+    let harness: BusHarness;
+    let bus: Bus;
+
+    beforeEach(async () => {
+      harness = await make();
+      bus = harness.bus;
+    });
+
+    afterEach(async () => {
+      await harness.cleanup();
+    });
+
+    const group = (label: string) => `${label}-${randomUUID()}`;
+
+    it("check() succeeds on an open bus", async () => {
+      await expect(bus.check()).resolves.toBeUndefined();
+    });
+
+    it("delivers the validated message with its topic, attempt 1 and final=false", async () => {
+      const received: Delivery<"file.indexed">[] = [];
+      await bus.subscribe(
+        { group: group("indexer"), topics: ["file.indexed"], concurrency: 1, maxAttempts: 3 },
+        (d) => {
+          received.push(d);
+          return Promise.resolve();
+        },
+      );
+      const message = indexed();
+      await bus.publish("file.indexed", message);
+      await waitFor(() => received.length === 1, waitMs, "the delivery");
+      expect(received[0]).toEqual({ topic: "file.indexed", message, attempt: 1, final: false });
+    });
+
+    it("publish does not run the handler inline and resolves without waiting for it", async () => {
+      const hold = gate();
+      let started = false;
+      let finished = false;
+      await bus.subscribe(
+        { group: group("async"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 },
+        async () => {
+          started = true;
+          await hold.promise;
+          finished = true;
+        },
+      );
+      const published = bus.publish("file.deleted", deleted());
+      expect(started).toBe(false);
+      try {
+        // The handler is held until publish resolves: a publish that waited for the handler would never resolve.
+        await within(published, waitMs, "publish to resolve while its handler is still running");
+        expect(finished).toBe(false);
+      } finally {
+        hold.open();
+      }
+      await waitFor(() => finished, waitMs, "the handler to finish");
+    });
+
+    it("every consumer group gets its own copy of each message, exactly once", async () => {
+      const byGroup = new Map<string, string[]>();
+      const groups = [group("files"), group("search"), group("audit")];
+      for (const g of groups) {
+        byGroup.set(g, []);
+        await bus.subscribe({ group: g, topics: ["file.deleted"], concurrency: 2, maxAttempts: 3 }, (d) => {
+          byGroup.get(g)!.push(d.message.fileId);
+          return Promise.resolve();
+        });
+      }
+      const messages = [deleted(), deleted(), deleted(), deleted()];
+      for (const m of messages) await bus.publish("file.deleted", m);
+
+      await waitFor(
+        () => groups.every((g) => byGroup.get(g)!.length >= messages.length),
+        waitMs,
+        "every group to receive every message",
+      );
+      // Give any duplicate time to show up.
+      await sleep(100);
+      const expected = messages.map((m) => m.fileId).sort();
+      for (const g of groups) expect([...byGroup.get(g)!].sort()).toEqual(expected);
+    });
+
+    it("a group receives only the topics it subscribed to", async () => {
+      const topics: Topic[] = [];
+      await bus.subscribe(
+        {
+          group: group("indexer"),
+          topics: ["file.extracted", "file.deleted"],
+          concurrency: 1,
+          maxAttempts: 1,
+        },
+        (d) => {
+          topics.push(d.topic);
+          return Promise.resolve();
+        },
+      );
+      await bus.publish("file.indexed", indexed());
+      await bus.publish("file.deleted", deleted());
+      await bus.publish("file.extracted", {
+        fileId: randomUUID(),
+        userId: randomUUID(),
+        extractionKey: "extractions/u/f.jsonl",
+        passageCount: 0,
+        pageCount: null,
+      });
+      await waitFor(() => topics.length === 2, waitMs, "two deliveries");
+      await sleep(100);
+      expect([...topics].sort()).toEqual(["file.deleted", "file.extracted"]);
+    });
+
+    it("retries a failing handler, counting attempts, until it succeeds", async () => {
+      const attempts: { attempt: number; final: boolean; fileId: string }[] = [];
+      await bus.subscribe(
+        { group: group("flaky"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 5 },
+        (d) => {
+          attempts.push({ attempt: d.attempt, final: d.final, fileId: d.message.fileId });
+          return d.attempt < 3 ? Promise.reject(new Error("transient failure")) : Promise.resolve();
+        },
+      );
+      const message = deleted();
+      await bus.publish("file.deleted", message);
+      await waitFor(() => attempts.length === 3, waitMs, "three attempts");
+      await sleep(150);
+      expect(attempts).toEqual([
+        { attempt: 1, final: false, fileId: message.fileId },
+        { attempt: 2, final: false, fileId: message.fileId },
+        { attempt: 3, final: false, fileId: message.fileId },
+      ]);
+      expect(
+        (await harness.deadLetters()).filter(
+          (d) => (d.payload as { fileId?: string }).fileId === message.fileId,
+        ),
+      ).toEqual([]);
+    });
+
+    it("marks the last attempt final and dead-letters the message when it fails too", async () => {
+      const g = group("doomed");
+      const attempts: { attempt: number; final: boolean }[] = [];
+      await bus.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, (d) => {
+        attempts.push({ attempt: d.attempt, final: d.final });
+        return Promise.reject(new Error("permanent failure"));
+      });
+      const message = deleted();
+      await bus.publish("file.deleted", message);
+
+      const mine = async () =>
+        (await harness.deadLetters()).filter(
+          (d) => (d.payload as { fileId?: string }).fileId === message.fileId,
+        );
+      const deadline = Date.now() + waitMs;
+      while ((await mine()).length === 0 && Date.now() < deadline) await sleep(10);
+
+      expect(attempts).toEqual([
+        { attempt: 1, final: false },
+        { attempt: 2, final: false },
+        { attempt: 3, final: true },
+      ]);
+      const letters = await mine();
+      expect(letters).toHaveLength(1);
+      expect(letters[0]).toMatchObject({ group: g, topic: "file.deleted", payload: message });
+      // Dead is dead: no further attempts.
+      await sleep(150);
+      expect(attempts).toHaveLength(3);
+    });
+
+    it("with maxAttempts 1 the first delivery is final", async () => {
+      const finals: boolean[] = [];
+      await bus.subscribe(
+        { group: group("once"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 },
+        (d) => {
+          finals.push(d.final);
+          return Promise.resolve();
+        },
+      );
+      await bus.publish("file.deleted", deleted());
+      await waitFor(() => finals.length === 1, waitMs, "the delivery");
+      expect(finals).toEqual([true]);
+    });
+
+    it("a failing message does not hold up the others in its group", async () => {
+      const done: string[] = [];
+      const poison = deleted();
+      await bus.subscribe(
+        { group: group("mixed"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 2 },
+        (d) => {
+          if (d.message.fileId === poison.fileId) return Promise.reject(new Error("poison"));
+          done.push(d.message.fileId);
+          return Promise.resolve();
+        },
+      );
+      const good = [deleted(), deleted(), deleted()];
+      await bus.publish("file.deleted", poison);
+      for (const m of good) await bus.publish("file.deleted", m);
+      await waitFor(() => done.length === good.length, waitMs, "the good messages");
+      expect([...done].sort()).toEqual(good.map((m) => m.fileId).sort());
+    });
+
+    it("never runs more handlers at once than the subscription's concurrency", async () => {
+      let inFlight = 0;
+      let maxInFlight = 0;
+      let handled = 0;
+      await bus.subscribe(
+        { group: group("bounded"), topics: ["file.deleted"], concurrency: 3, maxAttempts: 1 },
+        async () => {
+          inFlight += 1;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await sleep(30);
+          inFlight -= 1;
+          handled += 1;
+        },
+      );
+      for (let i = 0; i < 12; i++) await bus.publish("file.deleted", deleted());
+      await waitFor(() => handled === 12, waitMs, "all twelve messages");
+      expect(maxInFlight).toBeLessThanOrEqual(3);
+      // The bound is used, not just respected: with twelve messages waiting, three run together.
+      expect(maxInFlight).toBe(3);
+    });
+
+    it("concurrency 1 handles one message at a time", async () => {
+      let inFlight = 0;
+      let maxInFlight = 0;
+      let handled = 0;
+      await bus.subscribe(
+        { group: group("serial"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 },
+        async () => {
+          inFlight += 1;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await sleep(10);
+          inFlight -= 1;
+          handled += 1;
+        },
+      );
+      for (let i = 0; i < 6; i++) await bus.publish("file.deleted", deleted());
+      await waitFor(() => handled === 6, waitMs, "six messages");
+      expect(maxInFlight).toBe(1);
+    });
+
+    it("publish rejects a payload that does not match the topic's schema, and nothing is delivered", async () => {
+      const received: unknown[] = [];
+      await bus.subscribe(
+        { group: group("strict"), topics: ["file.deleted", "file.indexed"], concurrency: 1, maxAttempts: 1 },
+        (d) => {
+          received.push(d.message);
+          return Promise.resolve();
+        },
+      );
+      const bad = [
+        { fileId: "not-a-uuid", userId: randomUUID() },
+        { fileId: randomUUID() },
+      ] as unknown as MessageOf<"file.deleted">[];
+      for (const message of bad) {
+        await expect((async () => bus.publish("file.deleted", message))()).rejects.toThrow();
+      }
+      const negative = { ...indexed(), passageCount: -1 };
+      await expect((async () => bus.publish("file.indexed", negative))()).rejects.toThrow();
+      await sleep(100);
+      expect(received).toEqual([]);
+    });
+
+    it("publish reports an invalid payload as a rejected promise, never a synchronous throw", async () => {
+      const bad: MessageOf<"file.deleted"> = { fileId: "not-a-uuid", userId: "nor-this" };
+      let result: Promise<void> | undefined;
+      // Callers may chain .catch() or collect promises for Promise.all: a throw would escape both.
+      expect(() => {
+        result = bus.publish("file.deleted", bad);
+      }).not.toThrow();
+      await expect(result).rejects.toThrow();
+    });
+
+    it("close() waits for handlers in flight to finish", async () => {
+      let started = false;
+      let finished = false;
+      await bus.subscribe(
+        { group: group("slow"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 },
+        async () => {
+          started = true;
+          await sleep(200);
+          finished = true;
+        },
+      );
+      await bus.publish("file.deleted", deleted());
+      await waitFor(() => started, waitMs, "the handler to start");
+      expect(finished).toBe(false);
+      await bus.close();
+      expect(finished).toBe(true);
+    });
+
+    it("close() on an idle bus resolves", async () => {
+      await bus.subscribe(
+        { group: group("idle"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 },
+        () => Promise.resolve(),
+      );
+      await expect(bus.close()).resolves.toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,445 @@
+import { randomUUID } from "node:crypto";
+import type { ExtractedPassage, Locator } from "@locus/contracts";
+import type { FileRef, SearchIndex } from "../src/search-index.ts";
+
+export interface SearchIndexHarness {
+  index: SearchIndex;
+  cleanup(): Promise<void>;
+}
+
+export interface SearchIndexContractOptions {
+  /** For engines that show writes only after a refresh (Elasticsearch): called after each write. */
+  settle?: () => Promise<void>;
+}
+
+export async function* streamOf(passages: readonly ExtractedPassage[]): AsyncGenerator<ExtractedPassage> {
+  for (const p of passages) {
+    await Promise.resolve();
+    yield p;
+  }
+}
+
+export const textPassage = (content: string, page = 1, line = 1, lineEnd = line): ExtractedPassage => ({
+  content,
+  locator: { page, line, line_end: lineEnd, source: "text" },
+});
+
+export const HOSTILE_QUERIES: readonly string[] = [
+  '"revenue"',
+  '"unbalanced',
+  "unbalanced'",
+  "AND OR NOT",
+  "revenue AND",
+  "NOT revenue",
+  "col:value",
+  "content:revenue",
+  "tenant:anything",
+  "*",
+  "revenue*",
+  "^revenue",
+  "NEAR(a b)",
+  "NEAR(revenue growth, 2)",
+  "(revenue",
+  "revenue)",
+  "{content tenant}: revenue",
+  "'; DROP TABLE passages; --",
+  '"; DELETE FROM passages_fts; --',
+  "revenue -growth +profit",
+  "🚀📈 revenue 🤖",
+  "🚀",
+  "x".repeat(1000),
+  Array.from({ length: 200 }, (_, i) => `word${i}`).join(" "),
+  "revenue ".repeat(150),
+  "",
+  "   ",
+  "\n\t",
+  "!!!",
+  "...,;:?!@#$%^&*()[]{}<>/\\|`~",
+  "\u0000",
+  "\u200b",
+  "ｒｅｖｅｎｕｅ",
+  "révenüe",
+];
+
+/**
+ * The behaviour every SearchIndex adapter promises (see the JSDoc in src/search-index.ts). Every
+ * test uses fresh random user and file ids, so adapters over a shared engine need no emptying.
+ */
+export function searchIndexContract(
+  name: string,
+  make: () => Promise<SearchIndexHarness>,
+  options: SearchIndexContractOptions = {},
+): void {
+  const settle = options.settle ?? (() => Promise.resolve());
+
+  describe(`SearchIndex contract: ${name}`, () => {
+    let harness: SearchIndexHarness;
+    let index: SearchIndex;
+
+    beforeEach(async () => {
+      harness = await make();
+      index = harness.index;
+    });
+
+    afterEach(async () => {
+      await harness.cleanup();
+    });
+
+    const newFile = (userId: string = randomUUID()): FileRef => ({ userId, fileId: randomUUID() });
+
+    const replace = async (file: FileRef, passages: readonly ExtractedPassage[]) => {
+      const count = await index.replaceFilePassages(file, streamOf(passages));
+      await settle();
+      return count;
+    };
+
+    const search = (userId: string, text: string, limit = 20) => index.search({ userId, text, limit });
+
+    it("check() succeeds on a usable index", async () => {
+      await expect(index.check()).resolves.toBeUndefined();
+    });
+
+    it("finds an indexed passage with its file id, content and locator intact", async () => {
+      const file = newFile();
+      const passage = textPassage(
+        "Quarterly revenue grew by twelve percent.\nMargins held steady.",
+        2,
+        17,
+        18,
+      );
+      expect(await replace(file, [passage, textPassage("An unrelated passage about tea.", 3, 1)])).toBe(2);
+
+      const hits = await search(file.userId, "revenue");
+      expect(hits).toHaveLength(1);
+      expect(hits[0]).toEqual({
+        fileId: file.fileId,
+        content: passage.content,
+        locator: passage.locator,
+        score: expect.any(Number),
+      });
+    });
+
+    it("keeps every kind of locator as it was given", async () => {
+      const file = newFile();
+      const locators: Locator[] = [
+        { page: 4, line: 1, line_end: 5, source: "text" },
+        { page: 1, line: 3, line_end: 3, bbox: { x: 10.5, y: 20, width: 300, height: 14.25 }, source: "ocr" },
+        { timestamp: 12.5, timestamp_end: 19.75, source: "speech" },
+        { timestamp: 61, timestamp_end: 64, bbox: { x: 0, y: 0, width: 1920, height: 80 }, source: "screen" },
+      ];
+      await replace(
+        file,
+        locators.map((locator, i) => ({ content: `pelican number ${i} appears here`, locator })),
+      );
+      const hits = await search(file.userId, "pelican", 10);
+      expect(hits).toHaveLength(4);
+      for (const [i, locator] of locators.entries()) {
+        expect(hits.find((h) => h.content === `pelican number ${i} appears here`)?.locator).toEqual(locator);
+      }
+    });
+
+    it("matches regardless of case", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("The Board approved the BUDGET.")]);
+      expect(await search(file.userId, "budget")).toHaveLength(1);
+      expect(await search(file.userId, "BOARD Approved")).toHaveLength(1);
+    });
+
+    it("finds inflected forms: indexing 'revenues' finds 'revenue' and the other way round", async () => {
+      const plural = newFile();
+      const singular = newFile(plural.userId);
+      await replace(plural, [textPassage("Revenues increased across all regions.")]);
+      await replace(singular, [textPassage("Net revenue for the year.")]);
+      const forSingular = await search(plural.userId, "revenue");
+      expect(forSingular.map((h) => h.fileId).sort()).toEqual([plural.fileId, singular.fileId].sort());
+      const forPlural = await search(plural.userId, "revenues");
+      expect(forPlural.map((h) => h.fileId).sort()).toEqual([plural.fileId, singular.fileId].sort());
+    });
+
+    it.each([
+      ["full-width letters and digits", "Ｑ３ ｒｅｖｅｎｕｅ ｒｅｐｏｒｔ", "ｒｅｖｅｎｕｅ"],
+      ["a typographic ligature", "The ﬁnancial statements were audited.", "ﬁnancial"],
+      ["a superscript digit", "Energy equals mc² in this model.", "mc²"],
+      ["accented letters", "Le café du coin, naïve résumé.", "café"],
+    ])("a word copied from a passage finds it, even with %s", async (_label, content, query) => {
+      const file = newFile();
+      await replace(file, [textPassage(content)]);
+      expect((await search(file.userId, query)).map((h) => h.content)).toEqual([content]);
+    });
+
+    it("a passage matching any query word is found (words are alternatives, not all required)", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("Only giraffes here.")]);
+      expect(await search(file.userId, "giraffes zeppelin")).toHaveLength(1);
+    });
+
+    it("never returns another user's passages, even when the text is identical", async () => {
+      const alice = newFile();
+      const bob = newFile();
+      const same = [textPassage("Confidential merger plan for Acme Corporation.", 1, 1)];
+      await replace(alice, same);
+      await replace(bob, same);
+
+      const forAlice = await search(alice.userId, "confidential merger acme");
+      expect(forAlice.map((h) => h.fileId)).toEqual([alice.fileId]);
+      const forBob = await search(bob.userId, "confidential merger acme");
+      expect(forBob.map((h) => h.fileId)).toEqual([bob.fileId]);
+      expect(await search(randomUUID(), "confidential merger acme")).toEqual([]);
+    });
+
+    it("scopes results per user across many users and files", async () => {
+      const users = Array.from({ length: 5 }, () => randomUUID());
+      const filesByUser = new Map<string, string[]>();
+      for (const userId of users) {
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const file = newFile(userId);
+          ids.push(file.fileId);
+          await replace(file, [textPassage(`shared phrase about lighthouses, copy ${i}`)]);
+        }
+        filesByUser.set(userId, ids);
+      }
+      for (const userId of users) {
+        const hits = await search(userId, "lighthouses", 50);
+        expect(hits.map((h) => h.fileId).sort()).toEqual([...filesByUser.get(userId)!].sort());
+      }
+    });
+
+    it("a user id that differs only in case or dashes is another user", async () => {
+      const owner = "6f1c2f9a-1b2c-4d3e-8f40-0123456789ab";
+      const file = newFile(owner);
+      await replace(file, [textPassage("walrus migration schedule")]);
+      expect(await search(owner.toUpperCase(), "walrus")).toEqual([]);
+      expect(await search(owner.replace(/-/g, ""), "walrus")).toEqual([]);
+      expect(await search(owner, "walrus")).toHaveLength(1);
+    });
+
+    it("replacing a file's passages removes the old ones and never duplicates", async () => {
+      const file = newFile();
+      expect(
+        await replace(file, [
+          textPassage("alpha version of the contract"),
+          textPassage("second alpha clause"),
+        ]),
+      ).toBe(2);
+      expect(await replace(file, [textPassage("beta version of the contract")])).toBe(1);
+
+      expect(await search(file.userId, "alpha")).toEqual([]);
+      const hits = await search(file.userId, "contract version");
+      expect(hits.map((h) => h.content)).toEqual(["beta version of the contract"]);
+    });
+
+    it("replacing with the same passages twice (a redelivered message) gives no duplicates", async () => {
+      const file = newFile();
+      const passages = [
+        textPassage("idempotent indexing of passages", 1, 1),
+        textPassage("another idempotent line", 1, 2),
+      ];
+      await replace(file, passages);
+      await replace(file, passages);
+      const hits = await search(file.userId, "idempotent");
+      expect(hits).toHaveLength(2);
+      expect(hits.map((h) => h.locator.line).sort()).toEqual([1, 2]);
+    });
+
+    it("replacing one file leaves the user's other files alone", async () => {
+      const a = newFile();
+      const b = newFile(a.userId);
+      await replace(a, [textPassage("orchard apples in file a")]);
+      await replace(b, [textPassage("orchard pears in file b")]);
+      await replace(a, [textPassage("nothing about fruit now")]);
+      expect((await search(a.userId, "orchard")).map((h) => h.fileId)).toEqual([b.fileId]);
+    });
+
+    it("replacing with no passages empties the file and returns 0", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("soon gone")]);
+      expect(await replace(file, [])).toBe(0);
+      expect(await search(file.userId, "gone")).toEqual([]);
+    });
+
+    it("a failing passage stream leaves the previous passages in place and rethrows", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("stable original passage")]);
+      async function* broken(): AsyncGenerator<ExtractedPassage> {
+        yield textPassage("partial replacement passage");
+        await Promise.resolve();
+        throw new Error("extraction stream broke");
+      }
+      await expect(index.replaceFilePassages(file, broken())).rejects.toThrow("extraction stream broke");
+      await settle();
+      expect((await search(file.userId, "original")).map((h) => h.content)).toEqual([
+        "stable original passage",
+      ]);
+      expect(await search(file.userId, "replacement")).toEqual([]);
+    });
+
+    it("while a replacement is still streaming, searches see only the old set", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("old passage number one"), textPassage("old passage number two")]);
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let yielded = 0;
+      async function* slow(): AsyncGenerator<ExtractedPassage> {
+        yield textPassage("new passage number one");
+        yielded += 1;
+        await held;
+        yield textPassage("new passage number two");
+        yielded += 1;
+      }
+      const replacing = index.replaceFilePassages(file, slow());
+      while (yielded === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+
+      const during = await search(file.userId, "passage", 10);
+      expect(during.map((h) => h.content).sort()).toEqual([
+        "old passage number one",
+        "old passage number two",
+      ]);
+
+      release();
+      expect(await replacing).toBe(2);
+      await settle();
+      const after = await search(file.userId, "passage", 10);
+      expect(after.map((h) => h.content).sort()).toEqual([
+        "new passage number one",
+        "new passage number two",
+      ]);
+    });
+
+    it("indexes a stream of many passages, all of them searchable", async () => {
+      const file = newFile();
+      const passages = Array.from({ length: 1_234 }, (_, i) =>
+        textPassage(
+          `bulk passage ${i} mentions token${i} and the common word heron`,
+          Math.floor(i / 10) + 1,
+          (i % 10) + 1,
+        ),
+      );
+      expect(await replace(file, passages)).toBe(1_234);
+      const last = await search(file.userId, "token1233");
+      expect(last).toHaveLength(1);
+      expect(last[0]?.locator).toEqual({ page: 124, line: 4, line_end: 4, source: "text" });
+      expect(await search(file.userId, "token0")).toHaveLength(1);
+      expect(await search(file.userId, "token617")).toHaveLength(1);
+      expect(await search(file.userId, "heron", 2_000)).toHaveLength(1_234);
+    });
+
+    it("deleteFilePassages removes the file's passages and only those", async () => {
+      const gone = newFile();
+      const kept = newFile(gone.userId);
+      await replace(gone, [textPassage("kingfisher sighting near the river")]);
+      await replace(kept, [textPassage("kingfisher nest in the bank")]);
+      await index.deleteFilePassages(gone);
+      await settle();
+      expect((await search(gone.userId, "kingfisher")).map((h) => h.fileId)).toEqual([kept.fileId]);
+    });
+
+    it("deleteFilePassages of a file with no passages is not an error", async () => {
+      await expect(index.deleteFilePassages(newFile())).resolves.toBeUndefined();
+    });
+
+    it("deleteFilePassages with another user's id deletes nothing", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("protected passage about otters")]);
+      await index.deleteFilePassages({ userId: randomUUID(), fileId: file.fileId });
+      await settle();
+      expect(await search(file.userId, "otters")).toHaveLength(1);
+    });
+
+    it("returns at most `limit` results", async () => {
+      const file = newFile();
+      await replace(
+        file,
+        Array.from({ length: 30 }, (_, i) => textPassage(`limit test passage ${i} about sparrows`, 1, i + 1)),
+      );
+      expect(await search(file.userId, "sparrows", 5)).toHaveLength(5);
+      expect(await search(file.userId, "sparrows", 1)).toHaveLength(1);
+      expect(await search(file.userId, "sparrows", 100)).toHaveLength(30);
+    });
+
+    it("orders results best first, with scores in [0, 1)", async () => {
+      const file = newFile();
+      await replace(file, [
+        textPassage(
+          "A long passage that mentions inflation only once among many other words about weather, tea, gardens and trains.",
+          1,
+          1,
+        ),
+        textPassage("Inflation, inflation, inflation: inflation everywhere.", 1, 2),
+        textPassage("Inflation and interest rates rose together.", 1, 3),
+        // Unrelated passages, so that "inflation" is not in most of the corpus (BM25 gives such words no weight).
+        ...[
+          "Nothing relevant at all.",
+          "Gardens in spring.",
+          "Trains run late.",
+          "Tea is served at four.",
+        ].map((t, i) => textPassage(t, 1, 4 + i)),
+      ]);
+      const hits = await search(file.userId, "inflation interest");
+      expect(hits).toHaveLength(3);
+      for (const hit of hits) {
+        expect(hit.score).toBeGreaterThan(0);
+        expect(hit.score).toBeLessThan(1);
+      }
+      for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+      // Both query words beat one word once in a long passage.
+      expect(hits.at(-1)?.locator.line).toBe(1);
+      expect(hits.findIndex((h) => h.locator.line === 3)).toBeLessThan(
+        hits.findIndex((h) => h.locator.line === 1),
+      );
+    });
+
+    it("a query that matches nothing returns an empty array", async () => {
+      const file = newFile();
+      await replace(file, [textPassage("some text")]);
+      expect(await search(file.userId, "xylophone")).toEqual([]);
+    });
+
+    describe("any text is a safe query", () => {
+      let file: FileRef;
+
+      beforeEach(async () => {
+        file = newFile();
+        await replace(file, [
+          textPassage("Revenue growth and profit were strong; NEAR the col value of AND OR NOT words.", 1, 1),
+          textPassage("DROP TABLE passages is a phrase in this document.", 1, 2),
+        ]);
+      });
+
+      it.each(HOSTILE_QUERIES.map((q) => [q.length > 60 ? `${q.slice(0, 40)}… (${q.length} chars)` : q, q]))(
+        "query %j returns an array without throwing",
+        async (_label, query) => {
+          const hits = await search(file.userId, query);
+          expect(Array.isArray(hits)).toBe(true);
+          for (const hit of hits) {
+            expect(hit.fileId).toBe(file.fileId);
+            expect(hit.score).toBeGreaterThanOrEqual(0);
+            expect(hit.score).toBeLessThan(1);
+          }
+        },
+      );
+
+      it("operators and punctuation are words or separators, never syntax", async () => {
+        expect((await search(file.userId, '"revenue')).map((h) => h.locator.line)).toEqual([1]);
+        expect((await search(file.userId, "content:revenue")).map((h) => h.locator.line)).toEqual([1]);
+        expect((await search(file.userId, "NOT revenue")).map((h) => h.locator.line)).toContain(1);
+        expect((await search(file.userId, "revenue*")).map((h) => h.locator.line)).toEqual([1]);
+      });
+
+      it("empty, blank and punctuation-only queries return no results", async () => {
+        for (const query of ["", "   ", "!!!", "...,;:?", "🚀", "\u200b"]) {
+          expect(await search(file.userId, query)).toEqual([]);
+        }
+      });
+
+      it("an injection attempt leaves the index intact", async () => {
+        await search(file.userId, "'; DROP TABLE passages; --");
+        await search(file.userId, '"); DELETE FROM passages; --');
+        expect(await search(file.userId, "revenue")).toHaveLength(1);
+        expect(await search(file.userId, "drop table")).toHaveLength(1);
+      });
+    });
+  });
+}

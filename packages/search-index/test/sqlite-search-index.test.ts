@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
+import { searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
+
+searchIndexContract("SQLite FTS5", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "locus-index-"));
+  const index = new SqliteSearchIndex(join(dir, "index.db"));
+  return {
+    index,
+    async cleanup() {
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe("SqliteSearchIndex on disk", () => {
+  let dir: string;
+  let path: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "locus-index-file-"));
+    path = join(dir, "nested", "index.db");
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keeps passages across reopening the file, and reopening does not duplicate its schema", async () => {
+    const file = { userId: randomUUID(), fileId: randomUUID() };
+    const first = new SqliteSearchIndex(path);
+    await first.replaceFilePassages(file, streamOf([textPassage("persistent cormorant passage", 3, 7, 9)]));
+    await first.close();
+
+    const second = new SqliteSearchIndex(path);
+    try {
+      const hits = await second.search({ userId: file.userId, text: "cormorant", limit: 5 });
+      expect(hits.map((h) => h.locator)).toEqual([{ page: 3, line: 7, line_end: 9, source: "text" }]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("an indexer and a search process on the same file see each other's writes", async () => {
+    const indexer = new SqliteSearchIndex(path);
+    const searcher = new SqliteSearchIndex(path);
+    try {
+      const file = { userId: randomUUID(), fileId: randomUUID() };
+      await indexer.replaceFilePassages(file, streamOf([textPassage("shared albatross")]));
+      expect(await searcher.search({ userId: file.userId, text: "albatross", limit: 5 })).toHaveLength(1);
+      await indexer.deleteFilePassages(file);
+      expect(await searcher.search({ userId: file.userId, text: "albatross", limit: 5 })).toEqual([]);
+    } finally {
+      await indexer.close();
+      await searcher.close();
+    }
+  });
+
+  it("leaves no staged rows behind after a replacement, whether it succeeds or fails", async () => {
+    const index = new SqliteSearchIndex(path);
+    const file = { userId: randomUUID(), fileId: randomUUID() };
+    async function* broken() {
+      yield textPassage("staged then abandoned");
+      await Promise.resolve();
+      throw new Error("broken stream");
+    }
+    try {
+      await index.replaceFilePassages(
+        file,
+        streamOf(Array.from({ length: 700 }, (_, i) => textPassage(`row ${i}`))),
+      );
+      await expect(index.replaceFilePassages(file, broken())).rejects.toThrow("broken stream");
+    } finally {
+      await index.close();
+    }
+    const db = new BetterSqlite3(path, { readonly: true });
+    try {
+      expect(db.prepare("SELECT count(*) AS n FROM passages_staging").get()).toEqual({ n: 0 });
+      expect(db.prepare("SELECT count(*) AS n FROM passages").get()).toEqual({ n: 700 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it("field syntax naming another tenant's column cannot reach that tenant's passages", async () => {
+    const index = new SqliteSearchIndex(path);
+    try {
+      const mine = { userId: randomUUID(), fileId: randomUUID() };
+      const theirs = { userId: randomUUID(), fileId: randomUUID() };
+      await index.replaceFilePassages(mine, streamOf([textPassage("my ordinary notes")]));
+      await index.replaceFilePassages(theirs, streamOf([textPassage("their secret figures")]));
+      const token = `t${theirs.userId.replace(/-/g, "")}`;
+      for (const text of [
+        `tenant:${token} secret`,
+        `tenant:"${token}" OR secret`,
+        `{tenant}: ${token}`,
+        token,
+      ]) {
+        const hits = await index.search({ userId: mine.userId, text, limit: 10 });
+        expect(hits.every((h) => h.fileId === mine.fileId)).toBe(true);
+      }
+    } finally {
+      await index.close();
+    }
+  });
+
+  it("works in memory", async () => {
+    const index = new SqliteSearchIndex(":memory:");
+    try {
+      const file = { userId: randomUUID(), fileId: randomUUID() };
+      await index.replaceFilePassages(file, streamOf([textPassage("ephemeral puffin")]));
+      expect(await index.search({ userId: file.userId, text: "puffin", limit: 1 })).toHaveLength(1);
+    } finally {
+      await index.close();
+    }
+  });
+});
+
+describe("SqliteSearchIndex: scripts with combining marks", () => {
+  it("keeps a Devanagari word whole, so it finds only passages with that word", async () => {
+    const index = new SqliteSearchIndex(":memory:");
+    const userId = "8d8ac610-566d-4ef0-9c22-186b2a5ed793";
+    await index.replaceFilePassages(
+      { userId, fileId: "f1" },
+      (async function* () {
+        yield {
+          content: "यह भाषा सुंदर है",
+          locator: { page: 1, line: 1, line_end: 1, source: "text" as const },
+        };
+        yield {
+          content: "भारत एक देश है",
+          locator: { page: 1, line: 2, line_end: 2, source: "text" as const },
+        };
+      })(),
+    );
+    const hits = await index.search({ userId, text: "भाषा", limit: 10 });
+    expect(hits.map((h) => h.locator.line)).toEqual([1]);
+    await index.close();
+  });
+});
