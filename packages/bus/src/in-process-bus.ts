@@ -50,7 +50,7 @@ export class InProcessBus implements Bus {
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
     for (const sub of this.subscriptions) {
-      if ((sub.options.topics as readonly Topic[]).includes(topic)) {
+      if (sub.options.topics.includes(topic)) {
         sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1 });
         this.schedule(sub);
       }

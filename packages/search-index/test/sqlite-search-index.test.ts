@@ -127,16 +127,7 @@ describe("SqliteSearchIndex: scripts with combining marks", () => {
     const userId = "8d8ac610-566d-4ef0-9c22-186b2a5ed793";
     await index.replaceFilePassages(
       { userId, fileId: "f1" },
-      (async function* () {
-        yield {
-          content: "यह भाषा सुंदर है",
-          locator: { page: 1, line: 1, line_end: 1, source: "text" as const },
-        };
-        yield {
-          content: "भारत एक देश है",
-          locator: { page: 1, line: 2, line_end: 2, source: "text" as const },
-        };
-      })(),
+      streamOf([textPassage("यह भाषा सुंदर है", 1, 1), textPassage("भारत एक देश है", 1, 2)]),
     );
     const hits = await index.search({ userId, text: "भाषा", limit: 10 });
     expect(hits.map((h) => h.locator.line)).toEqual([1]);
