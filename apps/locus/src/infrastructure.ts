@@ -34,8 +34,17 @@ export class Infrastructure {
   }
 
   blobs(): BlobStore {
-    if (!this.blobStore) this.blobStore = new LocalBlobStore(join(this.config.dataDir, "blobs"));
+    this.blobStore ??= new LocalBlobStore(join(this.config.dataDir, "blobs"));
     return this.blobStore;
+  }
+
+  /**
+   * Removes what a crash left half-written in the local blob store. Only for the process that owns
+   * the data directory (the all-in-one shape), at start, before anything writes.
+   */
+  async sweepLocalBlobs(): Promise<void> {
+    const blobs = this.blobs();
+    if (blobs instanceof LocalBlobStore) await blobs.sweepTemporaryFiles();
   }
 
   messageBus(): Bus {

@@ -60,6 +60,7 @@ process.on("uncaughtException", (err) => {
 });
 
 try {
+  await infra.sweepLocalBlobs();
   await manager.start(config.targets);
   await running.files?.startRecovery({ everything: infra.busIsInProcess });
   logger.info({ targets: config.targets, dataDir: config.dataDir }, "Locus started");

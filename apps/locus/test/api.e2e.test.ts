@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import {
@@ -482,6 +483,53 @@ describe("bad input", () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(/PDF/);
     const png = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489", "hex");
     expect((await live.upload(png, "picture.pdf")).status).toBe(415);
+  });
+
+  /** Sends a multipart upload by hand, so the body can be cut short. */
+  async function rawUpload(body: Buffer, contentLength: number, cut: boolean): Promise<string> {
+    const { hostname, port } = new URL(locus.baseUrl);
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: hostname, port: Number(port) }, () => {
+        socket.write(
+          `POST /api/files/upload HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${liveKey}\r\n` +
+            `Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: ${contentLength}\r\n\r\n`,
+        );
+        socket.write(body);
+        if (cut) setTimeout(() => socket.destroy(), 200);
+      });
+      let answer = "";
+      socket.on("data", (d: Buffer) => (answer += d.toString()));
+      socket.on("close", () => resolve(answer));
+      socket.on("error", reject);
+    });
+  }
+
+  it("survives uploads that break off, keeping nothing and charging nothing", async () => {
+    const before = ((await (await live.get("/api/files")).json()) as FileBody[]).length;
+    const pdf = await makePdf({
+      pages: Array.from({ length: 40 }, (_, i) => pageWith(`Broken upload ${i}`, 2)),
+    });
+    expect(pdf.length).toBeGreaterThan(20_000);
+    const head = Buffer.from(
+      '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="cut.pdf"\r\n\r\n',
+    );
+    const partial = Buffer.concat([head, pdf]);
+    // The form ends without its closing boundary.
+    const truncated = await rawUpload(partial, partial.length, false);
+    expect(truncated).toMatch(/^HTTP\/1.1 400/);
+    // The client goes away mid-body.
+    await rawUpload(partial, partial.length + 100_000, true);
+
+    expect((await fetch(`${locus.baseUrl}/healthz`)).status).toBe(200);
+    expect(((await (await live.get("/api/files")).json()) as FileBody[]).length).toBe(before);
+  });
+
+  it("answers a malformed percent-escape in the path with 400", async () => {
+    for (const path of ["/api/files/%ZZ", "/previews/%ZZ"]) {
+      const res = await live.get(path);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/percent-escape/);
+    }
   });
 
   it("refuses an empty file with 400", async () => {

@@ -50,8 +50,17 @@ export class PdfExtractor {
     const { fileId, userId, blobKey } = message;
     const stat = await this.blobs.stat(blobKey);
     if (!stat) {
-      // Deleted before we got to it: nothing to do, and nobody to tell.
-      this.logger.info({ fileId }, "file bytes are gone; skipping extraction");
+      // Deleted before we got to it (then nobody is listening), or lost: either way, never leave
+      // the file waiting.
+      this.logger.warn({ fileId }, "file bytes are gone; failing the file");
+      await this.bus.publish("file.failed", {
+        fileId,
+        userId,
+        error: {
+          code: "file_missing",
+          message: "The file's bytes are missing from storage; upload it again.",
+        },
+      });
       return;
     }
     await this.bus.publish("file.progress", { fileId, userId, progress: 0 });

@@ -25,8 +25,8 @@ export interface FilesModule extends Stoppable {
   /** Serves preview links; mounted by the gateway. */
   router: Router;
   /**
-   * Starts the recovery sweep. Call once every consumer is subscribed: with everything=true the
-   * first sweep re-queues all unfinished files (after a restart on the in-process bus).
+   * Starts recovery. Call once every consumer is subscribed. everything=true (in-process bus):
+   * re-queue every unfinished file, once. Otherwise: re-queue work that has stalled, periodically.
    */
   startRecovery(options: { everything: boolean }): Promise<void>;
 }
@@ -53,7 +53,13 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
     service,
     router: previewRouter(service, deps.logger),
     async startRecovery({ everything }) {
-      await sweep(everything ? undefined : deps.stalledAfterMs);
+      if (everything) {
+        // In-process bus: messages die only with the process, so the work to redo is exactly what
+        // was unfinished at start. A periodic sweep would re-queue files still waiting in line.
+        await sweep();
+        return;
+      }
+      await sweep(deps.stalledAfterMs);
       timer = setInterval(
         () => void sweep(deps.stalledAfterMs),
         Math.max(1000, Math.floor(deps.stalledAfterMs / 2)),

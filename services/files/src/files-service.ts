@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { fileTypeFromBuffer } from "file-type";
 import {
   EXTRACTABLE_KINDS,
@@ -130,7 +131,11 @@ export class FilesService {
             `The file is larger than the ${this.options.maxUploadBytes}-byte limit.`,
           ),
       );
-      const { sizeBytes } = await this.blobs.put(blobKey, stream.pipe(limit));
+      // pipeline, not pipe: when the upload breaks off (client gone, form cut short) the error must
+      // reach the blob store's write, which then removes what it wrote; with pipe it would escape
+      // as an uncaught exception. The failure itself surfaces through `put` below.
+      pipeline(stream, limit).catch(() => undefined);
+      const { sizeBytes } = await this.blobs.put(blobKey, limit);
       stored = true;
       if (sizeBytes === 0) throw new LocusError("bad_request", "The uploaded file is empty.");
 
@@ -203,6 +208,15 @@ export class FilesService {
     ]);
     await this.bus.publish("file.deleted", { fileId, userId });
     return record;
+  }
+
+  /**
+   * Undoes an upload whose request failed after the file was stored (a later part was bad, the
+   * client went away): removes it like a delete and gives its quota back.
+   */
+  async discardUpload(user: User, fileId: string): Promise<void> {
+    const record = await this.delete(user.id, fileId);
+    await this.store.releaseUpload(user.id, monthOf(new Date(record.createdAt)));
   }
 
   async previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink> {

@@ -1,4 +1,6 @@
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { BlobNotFoundError } from "@locus/blob-store";
 import { create as contentDisposition } from "content-disposition";
 import { Router, type Request, type Response } from "express";
 import rangeParser from "range-parser";
@@ -57,8 +59,19 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
       res.end();
       return;
     }
+    let body: Readable;
     try {
-      await pipeline(await content.open(range), res);
+      body = await content.open(range);
+    } catch (err) {
+      if (!(err instanceof BlobNotFoundError)) throw err;
+      // Deleted between the check and the read.
+      res.removeHeader("Content-Length");
+      res.removeHeader("Content-Range");
+      res.status(404).json({ detail: "File not found" });
+      return;
+    }
+    try {
+      await pipeline(body, res);
     } catch (err) {
       // The client went away mid-download, or the disk failed: nothing more can be sent.
       logger.debug({ err, fileId: record.id }, "preview stream ended early");

@@ -45,7 +45,9 @@ export function errorHandler(logger: Logger, maxUploadBytes: number) {
     let error: LocusError | null = null;
     if (isLocusError(err)) error = err;
     else if (err instanceof multer.MulterError) error = fromMulter(err, maxUploadBytes);
-    else if (
+    else if (err instanceof URIError) {
+      error = new LocusError("bad_request", "The URL is not valid: it has a malformed percent-escape.");
+    } else if (
       err instanceof Error &&
       /multipart|boundary|unexpected end of form|part header/i.test(err.message)
     ) {

@@ -50,7 +50,7 @@ export class UploadStorage implements StorageEngine {
     callback: (error: Error | null) => void,
   ): void {
     if (!file.fileId) return callback(null);
-    this.files.delete(this.principal.user.id, file.fileId).then(
+    this.files.discardUpload(this.principal.user, file.fileId).then(
       () => callback(null),
       () => callback(null),
     );

@@ -89,6 +89,7 @@ describe("search parameters (pydantic v2 wording)", () => {
     expect(parseSearchParams({ q: "a", limit: " 7 " }).limit).toBe(7);
     expect(parseSearchParams({ q: "a", limit: "1_0" }).limit).toBe(10);
     expect(parseSearchParams({ q: "a", limit: "5.0" }).limit).toBe(5);
+    expect(issuesOf(() => parseSearchParams({ q: "a", limit: "5." }))[0]?.type).toBe("int_parsing");
     expect(issuesOf(() => parseSearchParams({ q: "a", limit: "5.5" }))[0]?.type).toBe("int_parsing");
   });
 
@@ -119,9 +120,7 @@ describe("file_id (the uuid crate's messages, as pydantic-core reports them)", (
   });
 
   it("names the first bad character, 1-based", () => {
-    expect(msgFor("not-a-uuid")).toBe(
-      "Input should be a valid UUID, invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1",
-    );
+    expect(msgFor("not-a-uuid")).toBe("Input should be a valid UUID, invalid character: found `n` at 1");
   });
 
   it("reports a wrong length, group count or group length", () => {

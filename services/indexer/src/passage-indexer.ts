@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { ExtractedPassage, type FileExtracted } from "@locus/contracts";
+import { ExtractedPassage, extractionBlobKey, type FileExtracted } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus, Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
@@ -8,7 +8,7 @@ import type { SearchIndex } from "@locus/search-index";
 /**
  * Writes a file's stored extraction into the search index (replacing whatever the file had, so a
  * redelivered message never duplicates passages), then reports the file indexed. Removes a
- * deleted file's passages.
+ * deleted file's passages and extraction.
  */
 export class PassageIndexer {
   constructor(
@@ -22,8 +22,14 @@ export class PassageIndexer {
     switch (delivery.topic) {
       case "file.extracted":
         return this.indexFile(delivery.message, delivery.final);
-      case "file.deleted":
-        return this.index.deleteFilePassages(delivery.message);
+      case "file.deleted": {
+        // Everything derived from the file: a file deleted mid-processing may get its extraction
+        // written after the files service removed the rest.
+        const { fileId, userId } = delivery.message;
+        await this.index.deleteFilePassages({ fileId, userId });
+        await this.blobs.delete(extractionBlobKey(userId, fileId));
+        return;
+      }
     }
   }
 
