@@ -1,27 +1,24 @@
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
-import {
-  createSqliteMetadataStore,
-  type KeyType,
-  type MetadataStore,
-  type Plan,
-} from "@locus/metadata-store";
+import type { KeyType, MetadataStore, Plan } from "@locus/metadata-store";
 import { ConfigError, loadConfig } from "@locus/runtime";
+import { createMetadataStore } from "./infrastructure.ts";
 
 /**
- * Operator commands against the same data as the running server (SQLite in WAL mode, so both can
- * work at once):
+ * Operator commands against the same data as the running server, through the same configuration
+ * (SQLite in WAL mode, so both can work at once; or the shared Postgres):
  *   locus users create --email E [--plan free|pro|enterprise]
  *   locus keys create --email E --type live|test [--name N]   (the key alone on the last line)
  *   locus keys list --email E
  *   locus keys revoke KEY_OR_ID
+ *   locus migrate                                             (brings the schema up to date)
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
   pnpm locus keys create --email E --type live|test [--name N]
   pnpm locus keys list --email E
   pnpm locus keys revoke KEY_OR_ID
+  pnpm locus migrate
 `;
 
 class UsageError extends Error {}
@@ -60,6 +57,12 @@ async function run(store: MetadataStore, argv: string[]): Promise<void> {
   const [noun, verb, arg] = positionals;
   if (values.help || !noun) {
     out(USAGE.trimEnd());
+    return;
+  }
+
+  if (noun === "migrate") {
+    // Every command migrates first (see below); this one only reports it, for deploy pipelines.
+    out("The metadata schema is up to date.");
     return;
   }
 
@@ -139,7 +142,7 @@ let code = 0;
 let store: MetadataStore | undefined;
 try {
   const config = loadConfig();
-  store = createSqliteMetadataStore(join(config.dataDir, "metadata.sqlite"));
+  store = createMetadataStore(config);
   await store.migrate();
   await run(store, process.argv.slice(2));
 } catch (err) {

@@ -1,41 +1,91 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { LocalBlobStore, type BlobStore } from "@locus/blob-store";
-import { InProcessBus, type Bus } from "@locus/bus";
-import { createSqliteMetadataStore, type MetadataStore } from "@locus/metadata-store";
+import { Redis } from "ioredis";
+import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
+import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
+import type { PresignBlob } from "@locus/files";
+import { ServiceIdentity } from "@locus/http";
+import {
+  createPostgresMetadataStore,
+  createSqliteMetadataStore,
+  type MetadataStore,
+} from "@locus/metadata-store";
 import type { LocusConfig, Logger } from "@locus/runtime";
-import { SqliteSearchIndex, type SearchIndex } from "@locus/search-index";
+import { PostgresSearchIndex, SqliteSearchIndex, type SearchIndex } from "@locus/search-index";
+
+/** The configured metadata store (not yet migrated): for the server and the operator CLI alike. */
+export function createMetadataStore(config: LocusConfig): MetadataStore {
+  if (config.adapters.metadataStore === "postgres") {
+    if (!config.postgres) throw new Error("DATABASE_URL is not set");
+    return createPostgresMetadataStore({
+      connectionString: config.postgres.url,
+      ...(config.postgres.schema ? { schema: config.postgres.schema } : {}),
+    });
+  }
+  return createSqliteMetadataStore(join(config.dataDir, "metadata.sqlite"));
+}
 
 /**
  * Builds each piece of infrastructure once, on first use, from the configured adapter, and
- * closes what was built in reverse order. Modules ask for what they need; nothing else is opened.
+ * closes what was built. Modules ask for what they need; nothing else is opened, so an indexer
+ * process never connects to Redis and a gateway never opens the search index.
  */
 export class Infrastructure {
   private store?: Promise<MetadataStore>;
   private blobStore?: BlobStore;
-  private bus?: Bus;
-  private index?: SearchIndex;
+  private bus?: Promise<Bus>;
+  private index?: Promise<SearchIndex>;
+  private redisClient?: Redis;
   private readonly closers: (() => Promise<void>)[] = [];
+  private readonly checks: Record<string, () => Promise<void>> = {};
 
   constructor(
     readonly config: LocusConfig,
     private readonly logger: Logger,
   ) {}
 
+  private postgres() {
+    const pg = this.config.postgres;
+    if (!pg) throw new Error("DATABASE_URL is not set");
+    return { connectionString: pg.url, ...(pg.schema ? { schema: pg.schema } : {}) };
+  }
+
   metadataStore(): Promise<MetadataStore> {
     this.store ??= (async () => {
-      const store = createSqliteMetadataStore(join(this.config.dataDir, "metadata.sqlite"));
-      await store.migrate();
+      const store = createMetadataStore(this.config);
       this.closers.push(() => store.close());
+      this.checks.metadata_store = () => store.check();
+      await store.migrate();
       return store;
     })();
     return this.store;
   }
 
   blobs(): BlobStore {
-    this.blobStore ??= new LocalBlobStore(join(this.config.dataDir, "blobs"));
+    if (!this.blobStore) {
+      const s3 = this.config.s3;
+      const store =
+        this.config.adapters.blobStore === "s3" && s3
+          ? new S3BlobStore({
+              bucket: s3.bucket,
+              region: s3.region,
+              endpoint: s3.endpoint,
+              forcePathStyle: s3.forcePathStyle,
+              accessKeyId: s3.accessKeyId,
+              secretAccessKey: s3.secretAccessKey,
+            })
+          : new LocalBlobStore(join(this.config.dataDir, "blobs"));
+      this.checks.blob_store = () => store.check();
+      this.blobStore = store;
+    }
     return this.blobStore;
+  }
+
+  /** Preview links the blob store serves itself (S3), or undefined when Locus serves them. */
+  presigner(): PresignBlob | undefined {
+    const blobs = this.blobs();
+    return blobs instanceof S3BlobStore ? (key, options) => blobs.presignedGetUrl(key, options) : undefined;
   }
 
   /**
@@ -43,12 +93,30 @@ export class Infrastructure {
    * the data directory (the all-in-one shape), at start, before anything writes.
    */
   async sweepLocalBlobs(): Promise<void> {
+    if (this.config.adapters.blobStore !== "local" || this.config.split) return;
     const blobs = this.blobs();
     if (blobs instanceof LocalBlobStore) await blobs.sweepTemporaryFiles();
   }
 
-  messageBus(): Bus {
-    this.bus ??= new InProcessBus(this.logger.child({ component: "bus" }));
+  messageBus(): Promise<Bus> {
+    this.bus ??= (async () => {
+      const logger = this.logger.child({ component: "bus" });
+      let bus: Bus;
+      if (this.config.adapters.bus === "rabbitmq" && this.config.amqpUrl) {
+        const rabbit = new RabbitMqBus({
+          url: this.config.amqpUrl,
+          logger,
+          prefix: this.config.amqpPrefix,
+          connectionName: `locus ${this.config.targets.join("+")}`,
+        });
+        await rabbit.connect();
+        bus = rabbit;
+      } else {
+        bus = new InProcessBus(logger);
+      }
+      this.checks.bus = () => bus.check();
+      return bus;
+    })();
     return this.bus;
   }
 
@@ -57,13 +125,45 @@ export class Infrastructure {
     return this.config.adapters.bus === "memory";
   }
 
-  searchIndex(): SearchIndex {
-    if (!this.index) {
-      const index = new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"));
+  searchIndex(): Promise<SearchIndex> {
+    this.index ??= (async () => {
+      const index =
+        this.config.adapters.searchIndex === "postgres"
+          ? new PostgresSearchIndex(this.postgres())
+          : new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"));
+      await index.check();
       this.closers.push(() => index.close());
-      this.index = index;
-    }
+      this.checks.search_index = () => index.check();
+      return index;
+    })();
     return this.index;
+  }
+
+  /** Shared rate-limit counters, when configured. */
+  redis(): Redis | undefined {
+    if (this.config.adapters.rateLimitStore !== "redis" || !this.config.redisUrl) return undefined;
+    if (!this.redisClient) {
+      const client = new Redis(this.config.redisUrl, {
+        // Fail a command quickly when Redis is away: the limiter then counts in memory.
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        connectTimeout: 2000,
+      });
+      client.on("error", (err: Error) => this.logger.warn({ err: err.message }, "redis connection problem"));
+      this.closers.push(async () => {
+        await client.quit().catch(() => client.disconnect());
+      });
+      this.checks.redis = async () => {
+        await client.ping();
+      };
+      this.redisClient = client;
+    }
+    return this.redisClient;
+  }
+
+  /** Signs and checks the calls between services, in the split shape. */
+  serviceIdentity(): ServiceIdentity | undefined {
+    return this.config.internalSecret ? new ServiceIdentity(this.config.internalSecret) : undefined;
   }
 
   /**
@@ -90,18 +190,10 @@ export class Infrastructure {
     }
   }
 
-  /** State of what has been built, for /readyz. */
+  /** State of what this process has built, for /readyz. */
   async readiness(): Promise<Record<string, string>> {
-    const checks: Record<string, () => Promise<void>> = {};
-    if (this.store) {
-      const store = this.store;
-      checks.metadata_store = async () => (await store).check();
-    }
-    if (this.blobStore) checks.blob_store = () => this.blobs().check();
-    if (this.index) checks.search_index = () => this.searchIndex().check();
-    if (this.bus) checks.bus = () => this.messageBus().check();
     const entries = await Promise.all(
-      Object.entries(checks).map(async ([name, check]) => {
+      Object.entries(this.checks).map(async ([name, check]) => {
         try {
           await check();
           return [name, "ok"] as const;
@@ -116,12 +208,12 @@ export class Infrastructure {
 
   /** Stops message delivery and waits for handlers in flight: the first step of a clean stop. */
   async drainBus(): Promise<void> {
-    await this.bus?.close();
+    if (this.bus) await (await this.bus).close();
   }
 
   async close(): Promise<void> {
     // The bus first: it waits for handlers in flight, which still use the store and the index.
-    if (this.bus) this.closers.push(() => this.messageBus().close());
+    await this.drainBus().catch((err: unknown) => this.logger.error({ err }, "failed to close the bus"));
     for (const close of this.closers.reverse()) {
       try {
         await close();

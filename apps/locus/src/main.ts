@@ -1,23 +1,16 @@
+import { createProcessApp, startHttpServer, type HttpServer } from "@locus/http";
 import { ConfigError, createLogger, loadConfig, ModuleManager, type LocusConfig } from "@locus/runtime";
 import { Infrastructure } from "./infrastructure.ts";
 import { moduleDescriptors, type Running } from "./modules.ts";
 
 /**
  * Locus: starts the targets named by LOCUS_TARGETS (default `all`: every module in this process,
- * on embedded SQLite, local disk and the in-process bus).
+ * on embedded SQLite, local disk and the in-process bus), and serves their HTTP routes with
+ * /healthz and /readyz on PORT.
  */
 function readConfig(): LocusConfig {
   try {
-    const config = loadConfig();
-    const split = !(config.targets.length === 1 && config.targets[0] === "all");
-    if (split && config.adapters.bus === "memory") {
-      // Modules in different processes cannot share an in-process bus: messages would vanish.
-      throw new ConfigError([
-        `LOCUS_TARGETS: "${config.targets.join(",")}" runs part of Locus in this process, which needs a shared message bus, ` +
-          "metadata store and search index; this build has only the embedded ones, so use LOCUS_TARGETS=all.",
-      ]);
-    }
-    return config;
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -28,17 +21,19 @@ function readConfig(): LocusConfig {
 }
 
 const config = readConfig();
-const logger = createLogger("locus", config.logLevel);
+const serviceName = config.split ? config.targets.join("+") : "locus";
+const logger = createLogger(serviceName, config.logLevel);
 const infra = new Infrastructure(config, logger);
-const running: Running = {};
+const running: Running = { routers: [], errorMappers: [] };
 const manager = new ModuleManager(moduleDescriptors(infra, logger, running), logger);
+let http: HttpServer | undefined;
 
 let stopping: Promise<void> | null = null;
 function shutdown(reason: string, code: number): Promise<void> {
   stopping ??= (async () => {
     logger.info({ reason }, "stopping");
     // Stop taking requests, then let handlers in flight finish, then stop the modules they use.
-    await running.gateway?.stop();
+    await http?.stop();
     await infra.drainBus();
     await manager.stop();
     await infra.close();
@@ -62,8 +57,19 @@ process.on("uncaughtException", (err) => {
 try {
   await infra.sweepLocalBlobs();
   await manager.start(config.targets);
+  const app = createProcessApp({
+    logger: logger.child({ module: "http" }),
+    readiness: () => infra.readiness(),
+    routers: running.routers,
+    errorMappers: running.errorMappers,
+  });
+  http = await startHttpServer(app, {
+    host: config.host,
+    port: config.port,
+    logger: logger.child({ module: "http" }),
+  });
   await running.files?.startRecovery({ everything: infra.busIsInProcess });
-  logger.info({ targets: config.targets, dataDir: config.dataDir }, "Locus started");
+  logger.info({ targets: config.targets, url: http.url }, "Locus started");
 } catch (err) {
   logger.fatal({ err }, "Locus failed to start");
   await infra.close();

@@ -1,25 +1,30 @@
-import type { FilesModule } from "@locus/files";
+import type { Router } from "express";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
-import { startFilesModule } from "@locus/files";
-import { startGatewayModule, type GatewayModule } from "@locus/gateway";
+import { FilesHttpClient, startFilesModule, type FilesApi, type FilesModule } from "@locus/files";
+import { createGatewayRouter, multipartErrors } from "@locus/gateway";
+import type { ErrorMapper } from "@locus/http";
 import { startIndexerModule } from "@locus/indexer";
 import type { Logger, ModuleDescriptor, Target } from "@locus/runtime";
-import { SearchService } from "@locus/search";
+import { SearchHttpClient, searchInternalRouter, SearchService, type SearchApi } from "@locus/search";
 import type { Infrastructure } from "./infrastructure.ts";
 
 /** Work that sat in `pending` or `processing` this long without a word is published again. */
 const STALLED_AFTER_MS = 10 * 60_000;
 
-/** What running modules offer each other inside one process. */
+/** What the modules of this process offer each other and the process's HTTP server. */
 export interface Running {
   files?: FilesModule;
   search?: SearchService;
-  gateway?: GatewayModule;
+  /** Routes to serve, in the order modules started. */
+  routers: Router[];
+  errorMappers: ErrorMapper[];
 }
 
+const noop = { stop: () => Promise.resolve() };
+
 /**
- * Every target and what it needs first. `all` is every module in one process; single targets are
- * for the split shape.
+ * Every target and what it needs first. `all` is every module in one process, calling each other
+ * directly; a single target runs alone and reaches the others through the bus and over HTTP.
  */
 export function moduleDescriptors(
   infra: Infrastructure,
@@ -28,32 +33,37 @@ export function moduleDescriptors(
 ): ModuleDescriptor<Target>[] {
   const { config } = infra;
   const log = (module: string) => logger.child({ module });
-  const noop = { stop: () => Promise.resolve() };
+  // Internal HTTP interfaces are served only when other processes need them.
+  const identity = config.split ? infra.serviceIdentity() : undefined;
   return [
     {
       name: "files",
       dependsOn: [],
       start: async () => {
-        running.files = await startFilesModule({
+        const files = await startFilesModule({
           store: await infra.metadataStore(),
           blobs: infra.blobs(),
-          bus: infra.messageBus(),
+          bus: await infra.messageBus(),
           logger: log("files"),
           signingSecret: await infra.signingSecret(),
           maxUploadBytes: config.maxUploadBytes,
           monthlyUploadQuota: config.monthlyUploadQuota,
           stalledAfterMs: STALLED_AFTER_MS,
+          presign: infra.presigner(),
+          identity,
         });
-        return running.files;
+        running.files = files;
+        running.routers.push(...files.routers);
+        return files;
       },
     },
     {
       name: "extractor-pdf",
       dependsOn: [],
-      start: () =>
+      start: async () =>
         startExtractorPdfModule({
           blobs: infra.blobs(),
-          bus: infra.messageBus(),
+          bus: await infra.messageBus(),
           logger: log("extractor-pdf"),
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
@@ -64,11 +74,11 @@ export function moduleDescriptors(
     {
       name: "indexer",
       dependsOn: [],
-      start: () =>
+      start: async () =>
         startIndexerModule({
           blobs: infra.blobs(),
-          index: infra.searchIndex(),
-          bus: infra.messageBus(),
+          index: await infra.searchIndex(),
+          bus: await infra.messageBus(),
           logger: log("indexer"),
           maxAttempts: config.maxAttempts,
         }),
@@ -77,35 +87,44 @@ export function moduleDescriptors(
       name: "search",
       dependsOn: [],
       start: async () => {
-        running.search = new SearchService(infra.searchIndex(), await infra.metadataStore());
+        running.search = new SearchService(await infra.searchIndex(), await infra.metadataStore());
+        if (identity) running.routers.push(searchInternalRouter(running.search, identity));
         return noop;
       },
     },
     {
       name: "gateway",
-      dependsOn: ["files", "search"],
+      dependsOn: [],
       start: async () => {
-        const { files, search } = running;
-        if (!files || !search) throw new Error("gateway needs the files and search modules in this process");
-        running.gateway = await startGatewayModule({
-          store: await infra.metadataStore(),
-          files: files.service,
-          search,
-          previewRouter: files.router,
-          logger: log("gateway"),
-          maxUploadBytes: config.maxUploadBytes,
-          rateLimits: config.rateLimits,
-          publicUrl: config.publicUrl,
-          readiness: () => infra.readiness(),
-          host: config.host,
-          port: config.port,
-        });
-        return running.gateway;
+        // In this process when it runs here; over HTTP, as the same interface, when it does not.
+        const remote = infra.serviceIdentity();
+        const files: FilesApi | undefined =
+          running.files?.service ??
+          (config.filesUrl && remote ? new FilesHttpClient(config.filesUrl, remote) : undefined);
+        const search: SearchApi | undefined =
+          running.search ??
+          (config.searchUrl && remote ? new SearchHttpClient(config.searchUrl, remote) : undefined);
+        if (!files || !search)
+          throw new Error("the gateway needs the files and search services, here or by URL");
+        running.routers.unshift(
+          createGatewayRouter({
+            store: await infra.metadataStore(),
+            files,
+            search,
+            logger: log("gateway"),
+            maxUploadBytes: config.maxUploadBytes,
+            rateLimits: config.rateLimits,
+            redis: infra.redis(),
+            publicUrl: config.publicUrl,
+          }),
+        );
+        running.errorMappers.push(multipartErrors(config.maxUploadBytes));
+        return noop;
       },
     },
     {
       name: "all",
-      // The gateway last: it takes requests only once every consumer is subscribed.
+      // The gateway last: its routes use the modules started before it.
       dependsOn: ["files", "search", "extractor-pdf", "indexer", "gateway"],
       start: () => Promise.resolve(noop),
     },

@@ -32,10 +32,19 @@ describe("configuration", () => {
     expect(stderr).toMatch(/LOCUS_TARGETS: unknown target\(s\) mystery/);
   });
 
-  it("refuses to run a single target on the in-process bus", async () => {
+  it("refuses to run a single target on embedded pieces, and says what the split shape needs", async () => {
     const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "gateway" });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/needs a shared message bus/);
+    expect(stderr).toMatch(/every piece must be shared; not LOCUS_BUS=memory \(use rabbitmq\)/);
+    expect(stderr).toMatch(/LOCUS_INTERNAL_SECRET: required/);
+    expect(stderr).toMatch(/LOCUS_FILES_URL: required/);
+  });
+
+  it("names a missing connection setting for a chosen adapter", async () => {
+    const { code, stderr } = await startWithEnv({ LOCUS_BUS: "rabbitmq", LOCUS_METADATA_STORE: "postgres" });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/AMQP_URL: required by LOCUS_BUS=rabbitmq/);
+    expect(stderr).toMatch(/DATABASE_URL: required/);
   });
 });
 

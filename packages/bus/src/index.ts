@@ -1,2 +1,11 @@
 export * from "./bus.ts";
 export { InProcessBus, type DeadLetter } from "./in-process-bus.ts";
+export {
+  RabbitMqBus,
+  groupQueues,
+  AttemptHeader,
+  GroupHeader,
+  ReasonHeader,
+  type GroupQueues,
+  type RabbitMqBusOptions,
+} from "./rabbitmq-bus.ts";

@@ -69,21 +69,70 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } | null 
   return null;
 }
 
+/** What a dialect's factory tunes in the shared data layer; SQLite needs none of it. */
+export interface KyselyMetadataStoreOptions {
+  /**
+   * Schema for Kysely's migration bookkeeping tables. A server with several schemas needs it:
+   * without it Kysely looks for its tables in every schema, and would take another deployment's
+   * for this one's.
+   */
+  migrationTableSchema?: string;
+  /**
+   * Runs each migrate(): it calls `migrate` with the database the migrations should run on, after
+   * any preparation the dialect needs (Postgres: create the schema, use a connection without a
+   * statement timeout). Default: the store's own database.
+   */
+  runMigrations?: (migrate: (db: Kysely<Database>) => Promise<void>) => Promise<void>;
+  /**
+   * check() rejects after this long even when the server keeps the connection open but never
+   * answers, so /readyz reports it instead of hanging. Default: no limit (an embedded file answers).
+   */
+  checkTimeoutMillis?: number;
+}
+
 /** The data layer shared by every SQL dialect (SQLite now, Postgres in split mode). */
 export class KyselyMetadataStore implements MetadataStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: KyselyMetadataStoreOptions = {},
+  ) {}
 
   async migrate(): Promise<void> {
-    const migrator = new Migrator({ db: this.db, provider: migrationProvider });
-    const { error, results } = await migrator.migrateToLatest();
-    const failed = results?.find((r) => r.status === "Error");
-    if (error || failed) {
-      throw new Error(`Metadata migration ${failed?.migrationName ?? ""} failed`, { cause: error });
-    }
+    const migrate = async (db: Kysely<Database>) => {
+      const migrator = new Migrator({
+        db,
+        provider: migrationProvider,
+        migrationTableSchema: this.options.migrationTableSchema,
+      });
+      const { error, results } = await migrator.migrateToLatest();
+      const failed = results?.find((r) => r.status === "Error");
+      if (error || failed) {
+        throw new Error(`Metadata migration ${failed?.migrationName ?? ""} failed`, { cause: error });
+      }
+    };
+    await (this.options.runMigrations ? this.options.runMigrations(migrate) : migrate(this.db));
   }
 
   async check(): Promise<void> {
-    await sql`select 1`.execute(this.db);
+    const probe = sql`select 1`.execute(this.db);
+    const limit = this.options.checkTimeoutMillis;
+    if (limit === undefined) {
+      await probe;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`The metadata store did not answer within ${limit} ms`)),
+        limit,
+      );
+    });
+    try {
+      // race() also handles a late rejection of the probe, so nothing goes unhandled.
+      await Promise.race([probe, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

@@ -60,11 +60,35 @@ const EnvSchema = z.object({
   LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
   LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
   LOCUS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  LOCUS_METADATA_STORE: z.enum(["sqlite"]).default("sqlite"),
-  LOCUS_BLOB_STORE: z.enum(["local"]).default("local"),
-  LOCUS_BUS: z.enum(["memory"]).default("memory"),
-  LOCUS_SEARCH_INDEX: z.enum(["sqlite"]).default("sqlite"),
+  LOCUS_METADATA_STORE: z.enum(["sqlite", "postgres"]).default("sqlite"),
+  LOCUS_BLOB_STORE: z.enum(["local", "s3"]).default("local"),
+  LOCUS_BUS: z.enum(["memory", "rabbitmq"]).default("memory"),
+  LOCUS_SEARCH_INDEX: z.enum(["sqlite", "postgres"]).default("sqlite"),
+  LOCUS_RATE_LIMIT_STORE: z.enum(["memory", "redis"]).default("memory"),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  LOCUS_DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier")
+    .optional(),
+  AMQP_URL: z.url({ protocol: /^amqps?$/ }).optional(),
+  LOCUS_AMQP_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_.-]*$/, "may hold only a-z, 0-9, '_', '.' and '-'")
+    .default(""),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  S3_BUCKET: z.string().min(3).optional(),
+  S3_REGION: z.string().min(1).default("us-east-1"),
+  S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  S3_FORCE_PATH_STYLE: z.enum(["true", "false"]).default("false"),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  LOCUS_INTERNAL_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  LOCUS_FILES_URL: z.url({ protocol: /^https?$/ }).optional(),
+  LOCUS_SEARCH_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
+
+/** Modules that run the work of one target each; `all` is every one of them. */
+const MODULES = ["gateway", "files", "extractor-pdf", "indexer", "search"] as const;
 
 export type Plan = "free" | "pro" | "enterprise";
 
@@ -90,11 +114,35 @@ export interface LocusConfig {
   extractMaxHeapMb: number;
   logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
   adapters: {
-    metadataStore: "sqlite";
-    blobStore: "local";
-    bus: "memory";
-    searchIndex: "sqlite";
+    metadataStore: "sqlite" | "postgres";
+    blobStore: "local" | "s3";
+    bus: "memory" | "rabbitmq";
+    searchIndex: "sqlite" | "postgres";
+    rateLimitStore: "memory" | "redis";
   };
+  /** Set when a Postgres adapter is chosen. */
+  postgres: { url: string; schema: string | undefined } | undefined;
+  amqpUrl: string | undefined;
+  /** Put before every exchange and queue name: deployments (or test runs) sharing a vhost stay apart. */
+  amqpPrefix: string;
+  redisUrl: string | undefined;
+  s3:
+    | {
+        bucket: string;
+        region: string;
+        endpoint: string | undefined;
+        forcePathStyle: boolean;
+        accessKeyId: string | undefined;
+        secretAccessKey: string | undefined;
+      }
+    | undefined;
+  /** Signs the calls between services (split shape). */
+  internalSecret: string | undefined;
+  /** Where the gateway reaches services that run in other processes. */
+  filesUrl: string | undefined;
+  searchUrl: string | undefined;
+  /** True when this process runs only part of Locus (the split shape). */
+  split: boolean;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +159,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   }
   const e = parsed.data;
+  const problems: string[] = [];
+  const need = (value: string | undefined, name: string, why: string) => {
+    if (value === undefined) problems.push(`${name}: required ${why}`);
+  };
+  if (e.LOCUS_METADATA_STORE === "postgres" || e.LOCUS_SEARCH_INDEX === "postgres") {
+    need(e.DATABASE_URL, "DATABASE_URL", "by the postgres metadata store or search index");
+  }
+  if (e.LOCUS_BUS === "rabbitmq") need(e.AMQP_URL, "AMQP_URL", "by LOCUS_BUS=rabbitmq");
+  if (e.LOCUS_RATE_LIMIT_STORE === "redis") need(e.REDIS_URL, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
+  if (e.LOCUS_BLOB_STORE === "s3") need(e.S3_BUCKET, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
+
+  // What this process runs decides what it must share with the others.
+  const modules = new Set(e.LOCUS_TARGETS.includes("all") ? MODULES : e.LOCUS_TARGETS);
+  const split = modules.size < MODULES.length;
+  if (split) {
+    // Each process would hold its own copy of an embedded piece: messages or data would vanish.
+    const embedded = [
+      e.LOCUS_BUS === "memory" && "LOCUS_BUS=memory (use rabbitmq)",
+      e.LOCUS_METADATA_STORE === "sqlite" && "LOCUS_METADATA_STORE=sqlite (use postgres)",
+      e.LOCUS_SEARCH_INDEX === "sqlite" && "LOCUS_SEARCH_INDEX=sqlite (use postgres)",
+      e.LOCUS_BLOB_STORE === "local" && "LOCUS_BLOB_STORE=local (use s3)",
+    ].filter(Boolean);
+    if (embedded.length > 0) {
+      problems.push(
+        `LOCUS_TARGETS: "${e.LOCUS_TARGETS.join(",")}" runs part of Locus in this process, so every piece must be shared; ` +
+          `not ${embedded.join(", ")}`,
+      );
+    }
+    const callsOthers = modules.has("gateway") && (!modules.has("files") || !modules.has("search"));
+    const servesOthers = (modules.has("files") || modules.has("search")) && !modules.has("gateway");
+    if (callsOthers || servesOthers) {
+      need(e.LOCUS_INTERNAL_SECRET, "LOCUS_INTERNAL_SECRET", "to sign the calls between services");
+    }
+    if (modules.has("gateway") && !modules.has("files")) {
+      need(e.LOCUS_FILES_URL, "LOCUS_FILES_URL", "by a gateway that runs without the files service");
+    }
+    if (modules.has("gateway") && !modules.has("search")) {
+      need(e.LOCUS_SEARCH_URL, "LOCUS_SEARCH_URL", "by a gateway that runs without the search service");
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
   return {
     host: e.HOST,
     port: e.PORT,
@@ -139,6 +229,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       blobStore: e.LOCUS_BLOB_STORE,
       bus: e.LOCUS_BUS,
       searchIndex: e.LOCUS_SEARCH_INDEX,
+      rateLimitStore: e.LOCUS_RATE_LIMIT_STORE,
     },
+    postgres: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.LOCUS_DATABASE_SCHEMA } : undefined,
+    amqpUrl: e.AMQP_URL,
+    amqpPrefix: e.LOCUS_AMQP_PREFIX,
+    redisUrl: e.REDIS_URL,
+    s3: e.S3_BUCKET
+      ? {
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          endpoint: e.S3_ENDPOINT,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE === "true",
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+        }
+      : undefined,
+    internalSecret: e.LOCUS_INTERNAL_SECRET,
+    filesUrl: e.LOCUS_FILES_URL?.replace(/\/+$/, ""),
+    searchUrl: e.LOCUS_SEARCH_URL?.replace(/\/+$/, ""),
+    split,
   };
 }

@@ -1,2 +1,3 @@
 export * from "./search-index.ts";
 export { SqliteSearchIndex } from "./sqlite-search-index.ts";
+export { PostgresSearchIndex, type PostgresSearchIndexOptions } from "./postgres-search-index.ts";

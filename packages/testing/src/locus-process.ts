@@ -7,8 +7,11 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 export interface LocusProcess {
+  /** Where clients reach Locus: the server, or the gateway of the split shape. */
   baseUrl: string;
   dataDir: string;
+  /** Environment for the CLI (and anything else) to reach the same data: empty for the embedded shape. */
+  cliEnv: Record<string, string>;
   /** Every line the process has written to stdout and stderr so far. */
   logs: string[];
   child: ChildProcessWithoutNullStreams;
@@ -38,17 +41,32 @@ export function removeDataDir(dir: string): void {
  */
 export function startLocus(options: StartOptions = {}): Promise<LocusProcess> {
   const dataDir = options.dataDir ?? tempDataDir();
-  const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/main.ts"], {
+  return spawnLocus({
+    script: "apps/locus/src/main.ts",
+    env: { HOST: "127.0.0.1", PORT: "0", LOCUS_DATA_DIR: dataDir, LOCUS_LOG_LEVEL: "info", ...options.env },
+    dataDir,
+    cliEnv: {},
+    ready: /"url":"(http:\/\/[^"]+)".*"msg":"listening"/,
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
+}
+
+/**
+ * Spawns a Locus entry point and resolves once a log line matches `ready` (its first group is the
+ * base URL clients use).
+ */
+export function spawnLocus(options: {
+  script: string;
+  env: Record<string, string>;
+  dataDir: string;
+  cliEnv: Record<string, string>;
+  ready: RegExp;
+  timeoutMs: number;
+}): Promise<LocusProcess> {
+  const { dataDir, cliEnv } = options;
+  const child = spawn(process.execPath, ["--import", "tsx", options.script], {
     cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      HOST: "127.0.0.1",
-      PORT: "0",
-      LOCUS_DATA_DIR: dataDir,
-      LOCUS_LOG_LEVEL: "info",
-      ...options.env,
-    },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...options.env },
   });
   const logs: string[] = [];
   let exited = false;
@@ -62,7 +80,7 @@ export function startLocus(options: StartOptions = {}): Promise<LocusProcess> {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`Locus did not start in time:\n${logs.join("\n")}`));
-    }, options.timeoutMs ?? 30_000);
+    }, options.timeoutMs);
     let buffered = "";
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString("utf8");
@@ -70,13 +88,14 @@ export function startLocus(options: StartOptions = {}): Promise<LocusProcess> {
       buffered = lines.pop() ?? "";
       for (const line of lines) {
         logs.push(line);
-        const m = /"url":"(http:\/\/[^"]+)".*gateway listening/.exec(line);
+        const m = options.ready.exec(line);
         if (m?.[1]) {
           clearTimeout(timer);
           const baseUrl = m[1];
           resolveStart({
             baseUrl,
             dataDir,
+            cliEnv,
             logs,
             child,
             stop: async () => {
@@ -129,28 +148,20 @@ export function runCli(
 /** Creates a user and a key with the CLI; returns the key (the last line of stdout). */
 export async function createUserWithKey(
   dataDir: string,
-  options: { email?: string; plan?: string; type?: "live" | "test" } = {},
+  options: { email?: string; plan?: string; type?: "live" | "test"; env?: Record<string, string> } = {},
 ): Promise<{ email: string; key: string }> {
   const email = options.email ?? `user-${Math.random().toString(36).slice(2)}@example.com`;
-  const existing = await runCli(dataDir, [
-    "users",
-    "create",
-    "--email",
-    email,
-    "--plan",
-    options.plan ?? "pro",
-  ]);
+  const env = options.env ?? {};
+  const plan = options.plan ?? "pro";
+  const existing = await runCli(dataDir, ["users", "create", "--email", email, "--plan", plan], env);
   if (existing.code !== 0 && !existing.stderr.includes("already exists")) {
     throw new Error(`users create failed: ${existing.stderr}`);
   }
-  const created = await runCli(dataDir, [
-    "keys",
-    "create",
-    "--email",
-    email,
-    "--type",
-    options.type ?? "live",
-  ]);
+  const created = await runCli(
+    dataDir,
+    ["keys", "create", "--email", email, "--type", options.type ?? "live"],
+    env,
+  );
   if (created.code !== 0) throw new Error(`keys create failed: ${created.stderr}`);
   const key = created.stdout.trimEnd().split("\n").at(-1) ?? "";
   return { email, key };

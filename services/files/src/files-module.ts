@@ -1,9 +1,11 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
+import type { ServiceIdentity } from "@locus/http";
 import type { MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { Router } from "express";
-import { FilesService } from "./files-service.ts";
+import { filesInternalRouter } from "./files-http.ts";
+import { FilesService, type PresignBlob } from "./files-service.ts";
 import { previewRouter } from "./preview-router.ts";
 import { PreviewTokens } from "./preview-tokens.ts";
 import { subscribeStatusUpdates } from "./status-consumer.ts";
@@ -18,12 +20,16 @@ export interface FilesModuleDeps {
   monthlyUploadQuota: Record<Plan, number>;
   /** Work untouched for this long is published again. */
   stalledAfterMs: number;
+  /** Preview links served by the blob store itself (S3); otherwise Locus serves them. */
+  presign?: PresignBlob | undefined;
+  /** When set, the internal HTTP interface is served for gateways in other processes. */
+  identity?: ServiceIdentity | undefined;
 }
 
 export interface FilesModule extends Stoppable {
   service: FilesService;
-  /** Serves preview links; mounted by the gateway. */
-  router: Router;
+  /** Preview links (when Locus serves them) and, in the split shape, the internal interface. */
+  routers: Router[];
   /**
    * Starts recovery. Call once every consumer is subscribed. everything=true (in-process bus):
    * re-queue every unfinished file, once. Otherwise: re-queue work that has stalled, periodically.
@@ -37,7 +43,11 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
     deps.blobs,
     deps.bus,
     new PreviewTokens(deps.signingSecret),
-    { maxUploadBytes: deps.maxUploadBytes, monthlyUploadQuota: deps.monthlyUploadQuota },
+    {
+      maxUploadBytes: deps.maxUploadBytes,
+      monthlyUploadQuota: deps.monthlyUploadQuota,
+      presign: deps.presign,
+    },
     deps.logger,
   );
   await subscribeStatusUpdates(deps.bus, deps.store, deps.logger);
@@ -51,7 +61,10 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
   };
   return {
     service,
-    router: previewRouter(service, deps.logger),
+    routers: [
+      ...(deps.presign ? [] : [previewRouter(service, deps.logger)]),
+      ...(deps.identity ? [filesInternalRouter(service, deps.store, deps.identity)] : []),
+    ],
     async startRecovery({ everything }) {
       if (everything) {
         // In-process bus: messages die only with the process, so the work to redo is exactly what

@@ -9,12 +9,15 @@ import {
   kindOfMimeType,
   LocusError,
   uploadedTopic,
+  type FileRecordDto,
   type FileType,
 } from "@locus/contracts";
 import type { BlobStore, ByteRange } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import type { FilePage, FileRecord, MetadataStore, Plan, User } from "@locus/metadata-store";
+import type { FileRecord, MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
+import { toFileDto } from "./file-dto.ts";
+import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import { PREVIEW_TTL_SECONDS, type PreviewTokens } from "./preview-tokens.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
 
@@ -25,18 +28,17 @@ export const MAX_NAME_LENGTH = 1024;
 export interface FilesServiceOptions {
   maxUploadBytes: number;
   monthlyUploadQuota: Record<Plan, number>;
+  /**
+   * Signs a link that the blob store serves itself (S3 presigned GET). Without it, preview links
+   * point back at Locus (/previews/<token>), which serves the bytes.
+   */
+  presign?: PresignBlob | undefined;
 }
 
-export interface UploadInput {
-  originalName: string;
-  body: Readable;
-}
-
-export interface PreviewLink {
-  url: string;
-  expiresAt: Date;
-  expiresIn: number;
-}
+export type PresignBlob = (
+  key: string,
+  options: { expiresInSeconds: number; contentType: string; fileName: string },
+) => Promise<string>;
 
 export interface PreviewContent {
   record: FileRecord;
@@ -75,7 +77,7 @@ export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeTyp
  * File records and their bytes: upload, list, read, delete, preview. Owns the record's status,
  * which it moves as processing messages arrive (see status-consumer.ts).
  */
-export class FilesService {
+export class FilesService implements FilesApi {
   constructor(
     private readonly store: MetadataStore,
     private readonly blobs: BlobStore,
@@ -90,7 +92,7 @@ export class FilesService {
    * The quota is taken first and given back if anything fails, and a failed upload leaves no blob
    * and no record.
    */
-  async upload(user: User, input: UploadInput): Promise<FileRecord> {
+  async upload(user: User, input: UploadInput): Promise<FileRecordDto> {
     const name = cleanFileName(input.originalName);
     if (name.length === 0) {
       input.body.resume();
@@ -157,7 +159,7 @@ export class FilesService {
       };
       await this.store.createFile(record);
       await this.requestProcessing(record);
-      return record;
+      return toFileDto(record);
     } catch (err) {
       input.body.resume();
       await this.store.releaseUpload(user.id, month);
@@ -187,11 +189,16 @@ export class FilesService {
     }
   }
 
-  list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage> {
-    return this.store.listFiles(userId, options);
+  async list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage> {
+    const page = await this.store.listFiles(userId, options);
+    return { files: page.files.map(toFileDto), nextCursor: page.nextCursor };
   }
 
-  async get(userId: string, fileId: string): Promise<FileRecord> {
+  async get(userId: string, fileId: string): Promise<FileRecordDto> {
+    return toFileDto(await this.record(userId, fileId));
+  }
+
+  private async record(userId: string, fileId: string): Promise<FileRecord> {
     const record = await this.store.getFile(userId, fileId);
     // Another user's file is "not found" too: never reveal that it exists.
     if (!record) throw new LocusError("not_found", "File not found");
@@ -199,7 +206,11 @@ export class FilesService {
   }
 
   /** Removes the record, the bytes and the extraction now; the passages follow through file.deleted. */
-  async delete(userId: string, fileId: string): Promise<FileRecord> {
+  async delete(userId: string, fileId: string): Promise<void> {
+    await this.deleteRecord(userId, fileId);
+  }
+
+  private async deleteRecord(userId: string, fileId: string): Promise<FileRecord> {
     const record = await this.store.deleteFile(userId, fileId);
     if (!record) throw new LocusError("not_found", "File not found");
     await Promise.all([
@@ -215,12 +226,21 @@ export class FilesService {
    * client went away): removes it like a delete and gives its quota back.
    */
   async discardUpload(user: User, fileId: string): Promise<void> {
-    const record = await this.delete(user.id, fileId);
+    const record = await this.deleteRecord(user.id, fileId);
     await this.store.releaseUpload(user.id, monthOf(new Date(record.createdAt)));
   }
 
   async previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink> {
-    await this.get(userId, fileId);
+    const record = await this.record(userId, fileId);
+    if (this.options.presign) {
+      const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
+      const url = await this.options.presign(record.blobKey, {
+        expiresInSeconds: PREVIEW_TTL_SECONDS,
+        contentType: record.mimeType,
+        fileName: record.originalName,
+      });
+      return { url, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+    }
     const { token, expiresAt } = await this.previews.sign({ fileId, userId });
     return { url: `${baseUrl}/previews/${token}`, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
   }

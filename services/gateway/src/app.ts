@@ -1,13 +1,13 @@
-import { randomUUID } from "node:crypto";
-import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import { Router, type Request, type Response } from "express";
+import type { Redis } from "ioredis";
 import multer from "multer";
-import { toFileDto, type FilesService } from "@locus/files";
+import type { FilesApi } from "@locus/files";
+import { methodNotAllowed } from "@locus/http";
 import type { MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
-import type { SearchService } from "@locus/search";
+import type { SearchApi } from "@locus/search";
 import { authenticate, principalOf } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
-import { errorHandler, methodNotAllowed, notFound } from "./http-errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxSearch } from "./sandbox.ts";
@@ -22,49 +22,23 @@ import {
 
 export interface GatewayDeps {
   store: MetadataStore;
-  files: FilesService;
-  search: SearchService;
-  /** Serves preview links (from the files module). */
-  previewRouter: Router;
+  files: FilesApi;
+  search: SearchApi;
   logger: Logger;
   maxUploadBytes: number;
   rateLimits: Record<Plan, number>;
+  /** Shared rate-limit counters for several gateway replicas; per-process counts without it. */
+  redis?: Redis | undefined;
   publicUrl: string | undefined;
-  /** Each dependency's state for /readyz: "ok" or what is wrong. */
-  readiness(): Promise<Record<string, string>>;
 }
 
-/** The public HTTP interface: authentication, rate limits, the sandbox, validation, routing. */
-export function createGatewayApp(deps: GatewayDeps): express.Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.set("etag", false);
+/**
+ * The public HTTP interface: authentication, rate limits, the sandbox, validation, routing to
+ * the files and search services (in this process or over HTTP, behind the same interfaces).
+ */
+export function createGatewayRouter(deps: GatewayDeps): Router {
+  const app = Router();
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const requestId = randomUUID();
-    const started = process.hrtime.bigint();
-    res.setHeader("X-Request-Id", requestId);
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    res.on("finish", () => {
-      // The path only: query strings carry search text, and nothing here may carry a secret.
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const path = req.path.startsWith("/previews/") ? "/previews/:token" : req.path;
-      deps.logger.info(
-        { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
-        "request",
-      );
-    });
-    next();
-  });
-
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/readyz", async (_req, res) => {
-    const checks = await deps.readiness();
-    const ready = Object.values(checks).every((v) => v === "ok");
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "unavailable", checks });
-  });
   app.get("/openapi.json", (_req, res) => {
     res.json(openApiDocument);
   });
@@ -75,9 +49,8 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     res.setHeader("Content-Disposition", 'inline; filename="sandbox-example.pdf"');
     res.send(SAMPLE_PDF);
   });
-  app.use(deps.previewRouter);
 
-  const guard = [authenticate(deps.store, deps.logger), rateLimit(deps.rateLimits)];
+  const guard = [authenticate(deps.store, deps.logger), rateLimit(deps.rateLimits, deps.redis)];
   const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
 
   app
@@ -157,7 +130,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
         res.setHeader("Link", `<${next}>; rel="next"`);
         res.setHeader("X-Next-Cursor", page.nextCursor);
       }
-      res.json(page.files.map(toFileDto));
+      res.json(page.files);
     })
     .all(methodNotAllowed("GET, HEAD"));
 
@@ -177,7 +150,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
         res.json(sandboxFile({ id: fileId }));
         return;
       }
-      res.json(toFileDto(await deps.files.get(principal.user.id, fileId)));
+      res.json(await deps.files.get(principal.user.id, fileId));
     })
     .delete(...guard, async (req, res) => {
       const principal = principalOf(res);
@@ -211,7 +184,5 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     })
     .all(methodNotAllowed("GET, HEAD"));
 
-  app.use(notFound);
-  app.use(errorHandler(deps.logger, deps.maxUploadBytes));
   return app;
 }

@@ -1,18 +1,37 @@
 import type { NextFunction, Request, Response } from "express";
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import type { Redis } from "ioredis";
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
 import { LocusError } from "@locus/contracts";
 import type { Plan } from "@locus/metadata-store";
 import { principalOf } from "./authenticate.ts";
 
 /**
  * Requests per second per account, by plan, on every endpoint. Headers follow the IETF RateLimit
- * draft (RateLimit-Limit, -Remaining, -Reset) and a refusal carries Retry-After.
+ * draft (RateLimit-Limit, -Remaining, -Reset) and a refusal carries Retry-After. With Redis the
+ * counts are shared by every gateway replica; if Redis fails, each replica falls back to counting
+ * on its own (rate-limiter-flexible's insurance limiter) rather than refusing or failing requests.
  */
-export function rateLimit(limits: Record<Plan, number>) {
-  const limiters: Record<Plan, RateLimiterMemory> = {
-    free: new RateLimiterMemory({ points: limits.free, duration: 1 }),
-    pro: new RateLimiterMemory({ points: limits.pro, duration: 1 }),
-    enterprise: new RateLimiterMemory({ points: limits.enterprise, duration: 1 }),
+export function rateLimit(limits: Record<Plan, number>, redis?: Redis) {
+  const limiter = (plan: Plan): RateLimiterAbstract => {
+    const memory = new RateLimiterMemory({ points: limits[plan], duration: 1 });
+    if (!redis) return memory;
+    return new RateLimiterRedis({
+      storeClient: redis,
+      points: limits[plan],
+      duration: 1,
+      keyPrefix: `locus:ratelimit:${plan}`,
+      insuranceLimiter: memory,
+    });
+  };
+  const limiters: Record<Plan, RateLimiterAbstract> = {
+    free: limiter("free"),
+    pro: limiter("pro"),
+    enterprise: limiter("enterprise"),
   };
 
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {

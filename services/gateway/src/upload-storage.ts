@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import type { StorageEngine } from "multer";
 import { LocusError, type FileRecordDto } from "@locus/contracts";
-import { cleanFileName, MAX_NAME_LENGTH, sniffKind, toFileDto, type FilesService } from "@locus/files";
+import { cleanFileName, MAX_NAME_LENGTH, sniffKind, type FilesApi } from "@locus/files";
 import type { Principal } from "./authenticate.ts";
 import { sandboxUpload } from "./sandbox.ts";
 
@@ -23,7 +23,7 @@ export interface StoredUpload {
 export class UploadStorage implements StorageEngine {
   constructor(
     private readonly principal: Principal,
-    private readonly files: FilesService,
+    private readonly files: FilesApi,
     private readonly maxUploadBytes: number,
   ) {}
 
@@ -39,7 +39,7 @@ export class UploadStorage implements StorageEngine {
       done(
         this.files
           .upload(this.principal.user, { originalName: file.originalname, body: file.stream })
-          .then((record) => ({ dto: toFileDto(record), fileId: record.id })),
+          .then((dto) => ({ dto, fileId: dto.id })),
       );
     }
   }

@@ -1,23 +1,11 @@
-import { SEARCH_LIMITS, SearchMode } from "@locus/contracts";
-
 /**
  * Request validation that answers exactly as FastAPI/pydantic v2 does, because clients written
  * against the reference service parse these bodies: {"detail": [{type, loc, msg, input, ctx?}]}.
  */
-export interface ValidationIssue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input: unknown;
-  ctx?: Record<string, unknown>;
-}
+import { SEARCH_LIMITS, SearchMode } from "@locus/contracts";
+import { RequestValidationError, type ValidationIssue } from "@locus/http";
 
-export class RequestValidationError extends Error {
-  constructor(readonly issues: ValidationIssue[]) {
-    super("Request validation failed");
-    this.name = "RequestValidationError";
-  }
-}
+export { RequestValidationError, type ValidationIssue };
 
 type Loc = ["query" | "path" | "body", string];
 

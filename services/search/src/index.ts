@@ -1,1 +1,2 @@
-export { SearchService, type SearchRequest } from "./search-service.ts";
+export { SearchHttpClient, searchInternalRouter } from "./search-http.ts";
+export { SearchService, type SearchApi, type SearchRequest } from "./search-service.ts";

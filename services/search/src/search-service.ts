@@ -11,11 +11,19 @@ export interface SearchRequest {
 }
 
 /**
+ * What the gateway asks of search. In one process SearchService answers directly; in the split
+ * shape SearchHttpClient carries the call to the search process.
+ */
+export interface SearchApi {
+  search(request: SearchRequest): Promise<SearchResponseDto>;
+}
+
+/**
  * Answers searches over one user's passages. Quick mode is BM25 in the index; each hit is joined
  * to its file record, and hits whose file is not `ready` (being re-indexed, or just deleted) are
  * left out, so a result always names a file the caller can fetch.
  */
-export class SearchService {
+export class SearchService implements SearchApi {
   constructor(
     private readonly index: SearchIndex,
     private readonly store: MetadataStore,

@@ -1,23 +1,27 @@
-import { createServer, type Server } from "node:http";
-import type { Stoppable } from "@locus/runtime";
-import { createGatewayApp, type GatewayDeps } from "./app.ts";
+import { createServer, type RequestListener, type Server } from "node:http";
+import type { Logger, Stoppable } from "@locus/runtime";
 
-export interface GatewayModule extends Stoppable {
+export interface HttpServer extends Stoppable {
   server: Server;
   /** The port actually bound (useful when configured as 0). */
   port: number;
+  url: string;
 }
 
-/** Serves the gateway app; stopping waits for requests in flight, then closes idle connections. */
-export async function startGatewayModule(
-  deps: GatewayDeps & { host: string; port: number },
-): Promise<GatewayModule> {
-  const server = createServer(createGatewayApp(deps));
+/**
+ * Listens with sane limits; stopping is idempotent, waits for requests in flight, then closes
+ * idle and, after a grace period, all connections.
+ */
+export async function startHttpServer(
+  handler: RequestListener,
+  options: { host: string; port: number; logger: Logger },
+): Promise<HttpServer> {
+  const server = createServer(handler);
   // Slow or stalled clients must not hold a connection forever.
   server.requestTimeout = 10 * 60_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
-  // Requests Node rejects before express sees them (oversized headers, broken HTTP) still get a
+  // Requests Node rejects before any route sees them (oversized headers, broken HTTP) still get a
   // JSON body, like every other error.
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
@@ -34,19 +38,20 @@ export async function startGatewayModule(
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(deps.port, deps.host, () => {
+    server.listen(options.port, options.host, () => {
       server.off("error", reject);
       resolve();
     });
   });
   const address = server.address();
-  const port = typeof address === "object" && address ? address.port : deps.port;
-  deps.logger.info({ url: `http://${deps.host}:${port}` }, "gateway listening");
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  options.logger.info({ url }, "listening");
   let stopped: Promise<void> | null = null;
   return {
     server,
     port,
-    // Idempotent: the process stops the gateway first, and the module manager again later.
+    url,
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+
+/**
+ * `pnpm start:split`: every target as its own OS process on this machine, against the shared
+ * infrastructure named in the environment (DATABASE_URL, AMQP_URL, S3_*, REDIS_URL): the split
+ * shape for local use and tests. A process that dies is started again, as a supervisor would.
+ *
+ * Ports: the gateway on PORT (default 8080), then files, search and one per worker counting up.
+ * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run.
+ */
+const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
+const env = process.env;
+const basePort = Number(env.PORT ?? 8080);
+const host = env.HOST ?? "127.0.0.1";
+const extractors = Math.max(1, Number(env.LOCUS_SPLIT_EXTRACTORS ?? 1));
+const internalHost = host === "0.0.0.0" ? "127.0.0.1" : host;
+
+// Shared settings: the split adapters unless the environment chose otherwise, and one secret for
+// the calls between services (made for this run when not given).
+const shared: NodeJS.ProcessEnv = {
+  ...env,
+  HOST: host,
+  LOCUS_BUS: env.LOCUS_BUS ?? "rabbitmq",
+  LOCUS_METADATA_STORE: env.LOCUS_METADATA_STORE ?? "postgres",
+  LOCUS_SEARCH_INDEX: env.LOCUS_SEARCH_INDEX ?? "postgres",
+  LOCUS_BLOB_STORE: env.LOCUS_BLOB_STORE ?? "s3",
+  LOCUS_RATE_LIMIT_STORE: env.LOCUS_RATE_LIMIT_STORE ?? (env.REDIS_URL ? "redis" : "memory"),
+  LOCUS_INTERNAL_SECRET: env.LOCUS_INTERNAL_SECRET ?? randomBytes(32).toString("base64url"),
+};
+
+interface Service {
+  name: string;
+  target: string;
+  port: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+const services: Service[] = [
+  { name: "files", target: "files", port: basePort + 1 },
+  { name: "search", target: "search", port: basePort + 2 },
+  { name: "indexer", target: "indexer", port: basePort + 3 },
+  ...Array.from({ length: extractors }, (_, i) => ({
+    name: extractors === 1 ? "extractor-pdf" : `extractor-pdf-${i + 1}`,
+    target: "extractor-pdf",
+    port: basePort + 4 + i,
+  })),
+  {
+    name: "gateway",
+    target: "gateway",
+    port: basePort,
+    env: {
+      LOCUS_FILES_URL: env.LOCUS_FILES_URL ?? `http://${internalHost}:${basePort + 1}`,
+      LOCUS_SEARCH_URL: env.LOCUS_SEARCH_URL ?? `http://${internalHost}:${basePort + 2}`,
+    },
+  },
+];
+
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function start(service: Service): void {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+    env: { ...shared, ...service.env, LOCUS_TARGETS: service.target, PORT: String(service.port) },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  children.set(service.name, child);
+  child.on("exit", (code, signal) => {
+    children.delete(service.name);
+    if (stopping) return;
+    // Exit code 2 is a configuration error: starting again would only fail again.
+    if (code === 2) {
+      process.stderr.write(`locus-split: ${service.name} refused its configuration; stopping everything\n`);
+      void stopAll(2);
+      return;
+    }
+    process.stderr.write(
+      `locus-split: ${service.name} exited (${signal ?? code}); starting it again in 1 s\n`,
+    );
+    setTimeout(() => {
+      if (!stopping) start(service);
+    }, 1000);
+  });
+}
+
+async function stopAll(code: number): Promise<void> {
+  stopping = true;
+  const exits = [...children.values()].map(
+    (child) =>
+      new Promise<void>((resolve) =>
+        child.exitCode !== null ? resolve() : child.once("exit", () => resolve()),
+      ),
+  );
+  for (const child of children.values()) child.kill("SIGTERM");
+  await Promise.all(exits);
+  process.exit(code);
+}
+
+process.on("SIGINT", () => void stopAll(0));
+process.on("SIGTERM", () => void stopAll(0));
+process.stderr.write(`locus-split: starting ${services.map((s) => `${s.name} on :${s.port}`).join(", ")}\n`);
+for (const service of services) start(service);

@@ -1,0 +1,69 @@
+import type { NextFunction, Request, Response } from "express";
+import { isLocusError, LocusError } from "@locus/contracts";
+import type { Logger } from "@locus/runtime";
+
+/** One problem with a request, as pydantic v2 describes it. */
+export interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** A 422 whose body pydantic would write: the issues array, as FastAPI answers. */
+export class RequestValidationError extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super("Request validation failed");
+    this.name = "RequestValidationError";
+  }
+}
+
+/** Turns errors a service does not know into LocusErrors it can answer with; null to pass. */
+export type ErrorMapper = (err: unknown) => LocusError | null;
+
+/**
+ * The one place errors become HTTP, in every Locus process: validation errors as pydantic does
+ * them, LocusErrors with their status, headers and a sentence (plus their code, for the services
+ * that call each other), anything else as a 500 that names the request id and hides the rest.
+ */
+export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (err instanceof RequestValidationError) {
+      res.status(422).json({ detail: err.issues });
+      return;
+    }
+    let error: LocusError | null = isLocusError(err) ? err : null;
+    for (const map of mappers) error ??= map(err);
+    if (!error && err instanceof URIError) {
+      error = new LocusError("bad_request", "The URL is not valid: it has a malformed percent-escape.");
+    }
+    if (error) {
+      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+      if (error.status === 413) res.setHeader("Connection", "close");
+      res.setHeader("X-Locus-Error-Code", error.code);
+      res.status(error.status).json({ detail: error.message });
+      return;
+    }
+    const requestId = String(res.getHeader("X-Request-Id") ?? "");
+    logger.error({ err, requestId, method: req.method, path: req.path }, "unhandled error");
+    res
+      .status(500)
+      .json({ detail: `Internal server error. Quote request id ${requestId} when reporting it.` });
+  };
+}
+
+export function notFound(_req: Request, res: Response): void {
+  res.status(404).json({ detail: "Not Found" });
+}
+
+export function methodNotAllowed(allowed: string) {
+  return (_req: Request, res: Response): void => {
+    res.setHeader("Allow", allowed);
+    res.status(405).json({ detail: "Method Not Allowed" });
+  };
+}

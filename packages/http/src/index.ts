@@ -1,0 +1,5 @@
+export * from "./errors.ts";
+export * from "./http-server.ts";
+export * from "./process-app.ts";
+export * from "./service-client.ts";
+export * from "./service-identity.ts";

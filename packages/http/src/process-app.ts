@@ -1,0 +1,54 @@
+import { randomUUID } from "node:crypto";
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import type { Logger } from "@locus/runtime";
+import { errorHandler, notFound, type ErrorMapper } from "./errors.ts";
+
+export interface ProcessAppOptions {
+  logger: Logger;
+  /** Each dependency's state for /readyz: "ok" or what is wrong. */
+  readiness(): Promise<Record<string, string>>;
+  /** Routes of the modules this process runs, in order. */
+  routers: Router[];
+  errorMappers?: ErrorMapper[];
+}
+
+/**
+ * The HTTP side of one Locus process: request ids and access logs, /healthz and /readyz for
+ * probes, the routes of whichever modules run here, then JSON 404s and the error handler.
+ */
+export function createProcessApp(options: ProcessAppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const requestId = randomUUID();
+    const started = process.hrtime.bigint();
+    res.setHeader("X-Request-Id", requestId);
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.on("finish", () => {
+      // The path only: query strings carry search text, and no part of a log line may carry a secret.
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const path = req.path.startsWith("/previews/") ? "/previews/:token" : req.path;
+      options.logger.info(
+        { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
+        "request",
+      );
+    });
+    next();
+  });
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const checks = await options.readiness();
+    const ready = Object.values(checks).every((v) => v === "ok");
+    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "unavailable", checks });
+  });
+
+  for (const router of options.routers) app.use(router);
+  app.use(notFound);
+  app.use(errorHandler(options.logger, options.errorMappers));
+  return app;
+}

@@ -1,0 +1,374 @@
+import { types } from "node:util";
+import pg from "pg";
+import { LocusError, type ExtractedPassage, type Locator } from "@locus/contracts";
+import {
+  normaliseScore,
+  queryTerms,
+  withoutStopWords,
+  words,
+  type FileRef,
+  type PassageHit,
+  type SearchIndex,
+} from "./search-index.ts";
+
+export interface PostgresSearchIndexOptions {
+  connectionString: string;
+  /**
+   * Where the index keeps its table and text-search configuration; created if missing. Lower-case
+   * letters, digits and underscores, so it never needs quoting. Default `locus_search`.
+   */
+  schema?: string;
+  /** Connections kept open (default 10). A replacement holds one while its stream lasts. */
+  poolSize?: number;
+}
+
+/** Passages per INSERT, and a cap on their text, so memory stays flat whatever the file's size. */
+const BATCH_ROWS = 500;
+const BATCH_CHARS = 2_000_000;
+
+/** Readiness probes must answer quickly; a dead host should not hold a request for a minute. */
+const CONNECT_TIMEOUT_MS = 2_000;
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Passages in one table, searched with Postgres full-text search.
+ *
+ * - Words are split in JavaScript with the shared `words()` (like every backend) and joined by
+ *   spaces; Postgres only stems them. The text-search configuration is a copy of `english` (the
+ *   same Snowball stemmer, so "revenues" finds "revenue") whose stemmer keeps stop words: the
+ *   shared `withoutStopWords` is the one stop-word policy for every backend, and a query made only
+ *   of stop words ("the", "only", "between") must find passages here as it does in SQLite.
+ * - Latin diacritics are folded on both sides ("cafe" finds "café"), as SQLite's
+ *   `remove_diacritics 2` does, so a query behaves the same in both shapes.
+ * - Tenancy is in the query and in the index: with btree_gin, one GIN index on (user_id, tsv)
+ *   intersects the caller's posting list with each word's, so a search never walks other users'
+ *   matches. Without btree_gin (not installable by this role), a plain GIN on tsv plus the
+ *   user_id filter is still correct, only slower when other users share the words.
+ * - Every table is named with its schema rather than through search_path, so isolation does not
+ *   depend on a startup parameter that PgBouncer's transaction pooling would drop, or that a
+ *   connection string's own `options` would override.
+ */
+export class PostgresSearchIndex implements SearchIndex {
+  private readonly pool: pg.Pool;
+  private readonly schema: string;
+  private readonly passages: string;
+  private readonly config: string;
+  private migrated: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: PostgresSearchIndexOptions) {
+    this.schema = options.schema ?? "locus_search";
+    if (!SCHEMA_NAME.test(this.schema)) {
+      throw new Error(
+        `Search index schema ${JSON.stringify(this.schema)} must be lower-case letters, digits and underscores.`,
+      );
+    }
+    this.passages = `${this.schema}.passages`;
+    this.config = `'${this.schema}.locus_english'::regconfig`;
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      application_name: "locus-search-index",
+    });
+    // An idle connection that dies (Postgres restarted) is dropped by the pool and the next query
+    // opens a new one; without a listener the 'error' event would crash the process.
+    this.pool.on("error", () => undefined);
+  }
+
+  async replaceFilePassages(file: FileRef, passages: AsyncIterable<ExtractedPassage>): Promise<number> {
+    await this.ready();
+    const client = await this.connect();
+    try {
+      // One transaction: readers keep seeing the old set (MVCC) until COMMIT shows the new one.
+      // The per-file lock makes two replacements of one file (a redelivered message racing the
+      // original) take turns; without it both would delete the same old rows and insert two sets.
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [this.fileLockKey(file)]);
+      await client.query(`DELETE FROM ${this.passages} WHERE user_id = $1 AND file_id = $2`, [
+        file.userId,
+        file.fileId,
+      ]);
+      let count = 0;
+      let batch: ExtractedPassage[] = [];
+      let chars = 0;
+      for await (const passage of passages) {
+        batch.push(passage);
+        chars += passage.content.length;
+        if (batch.length >= BATCH_ROWS || chars >= BATCH_CHARS) {
+          await this.insert(client, file, batch, count);
+          count += batch.length;
+          batch = [];
+          chars = 0;
+        }
+      }
+      await this.insert(client, file, batch, count);
+      count += batch.length;
+      await client.query("COMMIT");
+      client.release();
+      return count;
+    } catch (err) {
+      await rollbackAndRelease(client);
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async deleteFilePassages(file: FileRef): Promise<void> {
+    await this.ready();
+    const client = await this.connect();
+    try {
+      // Takes the replacement's lock, so a delete that arrives while the file is being re-indexed
+      // waits for it and then removes the new set too, instead of missing rows it could not see.
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [this.fileLockKey(file)]);
+      await client.query(`DELETE FROM ${this.passages} WHERE user_id = $1 AND file_id = $2`, [
+        file.userId,
+        file.fileId,
+      ]);
+      await client.query("COMMIT");
+      client.release();
+    } catch (err) {
+      await rollbackAndRelease(client);
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
+    const terms = [...new Set(withoutStopWords(queryTerms(query.text)).map(foldDiacritics))];
+    if (terms.length === 0) return [];
+    await this.ready();
+    // Each word goes through plainto_tsquery as a bound parameter: user text never meets tsquery
+    // syntax. The words are alternatives (OR), like the other backends.
+    const tsquery = terms.map((_, i) => `plainto_tsquery(${this.config}, $${i + 3})`).join(" || ");
+    // ts_rank counts every matched word and how often it occurs; normalisation 1 divides by
+    // 1 + log(length), so one mention in a long passage ranks below a short passage with both
+    // words (BM25 penalises length the same way). Ties keep insertion order, so results are stable.
+    const sql = `
+      SELECT p.file_id, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
+      FROM ${this.passages} AS p, (SELECT ${tsquery} AS query) AS q
+      WHERE p.user_id = $1 AND p.tsv @@ q.query
+      ORDER BY rank DESC, p.id
+      LIMIT $2`;
+    try {
+      const { rows } = await this.pool.query<{
+        file_id: string;
+        content: string;
+        locator: Locator;
+        rank: number;
+      }>(sql, [query.userId, Math.max(0, Math.floor(query.limit)), ...terms]);
+      return rows.map((r) => ({
+        fileId: r.file_id,
+        content: r.content,
+        locator: r.locator,
+        score: normaliseScore(r.rank),
+      }));
+    } catch (err) {
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async check(): Promise<void> {
+    await this.ready();
+    try {
+      await this.pool.query("SELECT 1");
+    } catch (err) {
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private fileLockKey(file: FileRef): string {
+    return JSON.stringify(["locus-search-index", this.schema, file.userId, file.fileId]);
+  }
+
+  private async insert(
+    client: pg.PoolClient,
+    file: FileRef,
+    batch: readonly ExtractedPassage[],
+    from: number,
+  ): Promise<void> {
+    if (batch.length === 0) return;
+    // One statement per batch whatever its size: arrays instead of a placeholder per value, so a
+    // batch never nears the protocol's 65,535-parameter limit.
+    await client.query(
+      `INSERT INTO ${this.passages} (user_id, file_id, ord, content, locator, tsv)
+       SELECT $1, $2, t.ord, t.content, t.locator::json, to_tsvector(${this.config}, t.words)
+       FROM unnest($3::int[], $4::text[], $5::text[], $6::text[]) AS t(ord, content, locator, words)`,
+      [
+        file.userId,
+        file.fileId,
+        batch.map((_, i) => from + i),
+        // Postgres text cannot hold NUL, which PDF text layers sometimes carry; dropping it keeps
+        // the file indexable instead of failing it over an invisible character.
+        batch.map((p) => p.content.replaceAll("\u0000", "")),
+        batch.map((p) => JSON.stringify(p.locator)),
+        batch.map((p) => words(p.content).map(foldDiacritics).join(" ")),
+      ],
+    );
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (err) {
+      throw unavailableIfDown(err);
+    }
+  }
+
+  /** Creates the schema once per instance; a failure (Postgres down) is retried on the next call. */
+  private ready(): Promise<void> {
+    this.migrated ??= this.migrate().catch((err: unknown) => {
+      this.migrated = undefined;
+      throw unavailableIfDown(err);
+    });
+    return this.migrated;
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      // The indexer and search processes start together; one at a time, or CREATE ... IF NOT
+      // EXISTS races into duplicate-key errors in the catalog. The key is database-wide because
+      // CREATE EXTENSION is.
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended('locus-search-index:migrate', 0))");
+      const exists = async (sql: string, params: unknown[]) =>
+        (await client.query<{ found: boolean }>(`SELECT EXISTS (${sql}) AS found`, params)).rows[0]?.found ===
+        true;
+
+      // Checked first: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the
+      // schema is already there, which an operator's least-privilege role may not have.
+      if (!(await exists("SELECT 1 FROM pg_namespace WHERE nspname = $1", [this.schema]))) {
+        await client.query(`CREATE SCHEMA ${this.schema}`);
+      }
+
+      let composite = await exists("SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'", []);
+      if (!composite) {
+        // btree_gin is trusted (PG 13+), so a database owner may install it too. It goes to
+        // `public`, never into this schema: dropping this schema must not drop an extension other
+        // schemas' indexes use. Where it cannot be installed, the plain layout below still works.
+        await client.query("SAVEPOINT btree_gin");
+        try {
+          await client.query("CREATE EXTENSION IF NOT EXISTS btree_gin WITH SCHEMA public");
+          await client.query("RELEASE SAVEPOINT btree_gin");
+          composite = true;
+        } catch {
+          await client.query("ROLLBACK TO SAVEPOINT btree_gin");
+        }
+      }
+
+      const configExists = await exists(
+        `SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
+         WHERE n.nspname = $1 AND c.cfgname = 'locus_english'`,
+        [this.schema],
+      );
+      if (!configExists) {
+        // Snowball's English stemmer without its stop-word list (see the class comment).
+        await client.query(`
+          CREATE TEXT SEARCH DICTIONARY ${this.schema}.locus_english_stem (TEMPLATE = snowball, LANGUAGE = english);
+          CREATE TEXT SEARCH CONFIGURATION ${this.schema}.locus_english (COPY = pg_catalog.english);
+          ALTER TEXT SEARCH CONFIGURATION ${this.schema}.locus_english
+            ALTER MAPPING REPLACE pg_catalog.english_stem WITH ${this.schema}.locus_english_stem;`);
+      }
+
+      // Each object is looked up before it is created: CREATE INDEX IF NOT EXISTS takes a SHARE lock
+      // on the table before it finds the index there, so a search process starting while the
+      // indexer streams a long replacement would wait for that replacement to commit.
+      const missing = async (name: string) =>
+        !(await exists("SELECT 1 WHERE to_regclass($1) IS NOT NULL", [`${this.schema}.${name}`]));
+      if (await missing("passages")) {
+        // user_id and file_id are text, not uuid: the port treats ids as opaque strings, and a uuid
+        // column would make an upper-case spelling of a user's id that same user. The locator is
+        // json, not jsonb: it is never queried inside, and json gives it back exactly as given
+        // (jsonb reorders keys, which would change API responses between the two shapes).
+        // The unique key serves replace and delete by file, and is a last guard against duplicates.
+        await client.query(`
+          CREATE TABLE ${this.passages} (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            user_id text NOT NULL,
+            file_id text NOT NULL,
+            ord integer NOT NULL,
+            content text NOT NULL,
+            locator json NOT NULL,
+            tsv tsvector NOT NULL,
+            CONSTRAINT passages_file_ord_key UNIQUE (user_id, file_id, ord)
+          )`);
+      }
+      const gin = composite ? "passages_user_tsv_idx" : "passages_tsv_idx";
+      if ((await missing("passages_user_tsv_idx")) && (await missing("passages_tsv_idx"))) {
+        await client.query(
+          `CREATE INDEX ${gin} ON ${this.passages} USING gin (${composite ? "user_id, tsv" : "tsv"})`,
+        );
+      }
+      await client.query("COMMIT");
+      client.release();
+    } catch (err) {
+      await rollbackAndRelease(client);
+      throw err;
+    }
+  }
+}
+
+/**
+ * What SQLite's `remove_diacritics 2` does: marks on Latin letters are dropped ("résumé" →
+ * "resume"); marks that are part of other scripts (Devanagari vowel signs, Cyrillic й) are kept.
+ */
+const LATIN_DIACRITICS = /(?<=\p{Script=Latin})[\u0300-\u036f]+/gu;
+const foldDiacritics = (word: string): string =>
+  word.normalize("NFD").replace(LATIN_DIACRITICS, "").normalize("NFC");
+
+async function rollbackAndRelease(client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query("ROLLBACK");
+    client.release();
+  } catch (err) {
+    // The connection is broken: destroy it rather than hand it to the next caller.
+    client.release(err instanceof Error ? err : true);
+  }
+}
+
+const DOWN_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "53300", // too_many_connections
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+]);
+
+/**
+ * Postgres being down is an operational state with a status of its own (503, retried by workers),
+ * not a bug: say so in words an operator can act on. Other errors pass through unchanged.
+ */
+function unavailableIfDown(err: unknown): unknown {
+  // isNativeError too: socket errors come from Node's own realm, where `instanceof Error` can fail
+  // (under jest's VM contexts, for one).
+  if (err instanceof LocusError || !(err instanceof Error || types.isNativeError(err))) return err;
+  const code = (err as { code?: unknown }).code;
+  const down =
+    (typeof code === "string" && (DOWN_CODES.has(code) || code.startsWith("08"))) ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(err.message);
+  return down
+    ? new LocusError(
+        "unavailable",
+        "The search index database (Postgres) is unreachable; try again shortly.",
+        {
+          cause: err,
+        },
+      )
+    : err;
+}

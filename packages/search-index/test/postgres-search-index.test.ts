@@ -1,0 +1,321 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type AddressInfo, type Socket } from "node:net";
+import pg from "pg";
+import type { ExtractedPassage } from "@locus/contracts";
+import { LocusError } from "@locus/contracts";
+import { PostgresSearchIndex } from "../src/postgres-search-index.ts";
+import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
+import type { FileRef, SearchIndex } from "../src/search-index.ts";
+import { searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
+
+// A real Postgres is part of the build machine and of CI; without one this file fails rather than
+// skips, so a missing database can never pass for a green run.
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const redacted = DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+
+const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2, connectionTimeoutMillis: 5_000 });
+const schemas = new Set<string>();
+
+beforeAll(async () => {
+  try {
+    await admin.query("SELECT 1");
+  } catch (err) {
+    throw new Error(
+      `Postgres is not reachable at ${redacted} (${(err as Error).message}). These tests need a real ` +
+        `Postgres: start it, or point DATABASE_URL at one.`,
+    );
+  }
+});
+
+afterAll(async () => {
+  // Schemas a failed test did not get to drop.
+  for (const schema of schemas) await dropSchema(schema);
+  await admin.end();
+});
+
+const newSchema = () => {
+  const schema = `locus_test_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
+  schemas.add(schema);
+  return schema;
+};
+
+async function dropSchema(schema: string): Promise<void> {
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  schemas.delete(schema);
+}
+
+const open = (schema: string, poolSize = 4) =>
+  new PostgresSearchIndex({ connectionString: DATABASE_URL, schema, poolSize });
+
+searchIndexContract(`Postgres full-text (real Postgres at ${redacted})`, () => {
+  const schema = newSchema();
+  const index = open(schema);
+  return Promise.resolve({
+    index,
+    async cleanup() {
+      await index.close();
+      await dropSchema(schema);
+    },
+  });
+});
+
+const newFile = (userId: string = randomUUID()): FileRef => ({ userId, fileId: randomUUID() });
+
+/** Yields to the event loop every few passages, so other queries interleave with the stream. */
+async function* trickle(passages: readonly ExtractedPassage[], every = 50): AsyncGenerator<ExtractedPassage> {
+  for (const [i, p] of passages.entries()) {
+    if (i % every === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    yield p;
+  }
+}
+
+describe("PostgresSearchIndex", () => {
+  let schema: string;
+  let index: PostgresSearchIndex;
+  const others: SearchIndex[] = [];
+
+  beforeEach(() => {
+    schema = newSchema();
+    index = open(schema);
+  });
+
+  afterEach(async () => {
+    for (const other of others.splice(0)) await other.close();
+    await index.close();
+    await dropSchema(schema);
+  });
+
+  const rowsOf = async (file: FileRef) =>
+    (
+      await admin.query<{ content: string; ord: number }>(
+        `SELECT content, ord FROM ${schema}.passages WHERE user_id = $1 AND file_id = $2 ORDER BY ord`,
+        [file.userId, file.fileId],
+      )
+    ).rows;
+
+  it("concurrent replacements of one file from two pools leave exactly one set, never both", async () => {
+    const second = open(schema);
+    others.push(second);
+    const file = newFile();
+    const setOf = (label: string) =>
+      Array.from({ length: 1_200 }, (_, i) => textPassage(`${label} racing passage ${i}`, 1, i + 1));
+    const first = setOf("first");
+    const other = setOf("second");
+    for (let round = 0; round < 5; round++) {
+      const counts = await Promise.all([
+        index.replaceFilePassages(file, trickle(first)),
+        second.replaceFilePassages(file, trickle(other)),
+      ]);
+      expect(counts).toEqual([1_200, 1_200]);
+      const rows = await rowsOf(file);
+      expect(rows).toHaveLength(1_200);
+      const labels = new Set(rows.map((r) => r.content.split(" ")[0]));
+      expect(labels.size).toBe(1);
+      expect(rows.map((r) => r.ord)).toEqual(Array.from({ length: 1_200 }, (_, i) => i));
+    }
+    expect(await index.search({ userId: file.userId, text: "racing", limit: 5_000 })).toHaveLength(1_200);
+  });
+
+  it("a search during a long replacement sees the whole old set or the whole new set, nothing else", async () => {
+    const file = newFile();
+    const old = Array.from({ length: 300 }, (_, i) => textPassage(`old heron passage ${i}`, 1, i + 1));
+    const fresh = Array.from({ length: 3_000 }, (_, i) => textPassage(`new heron passage ${i}`, 2, i + 1));
+    await index.replaceFilePassages(file, streamOf(old));
+
+    const searcher = open(schema);
+    others.push(searcher);
+    let done = false;
+    const seen: string[] = [];
+    const watching = (async () => {
+      while (!done) {
+        const hits = await searcher.search({ userId: file.userId, text: "heron", limit: 10_000 });
+        const kinds = new Set(hits.map((h) => h.content.split(" ")[0]));
+        seen.push(`${[...kinds].join("+")}:${hits.length}`);
+      }
+    })();
+    // Small batches between pauses: many INSERTs reach the table before the COMMIT.
+    expect(await index.replaceFilePassages(file, trickle(fresh, 20))).toBe(3_000);
+    done = true;
+    await watching;
+    const final = await searcher.search({ userId: file.userId, text: "heron", limit: 10_000 });
+    seen.push(`${[...new Set(final.map((h) => h.content.split(" ")[0]))].join("+")}:${final.length}`);
+
+    expect(seen.length).toBeGreaterThan(3);
+    expect(seen.filter((s) => s !== "old:300" && s !== "new:3000")).toEqual([]);
+    expect(seen[0]).toBe("old:300");
+    expect(seen.at(-1)).toBe("new:3000");
+  });
+
+  it("a delete that arrives during a replacement waits for it and removes the new set too", async () => {
+    const file = newFile();
+    await index.replaceFilePassages(file, streamOf([textPassage("before the race")]));
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    async function* slow(): AsyncGenerator<ExtractedPassage> {
+      yield textPassage("written during the race");
+      await held;
+      yield textPassage("also written during the race");
+    }
+    const replacing = index.replaceFilePassages(file, slow());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const deleting = index.deleteFilePassages(file);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    expect(await replacing).toBe(2);
+    await deleting;
+    expect(await rowsOf(file)).toEqual([]);
+  });
+
+  it("check() rejects within about two seconds when nothing listens, with an operator's message", async () => {
+    const down = new PostgresSearchIndex({ connectionString: "postgres://postgres@127.0.0.1:1/test" });
+    try {
+      const started = Date.now();
+      const error = await down.check().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(Date.now() - started).toBeLessThan(2_500);
+      expect(error).toBeInstanceOf(LocusError);
+      expect(error).toMatchObject({ code: "unavailable", status: 503 });
+      expect((error as Error).message).toMatch(/unreachable/);
+      await expect(down.search({ userId: randomUUID(), text: "anything", limit: 5 })).rejects.toMatchObject({
+        code: "unavailable",
+      });
+    } finally {
+      await down.close();
+    }
+  });
+
+  it("check() rejects in time when the server accepts the connection but never answers", async () => {
+    // A listener that says nothing: only the connection timeout can end the wait.
+    const sockets = new Set<Socket>();
+    const silentServer = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silentServer.listen(0, "127.0.0.1", resolve));
+    const { port } = silentServer.address() as AddressInfo;
+    const silent = new PostgresSearchIndex({
+      connectionString: `postgres://postgres@127.0.0.1:${port}/test`,
+    });
+    try {
+      const started = Date.now();
+      await expect(silent.check()).rejects.toMatchObject({ code: "unavailable" });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
+      expect(Date.now() - started).toBeLessThan(3_500);
+    } finally {
+      await silent.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silentServer.close(resolve));
+    }
+  });
+
+  it("keeps its tables in its own schema, and two processes starting together create them once", async () => {
+    const a = open(schema);
+    const b = open(schema);
+    others.push(a, b);
+    await Promise.all([a.check(), b.check(), index.check()]);
+    const tables = await admin.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
+      [schema],
+    );
+    expect(tables.rows.map((r) => r.table_name)).toEqual(["passages"]);
+    const file = newFile();
+    await a.replaceFilePassages(file, streamOf([textPassage("created once")]));
+    expect(await b.search({ userId: file.userId, text: "created", limit: 5 })).toHaveLength(1);
+  });
+
+  it("keeps the user filter inside the GIN index when btree_gin is available", async () => {
+    const hasBtreeGin = (await admin.query("SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'"))
+      .rowCount;
+    await index.check();
+    const gin = await admin.query<{ indexname: string; indexdef: string }>(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexdef LIKE '%USING gin%'",
+      [schema],
+    );
+    const client = await admin.connect();
+    try {
+      // On a table this small the planner rightly prefers the (user_id, file_id, ord) btree; with
+      // it and sequential scans out of the way (rolled back below) the plan shows whether the GIN
+      // index alone can answer both conditions, which is what it does for users with many passages.
+      await client.query("BEGIN");
+      await client.query(`ALTER TABLE ${schema}.passages DROP CONSTRAINT passages_file_ord_key`);
+      await client.query("SET LOCAL enable_seqscan = off");
+      const plan = await client.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN SELECT id FROM ${schema}.passages
+         WHERE user_id = $1 AND tsv @@ plainto_tsquery('${schema}.locus_english'::regconfig, $2)`,
+        [randomUUID(), "ibis"],
+      );
+      const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
+      if (hasBtreeGin) {
+        expect(gin.rows).toEqual([
+          { indexname: "passages_user_tsv_idx", indexdef: expect.stringContaining("gin (user_id, tsv)") },
+        ]);
+        expect(text).toMatch(/Index Cond: \(\(user_id = .*\) AND \(tsv @@ .*\)\)/);
+      } else {
+        console.warn("btree_gin is not installed: the user filter runs after the GIN index scan");
+        expect(gin.rows.map((r) => r.indexname)).toEqual(["passages_tsv_idx"]);
+      }
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+  });
+
+  it("behaves like the embedded index for stop words and Latin diacritics", async () => {
+    const sqlite = new SqliteSearchIndex(":memory:");
+    others.push(sqlite);
+    const file = newFile();
+    const passages = [
+      textPassage("Only the résumé was between us.", 1, 1),
+      textPassage("Ёлка и ροδος", 1, 2),
+      textPassage("यह भाषा सुंदर है", 1, 3),
+      textPassage("भारत एक देश है", 1, 4),
+    ];
+    await index.replaceFilePassages(file, streamOf(passages));
+    await sqlite.replaceFilePassages(file, streamOf(passages));
+    for (const text of [
+      "the",
+      "only between",
+      "resume",
+      "RÉSUMÉ",
+      "ёлка",
+      "елка",
+      "ροδος",
+      "भाषा",
+      "naive",
+    ]) {
+      const lines = async (engine: SearchIndex) =>
+        (await engine.search({ userId: file.userId, text, limit: 10 })).map((h) => h.locator.line).sort();
+      expect([text, await lines(index)]).toEqual([text, await lines(sqlite)]);
+    }
+  });
+
+  it("indexes passages whose text carries NUL characters instead of failing the file", async () => {
+    const file = newFile();
+    expect(await index.replaceFilePassages(file, streamOf([textPassage("nul\u0000byte in a pdf")]))).toBe(1);
+    expect(
+      (await index.search({ userId: file.userId, text: "pdf", limit: 5 })).map((h) => h.content),
+    ).toEqual(["nulbyte in a pdf"]);
+  });
+
+  it("returns locators with their keys in the order they were given", async () => {
+    const file = newFile();
+    const locator = {
+      page: 2,
+      line: 3,
+      line_end: 4,
+      bbox: { x: 1, y: 2, width: 3, height: 4 },
+      source: "ocr",
+    };
+    await index.replaceFilePassages(
+      file,
+      streamOf([{ content: "ordered keys", locator } as ExtractedPassage]),
+    );
+    const [hit] = await index.search({ userId: file.userId, text: "ordered", limit: 1 });
+    expect(JSON.stringify(hit?.locator)).toBe(JSON.stringify(locator));
+  });
+
+  it("rejects a schema name that would need quoting", () => {
+    expect(() => open("Robert'); DROP")).toThrow(/lower-case letters, digits and underscores/);
+  });
+});

@@ -1,0 +1,141 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { promisify } from "node:util";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import amqp from "amqplib";
+import pg from "pg";
+import { spawnLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
+import { startSigningS3Server, type SigningS3Server } from "./signing-s3-server.ts";
+
+const run = promisify(execFile);
+
+export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const TEST_AMQP_URL = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672";
+export const TEST_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export interface SplitStack extends LocusProcess {
+  s3: SigningS3Server;
+  /** Postgres schema and AMQP prefix of this run: nothing else on the machine is touched. */
+  schema: string;
+  amqpPrefix: string;
+}
+
+/** A block of consecutive free ports on 127.0.0.1 (gateway, files, search, workers). */
+async function freePortBlock(size: number): Promise<number> {
+  const isFree = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const checks = await Promise.all(Array.from({ length: size }, (_, i) => isFree(base + i)));
+    if (checks.every(Boolean)) return base;
+  }
+  throw new Error("no block of free ports found");
+}
+
+/**
+ * The split shape as the README starts it (`pnpm start:split`: one process per target), on the
+ * machine's real Postgres, RabbitMQ and Redis and an S3-compatible server that checks signatures,
+ * each run isolated by a Postgres schema, an AMQP name prefix and a bucket of its own.
+ */
+export async function startSplitStack(options: { env?: Record<string, string>; extractors?: number } = {}) {
+  const id = randomBytes(4).toString("hex");
+  const schema = `locus_t${id}`;
+  const amqpPrefix = `t${id}.`;
+  const s3 = await startSigningS3Server();
+  const bucket = `locus-${id}`;
+  const admin = new S3Client({
+    region: s3.region,
+    endpoint: s3.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
+  await admin.send(new CreateBucketCommand({ Bucket: bucket }));
+  admin.destroy();
+  const extractors = options.extractors ?? 1;
+  const port = await freePortBlock(4 + extractors);
+  const dataDir = tempDataDir("locus-split-");
+  const shared = {
+    LOCUS_METADATA_STORE: "postgres",
+    LOCUS_SEARCH_INDEX: "postgres",
+    DATABASE_URL: TEST_DATABASE_URL,
+    LOCUS_DATABASE_SCHEMA: schema,
+  };
+  const env = {
+    ...shared,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    LOCUS_DATA_DIR: dataDir,
+    LOCUS_LOG_LEVEL: "info",
+    LOCUS_BUS: "rabbitmq",
+    AMQP_URL: TEST_AMQP_URL,
+    LOCUS_AMQP_PREFIX: amqpPrefix,
+    LOCUS_BLOB_STORE: "s3",
+    S3_BUCKET: bucket,
+    S3_REGION: s3.region,
+    S3_ENDPOINT: s3.endpoint,
+    S3_FORCE_PATH_STYLE: "true",
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    LOCUS_RATE_LIMIT_STORE: "redis",
+    REDIS_URL: TEST_REDIS_URL,
+    LOCUS_SPLIT_EXTRACTORS: String(extractors),
+    ...options.env,
+  };
+  let locus: LocusProcess;
+  try {
+    locus = await spawnLocus({
+      script: "apps/locus/src/split.ts",
+      env,
+      dataDir,
+      cliEnv: shared,
+      ready: /"service":"gateway".*"url":"(http:\/\/[^"]+)".*"msg":"listening"/,
+      timeoutMs: 60_000,
+    });
+  } catch (err) {
+    await cleanUp(schema, amqpPrefix, s3, dataDir);
+    throw err;
+  }
+  const stop = async () => {
+    const code = await locus.stop();
+    await cleanUp(schema, amqpPrefix, s3, dataDir);
+    return code;
+  };
+  const kill = async () => {
+    await locus.kill();
+    await cleanUp(schema, amqpPrefix, s3, dataDir);
+  };
+  return { ...locus, stop, kill, s3, schema, amqpPrefix } satisfies SplitStack;
+}
+
+/** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
+async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  try {
+    await db.connect();
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await db.end();
+  }
+  // The broker's own tool lists names; amqplib deletes them.
+  const list = async (what: "queues" | "exchanges") =>
+    (await run("rabbitmqctl", [`list_${what}`, "-q", "--no-table-headers", "name"])).stdout
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((n) => n.startsWith(prefix));
+  const connection = await amqp.connect(TEST_AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const queue of await list("queues")) await channel.deleteQueue(queue);
+    for (const exchange of await list("exchanges")) await channel.deleteExchange(exchange);
+    await channel.close();
+  } finally {
+    await connection.close();
+  }
+  await s3.stop();
+  removeDataDir(dataDir);
+}

@@ -1,0 +1,36 @@
+import type { Readable } from "node:stream";
+import type { FileRecordDto } from "@locus/contracts";
+import type { User } from "@locus/metadata-store";
+
+export interface UploadInput {
+  originalName: string;
+  body: Readable;
+}
+
+export interface PreviewLink {
+  url: string;
+  expiresAt: Date;
+  expiresIn: number;
+}
+
+export interface FileListPage {
+  files: FileRecordDto[];
+  /** Opaque cursor of the next page, or null on the last one. */
+  nextCursor: string | null;
+}
+
+/**
+ * What the gateway asks of the files service, in the records clients see. In one process the
+ * FilesService answers directly; in the split shape FilesHttpClient carries the same calls to the
+ * files process. Errors are LocusErrors either way.
+ */
+export interface FilesApi {
+  upload(user: User, input: UploadInput): Promise<FileRecordDto>;
+  /** Undoes an upload whose request failed after the file was stored; gives its quota back. */
+  discardUpload(user: User, fileId: string): Promise<void>;
+  list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage>;
+  get(userId: string, fileId: string): Promise<FileRecordDto>;
+  delete(userId: string, fileId: string): Promise<void>;
+  /** A link that shows the file for an hour; baseUrl is where Locus is reached from outside. */
+  previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink>;
+}

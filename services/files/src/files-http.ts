@@ -1,0 +1,125 @@
+import { Readable } from "node:stream";
+import { Router, type Request } from "express";
+import { LocusError, type FileRecordDto } from "@locus/contracts";
+import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
+import type { MetadataStore, User } from "@locus/metadata-store";
+import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
+
+const UPLOAD_TIMEOUT_MS = 15 * 60_000;
+
+interface PreviewLinkBody {
+  url: string;
+  expires_at: string;
+  expires_in: number;
+}
+
+/**
+ * The files process's internal interface: the gateway authenticates the caller, then calls here
+ * as the user its service token names. Uploads arrive as the raw bytes of the file (the gateway
+ * has already taken the multipart body apart), streamed through. Never exposed publicly.
+ */
+export function filesInternalRouter(
+  files: FilesApi,
+  store: MetadataStore,
+  identity: ServiceIdentity,
+): Router {
+  const router = Router();
+  const guard = identity.require("files");
+  const userOf = async (userId: string): Promise<User> => {
+    const user = await store.findUserById(userId);
+    if (!user) throw new LocusError("unauthorized", "The account no longer exists.");
+    return user;
+  };
+  const param = (req: Request, name: string) => String(req.params[name] ?? "");
+
+  router.post("/internal/files", guard, async (req, res) => {
+    const user = await userOf(callerOf(res));
+    const originalName = decodeURIComponent(String(req.headers["x-locus-file-name"] ?? ""));
+    res.json(await files.upload(user, { originalName, body: req }));
+  });
+  router.post("/internal/files/:id/discard", guard, async (req, res) => {
+    await files.discardUpload(await userOf(callerOf(res)), param(req, "id"));
+    res.status(204).end();
+  });
+  router.get("/internal/files", guard, async (req, res) => {
+    const query = req.query as Record<string, string | undefined>;
+    const page = await files.list(callerOf(res), {
+      limit: Number(query.limit ?? 1000),
+      cursor: query.cursor,
+    });
+    res.json({ files: page.files, next_cursor: page.nextCursor });
+  });
+  router.get("/internal/files/:id", guard, async (req, res) => {
+    res.json(await files.get(callerOf(res), param(req, "id")));
+  });
+  router.delete("/internal/files/:id", guard, async (req, res) => {
+    await files.delete(callerOf(res), param(req, "id"));
+    res.status(204).end();
+  });
+  router.get("/internal/files/:id/preview-link", guard, async (req, res) => {
+    const { base_url: base } = req.query as Record<string, string | undefined>;
+    const link = await files.previewLink(callerOf(res), param(req, "id"), base ?? "");
+    res.json({
+      url: link.url,
+      expires_at: link.expiresAt.toISOString(),
+      expires_in: link.expiresIn,
+    } satisfies PreviewLinkBody);
+  });
+  return router;
+}
+
+/** FilesApi over HTTP, for a gateway that runs apart from the files service. */
+export class FilesHttpClient implements FilesApi {
+  private readonly client: ServiceClient;
+
+  constructor(baseUrl: string, identity: ServiceIdentity) {
+    this.client = new ServiceClient(baseUrl, "files", identity);
+  }
+
+  upload(user: User, input: UploadInput): Promise<FileRecordDto> {
+    return this.client.json<FileRecordDto>(user.id, "/internal/files", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/octet-stream",
+        "X-Locus-File-Name": encodeURIComponent(input.originalName),
+      },
+      body: Readable.toWeb(input.body) as ReadableStream<Uint8Array>,
+      // Streamed request bodies need half-duplex in fetch.
+      duplex: "half",
+      timeoutMs: UPLOAD_TIMEOUT_MS,
+    } as RequestInit & { duplex: "half"; timeoutMs: number });
+  }
+
+  async discardUpload(user: User, fileId: string): Promise<void> {
+    await this.client.request(user.id, `/internal/files/${encodeURIComponent(fileId)}/discard`, {
+      method: "POST",
+    });
+  }
+
+  async list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage> {
+    const params = new URLSearchParams({ limit: String(options.limit) });
+    if (options.cursor !== undefined) params.set("cursor", options.cursor);
+    const body = await this.client.json<{ files: FileRecordDto[]; next_cursor: string | null }>(
+      userId,
+      `/internal/files?${params.toString()}`,
+    );
+    return { files: body.files, nextCursor: body.next_cursor };
+  }
+
+  get(userId: string, fileId: string): Promise<FileRecordDto> {
+    return this.client.json<FileRecordDto>(userId, `/internal/files/${encodeURIComponent(fileId)}`);
+  }
+
+  async delete(userId: string, fileId: string): Promise<void> {
+    await this.client.request(userId, `/internal/files/${encodeURIComponent(fileId)}`, { method: "DELETE" });
+  }
+
+  async previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink> {
+    const params = new URLSearchParams({ base_url: baseUrl });
+    const body = await this.client.json<PreviewLinkBody>(
+      userId,
+      `/internal/files/${encodeURIComponent(fileId)}/preview-link?${params.toString()}`,
+    );
+    return { url: body.url, expiresAt: new Date(body.expires_at), expiresIn: body.expires_in };
+  }
+}
