@@ -9,7 +9,6 @@ import {
   pageWith,
   removeDataDir,
   runCli,
-  startLocus,
   waitForFile,
   type Client,
   type LocusProcess,
