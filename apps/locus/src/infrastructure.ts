@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
 import type { PresignBlob } from "@locus/files";
@@ -110,6 +111,8 @@ export class Infrastructure {
           connectionName: `locus ${this.config.targets.join("+")}`,
         });
         await rabbit.connect();
+        // Every group's queue exists before anything is published, whichever process starts first.
+        await rabbit.declareGroups(CONSUMER_GROUPS);
         bus = rabbit;
       } else {
         bus = new InProcessBus(logger);

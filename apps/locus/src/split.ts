@@ -66,6 +66,8 @@ function start(service: Service): void {
     stdio: ["ignore", "inherit", "inherit"],
   });
   children.set(service.name, child);
+  // For operators and tests (fault injection): which process is which.
+  process.stderr.write(`locus-split: ${service.name} started with pid ${child.pid ?? "?"}\n`);
   child.on("exit", (code, signal) => {
     children.delete(service.name);
     if (stopping) return;

@@ -192,6 +192,33 @@ export class RabbitMqBus implements Bus {
     }
   }
 
+  /**
+   * Declares consumer groups' queues and bindings without consuming from them, so messages
+   * published before a group's first consumer starts wait in its queue instead of being dropped
+   * by the exchange. Idempotent; the queues are durable, so once is enough.
+   */
+  async declareGroups(groups: Readonly<Record<string, readonly Topic[]>>): Promise<void> {
+    this.start();
+    const live = await this.waitForLive(Date.now() + this.operationTimeoutMs);
+    const channel = await live.connection.createChannel();
+    try {
+      await channel.assertExchange(this.exchange, "topic", { durable: true });
+      for (const [group, topics] of Object.entries(groups)) {
+        const { queue, retry, dead } = groupQueues(group, this.prefix);
+        await channel.assertQueue(queue, { durable: true });
+        for (const topic of topics) await channel.bindQueue(queue, this.exchange, topic);
+        await channel.assertQueue(retry, {
+          durable: true,
+          deadLetterExchange: "",
+          deadLetterRoutingKey: queue,
+        });
+        await channel.assertQueue(dead, { durable: true });
+      }
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
   async subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void> {
     if (this.closing) throw new Error("Bus is closed");
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {

@@ -196,6 +196,23 @@ describe("RabbitMqBus on the broker", () => {
     expect([...received].sort()).toEqual(messages.map((m) => m.fileId).sort());
   });
 
+  it("keeps messages for a declared group that has never had a consumer", async () => {
+    const g = group("extractor");
+    const publisher = make();
+    await publisher.declareGroups({ [g]: ["file.deleted"] });
+    const messages = [deleted(), deleted()];
+    for (const m of messages) await publisher.publish("file.deleted", m);
+
+    const received: string[] = [];
+    const worker = make();
+    await worker.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, (d) => {
+      received.push(d.message.fileId);
+      return Promise.resolve();
+    });
+    await waitFor(() => received.length === 2, 5_000, "the messages published before the first consumer");
+    expect([...received].sort()).toEqual(messages.map((m) => m.fileId).sort());
+  });
+
   it("dead-letters into <group>.dead with the reason, the group and the attempt", async () => {
     const g = group("indexer");
     const bus = make();

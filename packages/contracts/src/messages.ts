@@ -59,3 +59,16 @@ export type MessageOf<T extends Topic> = z.infer<(typeof MessageSchemas)[T]>;
 export function uploadedTopic(kind: FileType): Topic {
   return `file.uploaded.${kind}`;
 }
+
+/**
+ * Who consumes what: each consumer group gets its own durable queue bound to these topics. Kept in
+ * one place so a broker can declare every queue before any message is published: a message
+ * published to a topic nobody has bound yet would otherwise be dropped.
+ */
+export const CONSUMER_GROUPS = {
+  "files-status": ["file.progress", "file.indexed", "file.failed"],
+  "extractor-pdf": ["file.uploaded.pdf"],
+  indexer: ["file.extracted", "file.deleted"],
+} as const satisfies Record<string, readonly Topic[]>;
+
+export type ConsumerGroup = keyof typeof CONSUMER_GROUPS;

@@ -38,11 +38,13 @@ export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
       return;
     }
     let error: LocusError | null = isLocusError(err) ? err : null;
-    for (const map of mappers) error ??= map(err);
+    for (const map of [...mappers, dependencyUnavailable]) error ??= map(err);
     if (!error && err instanceof URIError) {
       error = new LocusError("bad_request", "The URL is not valid: it has a malformed percent-escape.");
     }
     if (error) {
+      if (error.code === "unavailable")
+        logger.warn({ err, method: req.method, path: req.path }, "dependency unavailable");
       for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
       if (error.status === 413) res.setHeader("Connection", "close");
       res.setHeader("X-Locus-Error-Code", error.code);
@@ -56,6 +58,46 @@ export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
       .json({ detail: `Internal server error. Quote request id ${requestId} when reporting it.` });
   };
 }
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+]);
+
+/**
+ * A database or broker this process needs is down or unreachable: a 503 the client can retry,
+ * not a 500. Recognises network errors and PostgreSQL's connection SQLSTATEs (class 08, 57P01-03,
+ * 53300), also inside an AggregateError, and the pg client's own connection messages.
+ */
+export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 3) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string") {
+    if (
+      NETWORK_CODES.has(code) ||
+      code.startsWith("08") ||
+      ["57P01", "57P02", "57P03", "53300"].includes(code)
+    ) {
+      return true;
+    }
+  }
+  if (/Connection terminated|timeout exceeded when trying to connect|Query read timeout/i.test(err.message))
+    return true;
+  if (err instanceof AggregateError) return err.errors.some((e) => isDependencyUnavailable(e, depth + 1));
+  return isDependencyUnavailable(err.cause, depth + 1);
+}
+
+const dependencyUnavailable: ErrorMapper = (err) =>
+  isDependencyUnavailable(err)
+    ? new LocusError("unavailable", "A service Locus depends on is unavailable; try again shortly.", {
+        headers: { "Retry-After": "5" },
+      })
+    : null;
 
 export function notFound(_req: Request, res: Response): void {
   res.status(404).json({ detail: "Not Found" });

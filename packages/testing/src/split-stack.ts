@@ -15,7 +15,12 @@ export const TEST_AMQP_URL = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export interface SplitStack extends LocusProcess {
+  /** The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N]). */
+  pidOf(service: string): number;
+  /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
+  killService(service: string): void;
   s3: SigningS3Server;
+  s3Bucket: string;
   /** Postgres schema and AMQP prefix of this run: nothing else on the machine is touched. */
   schema: string;
   amqpPrefix: string;
@@ -109,7 +114,26 @@ export async function startSplitStack(options: { env?: Record<string, string>; e
     await locus.kill();
     await cleanUp(schema, amqpPrefix, s3, dataDir);
   };
-  return { ...locus, stop, kill, s3, schema, amqpPrefix } satisfies SplitStack;
+  const pidOf = (service: string): number => {
+    // The launcher logs "<name> started with pid <pid>" each time it (re)starts a service.
+    for (const line of [...locus.logs].reverse()) {
+      const m = /^locus-split: (\S+) started with pid (\d+)$/.exec(line);
+      if (m?.[1] === service) return Number(m[2]);
+    }
+    throw new Error(`no pid logged for ${service}`);
+  };
+  const killService = (service: string) => process.kill(pidOf(service), "SIGKILL");
+  return {
+    ...locus,
+    stop,
+    kill,
+    s3,
+    s3Bucket: bucket,
+    schema,
+    amqpPrefix,
+    pidOf,
+    killService,
+  } satisfies SplitStack;
 }
 
 /** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */

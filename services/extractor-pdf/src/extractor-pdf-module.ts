@@ -1,3 +1,4 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { Logger, Stoppable } from "@locus/runtime";
@@ -24,7 +25,7 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
   await deps.bus.subscribe(
     {
       group: "extractor-pdf",
-      topics: ["file.uploaded.pdf"],
+      topics: CONSUMER_GROUPS["extractor-pdf"],
       concurrency: deps.concurrency,
       maxAttempts: deps.maxAttempts,
     },

@@ -17,7 +17,7 @@ async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
  * Turns an uploaded PDF into stored passages. The extraction is written to the blob store as JSON
  * lines (one passage each) and only its key travels on the bus, so a 1,000-page PDF never has to
  * fit in one message. A PDF that cannot be read fails the file with the reason; anything else is
- * retried by the bus, and fails the file on the last attempt.
+ * retried by the bus, and on the last attempt fails the file and goes to dead letters.
  */
 export class PdfExtractor {
   constructor(
@@ -43,6 +43,8 @@ export class PdfExtractor {
         ...ref,
         error: { code: "extraction_failed", message: "Locus could not extract text from this PDF." },
       });
+      // Still a failure for the bus: the message goes to dead letters, where operators can see it.
+      throw err;
     }
   }
 

@@ -1,3 +1,4 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
@@ -11,7 +12,7 @@ export async function subscribeStatusUpdates(bus: Bus, store: MetadataStore, log
   await bus.subscribe(
     {
       group: "files-status",
-      topics: ["file.progress", "file.indexed", "file.failed"],
+      topics: CONSUMER_GROUPS["files-status"],
       concurrency: 4,
       maxAttempts: 5,
     },

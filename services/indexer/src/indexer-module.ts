@@ -1,3 +1,4 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { Logger, Stoppable } from "@locus/runtime";
@@ -17,7 +18,7 @@ export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> 
   await deps.bus.subscribe(
     {
       group: "indexer",
-      topics: ["file.extracted", "file.deleted"],
+      topics: CONSUMER_GROUPS.indexer,
       // The embedded index has one writer; more at once would only queue on its lock.
       concurrency: 1,
       maxAttempts: deps.maxAttempts,

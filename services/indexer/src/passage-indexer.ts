@@ -51,6 +51,8 @@ export class PassageIndexer {
         userId,
         error: { code: "indexing_failed", message: "Locus could not index this file's text." },
       });
+      // Still a failure for the bus: the message goes to dead letters, where operators can see it.
+      throw err;
     }
   }
 

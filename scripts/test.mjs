@@ -1,0 +1,86 @@
+// `pnpm test`: every test, in two phases.
+//   1. everything but the fault-injection suites, in parallel (jest's workers);
+//   2. the fault suites (*.faults.test.ts), one at a time, alone: they stop and start machine-wide
+//      services (RabbitMQ, PostgreSQL) that phase 1's suites use.
+// Extra arguments go to jest in both phases (a path filter, -t, ...). Ends with one plain line,
+// "jest: N passed, N failed, N skipped", and a non-zero exit on any failure or when no test ran.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const args = process.argv.slice(2);
+
+// The contract and split suites talk to a real PostgreSQL, RabbitMQ and Redis on their standard
+// local ports. When one is not answering and this is a Debian machine where we may install and
+// start services (root), .ci/services.sh does it; otherwise say what is missing.
+const portOpen = (port) =>
+  new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+const services = { PostgreSQL: 5432, RabbitMQ: 5672, Redis: 6379 };
+const down = [];
+for (const [name, port] of Object.entries(services)) if (!(await portOpen(port))) down.push(name);
+if (down.length > 0) {
+  if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
+    console.error(`${down.join(", ")} not answering: starting them with .ci/services.sh`);
+    spawnSync("bash", [".ci/services.sh"], { stdio: "inherit" });
+  } else {
+    console.error(
+      `${down.join(", ")} not answering on 127.0.0.1: the suites that need them will fail. ` +
+        "Start them (on Debian, as root: bash .ci/services.sh).",
+    );
+  }
+}
+const dir = mkdtempSync(join(tmpdir(), "locus-jest-"));
+const phases = [
+  { name: "main", extra: ["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"] },
+  // testMatch (not a path pattern), so that a path filter given as an argument narrows it.
+  {
+    name: "faults",
+    extra: ["--testMatch", "<rootDir>/{apps,packages,services}/*/test/**/*.faults.test.ts", "--runInBand"],
+  },
+];
+
+const totals = { passed: 0, failed: 0, skipped: 0, suitesFailed: 0 };
+let crashed = false;
+for (const phase of phases) {
+  const out = join(dir, `${phase.name}.json`);
+  const result = spawnSync(
+    process.execPath,
+    [
+      "--experimental-vm-modules",
+      "--no-warnings=ExperimentalWarning",
+      "node_modules/jest/bin/jest.js",
+      ...phase.extra,
+      "--passWithNoTests",
+      "--json",
+      "--outputFile",
+      out,
+      ...args,
+    ],
+    { stdio: ["ignore", "inherit", "inherit"] },
+  );
+  let report;
+  try {
+    report = JSON.parse(readFileSync(out, "utf8"));
+  } catch {
+    console.error(`jest (${phase.name}) ended without a report (exit ${result.status})`);
+    crashed = true;
+    continue;
+  }
+  totals.passed += report.numPassedTests;
+  totals.failed += report.numFailedTests;
+  totals.skipped += report.numPendingTests + report.numTodoTests;
+  totals.suitesFailed += report.numFailedTestSuites + report.numRuntimeErrorTestSuites;
+  if (result.status !== 0 && report.numFailedTests === 0 && report.numFailedTestSuites === 0) crashed = true;
+}
+rmSync(dir, { recursive: true, force: true });
+
+console.log(`jest: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+const ran = totals.passed + totals.failed > 0;
+if (!ran) console.error("no test ran");
+process.exit(totals.failed > 0 || totals.suitesFailed > 0 || crashed || !ran ? 1 : 0);
