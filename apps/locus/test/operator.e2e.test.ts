@@ -40,6 +40,12 @@ describe("configuration", () => {
     expect(stderr).toMatch(/LOCUS_FILES_URL: required/);
   });
 
+  it("says that extractors of later kinds are not in this build", async () => {
+    const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "extractor-audio" });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/extractor-audio cannot run yet: this build extracts PDFs only/);
+  });
+
   it("names a missing connection setting for a chosen adapter", async () => {
     const { code, stderr } = await startWithEnv({ LOCUS_BUS: "rabbitmq", LOCUS_METADATA_STORE: "postgres" });
     expect(code).toBe(2);

@@ -15,6 +15,8 @@ export const TEST_AMQP_URL = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export interface SplitStack extends LocusProcess {
+  /** Every gateway's base URL (several with `gateways`), the first one being baseUrl. */
+  gatewayUrls: string[];
   /** The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N]). */
   pidOf(service: string): number;
   /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
@@ -47,7 +49,9 @@ async function freePortBlock(size: number): Promise<number> {
  * machine's real Postgres, RabbitMQ and Redis and an S3-compatible server that checks signatures,
  * each run isolated by a Postgres schema, an AMQP name prefix and a bucket of its own.
  */
-export async function startSplitStack(options: { env?: Record<string, string>; extractors?: number } = {}) {
+export async function startSplitStack(
+  options: { env?: Record<string, string>; extractors?: number; gateways?: number } = {},
+) {
   const id = randomBytes(4).toString("hex");
   const schema = `locus_t${id}`;
   const amqpPrefix = `t${id}.`;
@@ -62,7 +66,8 @@ export async function startSplitStack(options: { env?: Record<string, string>; e
   await admin.send(new CreateBucketCommand({ Bucket: bucket }));
   admin.destroy();
   const extractors = options.extractors ?? 1;
-  const port = await freePortBlock(4 + extractors);
+  const gateways = options.gateways ?? 1;
+  const port = await freePortBlock(4 + extractors + gateways - 1);
   const dataDir = tempDataDir("locus-split-");
   const shared = {
     LOCUS_METADATA_STORE: "postgres",
@@ -89,6 +94,7 @@ export async function startSplitStack(options: { env?: Record<string, string>; e
     LOCUS_RATE_LIMIT_STORE: "redis",
     REDIS_URL: TEST_REDIS_URL,
     LOCUS_SPLIT_EXTRACTORS: String(extractors),
+    LOCUS_SPLIT_GATEWAYS: String(gateways),
     ...options.env,
   };
   let locus: LocusProcess;
@@ -98,7 +104,8 @@ export async function startSplitStack(options: { env?: Record<string, string>; e
       env,
       dataDir,
       cliEnv: shared,
-      ready: /"service":"gateway".*"url":"(http:\/\/[^"]+)".*"msg":"listening"/,
+      // The first gateway, on the base port; the others are awaited below.
+      ready: new RegExp(`"service":"gateway".*"url":"(http://127\\.0\\.0\\.1:${port})".*"msg":"listening"`),
       timeoutMs: 60_000,
     });
   } catch (err) {
@@ -123,6 +130,21 @@ export async function startSplitStack(options: { env?: Record<string, string>; e
     throw new Error(`no pid logged for ${service}`);
   };
   const killService = (service: string) => process.kill(pidOf(service), "SIGKILL");
+  const gatewayUrls = [
+    locus.baseUrl,
+    ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + extractors + i}`),
+  ];
+  // Further gateways answer a moment after the first.
+  for (const url of gatewayUrls.slice(1)) {
+    for (let i = 0; i < 300; i++) {
+      const up = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   return {
     ...locus,
     stop,
@@ -131,6 +153,7 @@ export async function startSplitStack(options: { env?: Record<string, string>; e
     s3Bucket: bucket,
     schema,
     amqpPrefix,
+    gatewayUrls,
     pidOf,
     killService,
   } satisfies SplitStack;
