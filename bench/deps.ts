@@ -5,9 +5,16 @@ export {
   makePdf,
   removeDataDir,
   startLocus,
+  startSplitStack,
   tempDataDir,
   type Client,
   type LocusProcess,
+  type SplitStack,
 } from "@locus/testing";
-export { SqliteSearchIndex } from "@locus/search-index";
-export { createSqliteMetadataStore, type FileRecord } from "@locus/metadata-store";
+export { PostgresSearchIndex, SqliteSearchIndex, type SearchIndex } from "@locus/search-index";
+export {
+  createPostgresMetadataStore,
+  createSqliteMetadataStore,
+  type FileRecord,
+  type MetadataStore,
+} from "@locus/metadata-store";

@@ -1,10 +1,18 @@
-import { defer } from "./cleanup.ts";
-import { removeDataDir, startLocus, tempDataDir, type LocusProcess } from "./deps.ts";
+import { assertRunning, defer } from "./cleanup.ts";
+import {
+  removeDataDir,
+  startLocus,
+  startSplitStack,
+  tempDataDir,
+  type LocusProcess,
+  type SplitStack,
+} from "./deps.ts";
 
 const STOP_TIMEOUT_MS = 15_000;
 
 /** Runs `fn` with a fresh temporary directory that is removed afterwards, whatever happens. */
 export async function withTempDir<T>(prefix: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  assertRunning();
   const dir = tempDataDir(prefix);
   const remove = defer(() => removeDataDir(dir));
   try {
@@ -40,10 +48,91 @@ export async function withServer<T>(
   env: Record<string, string>,
   fn: (server: LocusProcess) => Promise<T>,
 ): Promise<T> {
+  assertRunning();
   const server = await startLocus({ dataDir, env: { HOST: "127.0.0.1", ...env }, timeoutMs: 60_000 });
   const stop = defer(() => stopServer(server));
   try {
     return await fn(server);
+  } finally {
+    await stop();
+  }
+}
+
+/** The split stack's services as its launcher named them (gateway, files, extractor-pdf-2, ...). */
+export function splitServices(stack: SplitStack): string[] {
+  const names = new Set<string>();
+  for (const line of stack.logs) {
+    const m = /^locus-split: (\S+) started with pid \d+$/.exec(line);
+    if (m?.[1]) names.add(m[1]);
+  }
+  return [...names];
+}
+
+/**
+ * Stops a split stack (its launcher stops every service; the stack then drops its Postgres schema,
+ * queues and S3 server). When the launcher does not exit in time, each service and the launcher
+ * are killed: killing the launcher alone would leave its services running.
+ */
+async function stopSplit(stack: SplitStack): Promise<void> {
+  const stopping = stack.stop();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = (ms: number) =>
+    new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), ms);
+    });
+  try {
+    if ((await Promise.race([stopping, timedOut(STOP_TIMEOUT_MS * 2)])) !== "timeout") return;
+    console.error(`the split stack did not stop within ${STOP_TIMEOUT_MS * 2} ms; killing its processes`);
+    for (const service of splitServices(stack)) {
+      try {
+        process.kill(stack.pidOf(service), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    stack.child.kill("SIGKILL");
+    clearTimeout(timer);
+    // stop() goes on with the clean-up (schema, queues, S3 server) once the launcher has exited.
+    if ((await Promise.race([stopping, timedOut(STOP_TIMEOUT_MS)])) === "timeout")
+      throw new Error("the split stack's clean-up did not finish after its processes were killed");
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Starts the split shape (one process per target, on the machine's Postgres, RabbitMQ and Redis
+ * and an in-test S3 server, isolated per run), runs `fn`, and stops and removes it afterwards,
+ * whatever happens, including an interruption while it is still starting.
+ */
+export async function withSplitStack<T>(
+  options: { extractors: number; env: Record<string, string> },
+  fn: (stack: SplitStack) => Promise<T>,
+): Promise<T> {
+  assertRunning();
+  const starting = startSplitStack({
+    extractors: options.extractors,
+    env: { HOST: "127.0.0.1", ...options.env },
+  });
+  const stop = defer(async () => {
+    let stack: SplitStack;
+    try {
+      stack = await starting;
+    } catch {
+      return; // it cleaned up after itself
+    }
+    await stopSplit(stack);
+  });
+  let stack: SplitStack;
+  try {
+    stack = await starting;
+    assertRunning(); // interrupted while it started: stop it now, before anything writes into it
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  try {
+    return await fn(stack);
   } finally {
     await stop();
   }
@@ -54,11 +143,15 @@ export const since = (start: number): number => performance.now() - start;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Request durations the server logged itself (gateway "request" lines), by request id. */
-export function serverTimings(logs: readonly string[]): Map<string, number> {
+/**
+ * Request durations the server logged itself ("request" lines), by request id; only those of
+ * `service` when given (the split shape logs every service into one stream).
+ */
+export function serverTimings(logs: readonly string[], service?: string): Map<string, number> {
   const timings = new Map<string, number>();
   for (const line of logs) {
     if (!line.includes('"msg":"request"')) continue;
+    if (service !== undefined && !line.includes(`"service":"${service}"`)) continue;
     try {
       const entry = JSON.parse(line) as { requestId?: unknown; ms?: unknown };
       if (typeof entry.requestId === "string" && typeof entry.ms === "number")

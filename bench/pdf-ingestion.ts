@@ -1,5 +1,6 @@
 import { buildVocabulary, proseLine, rng, type Vocabulary } from "./corpus.ts";
 import { client, createUserWithKey, makePdf, type Client } from "./deps.ts";
+import { track } from "./cleanup.ts";
 import { since, sleep, withServer, withTempDir } from "./harness.ts";
 import { median, round } from "./stats.ts";
 
@@ -165,7 +166,7 @@ export async function benchPdfIngestion(
     large.push(await makePdf({ pages: documentPages(vocab, 200 + i, largePages, lines) }));
 
   return withTempDir("locus-bench-pdf-", async (dataDir) => {
-    const { key } = await createUserWithKey(dataDir, { plan: "pro" });
+    const { key } = await track(createUserWithKey(dataDir, { plan: "pro" }));
     return withServer(
       dataDir,
       { LOCUS_RATE_LIMIT_PRO: "100000", LOCUS_RATE_LIMIT_ENTERPRISE: "100000" },

@@ -4,6 +4,8 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
+import { REST_OF_MACHINE } from "./cpu.ts";
+import { IDLE_STACKS, type SplitBenchOptions, type SplitBenchResult } from "./split.ts";
 import {
   QUERY_CLASS_DESCRIPTIONS,
   QUERY_CLASSES,
@@ -38,10 +40,16 @@ export interface Report {
   durationSeconds: number;
   machine: Machine;
   /** What was run: the benchmark options, for comparing like with like. */
-  options: { search: SearchBenchOptions | null; pdf: PdfBenchOptions | null };
+  options: {
+    search: SearchBenchOptions | null;
+    pdf: PdfBenchOptions | null;
+    split: SplitBenchOptions | null;
+  };
   targets: Target[];
   search: SearchSizeResult[];
   pdf: PdfBenchResult | null;
+  /** Split-shape figures, when that benchmark ran. */
+  split: SplitBenchResult | null;
   /** Benchmarks that crashed, with the error. */
   errors: { benchmark: string; error: string }[];
 }
@@ -126,7 +134,8 @@ export function renderMarkdown(r: Report): string {
   out.push(`- Node ${m.node}, ${m.platform}; commit ${m.commit}`);
   out.push(`- 1-minute load average: ${m.loadAverage.start} at the start, ${m.loadAverage.end} at the end`);
   out.push(
-    "- Shape: all-in-one (`pnpm start`: SQLite metadata + FTS5 index, local blobs, in-process bus), server and benchmark on 127.0.0.1",
+    "- Shape: all-in-one (`pnpm start`: SQLite metadata + FTS5 index, local blobs, in-process bus), server and benchmark on 127.0.0.1" +
+      (r.split ? "; the split shape has a section of its own" : ""),
   );
   out.push("- The machine is shared and noisy: read medians, and compare runs on the same machine only.", "");
 
@@ -264,11 +273,212 @@ export function renderMarkdown(r: Report): string {
       out.push(`- ${s.pages} pages: ${s.runs.map((x) => x.readyMs).join(", ")}`);
     out.push("");
   }
+  if (r.split) out.push(...renderSplit(r.split, r.search));
   out.push(
     "Figures in `bench/report/latest.json`. Run again with `pnpm bench` (options: `pnpm bench --help`).",
     "",
   );
   return out.join("\n");
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
+const cpuLabel = (name: string) => (name === "benchmark" ? "benchmark (client + in-test S3 server)" : name);
+
+function renderSplit(s: SplitBenchResult, allInOne: readonly SearchSizeResult[]): string[] {
+  const out: string[] = [];
+  out.push("## Split mode", "");
+  out.push(
+    "One OS process per target (`apps/locus/src/split.ts`, as `pnpm start:split` runs them: gateway, files, search, indexer, " +
+      "extractor-pdf × N) on the machine's PostgreSQL (metadata store and full-text passage index), RabbitMQ and Redis, " +
+      "and an in-test S3 server that checks signatures and runs inside the benchmark process; every run has its own " +
+      "Postgres schema, queue prefix and bucket, and is removed afterwards. Everything on 127.0.0.1.",
+    "",
+  );
+  const ing = s.ingestion;
+  if (ing) {
+    out.push("### Ingestion throughput: uploads to `ready`", "");
+    out.push(
+      `A batch of ${ing.files} text PDFs of ${ing.pages} pages (${ing.linesPerPage} lines of ~70 characters per page, ` +
+        `${Math.round(ing.batchBytes / 1024)} KiB in all), made once and uploaded again every round through \`POST /api/files/upload\` ` +
+        `by a pro user, ${ing.uploadConcurrency} uploads in flight. Timed from sending the first upload to the first ` +
+        `\`GET /api/files\` (polled every ${ing.pollMs} ms) that shows every file of the batch \`ready\`; "server" is the batch's ` +
+        "last `updated_at` minus its first `created_at`. Each extractor-pdf process handles one file at a time " +
+        `(\`LOCUS_EXTRACT_CONCURRENCY=${ing.extractConcurrency}\`, prefetch 1); one indexer. Both stacks run side by side ` +
+        "and the rounds alternate between them, after a few small files and one whole batch through each, not measured.",
+      "",
+    );
+    out.push(
+      table(
+        [
+          "PDF workers",
+          "batches",
+          "uploads accepted in (s)",
+          "ready after (s)",
+          "files/s",
+          "pages/s",
+          "server files/s",
+          "machine cores busy",
+        ],
+        ing.configs.map((c) => [
+          c.workers,
+          c.rounds.length,
+          fmt(c.medianUploadSeconds),
+          fmt(c.medianReadySeconds),
+          fmt(c.medianFilesPerSecond),
+          fmt(c.medianPagesPerSecond),
+          fmt(c.medianServerFilesPerSecond),
+          c.medianMachineBusyCores === null ? "–" : `${c.medianMachineBusyCores} of ${ing.cores}`,
+        ]),
+      ),
+      "",
+    );
+    out.push("Medians over the batches. Every batch (files/s):");
+    for (const c of ing.configs)
+      out.push(`- ${c.workers} worker(s): ${c.rounds.map((x) => x.filesPerSecond).join(", ")}`);
+    out.push("");
+    if (ing.scalingRatio !== null) {
+      const most = ing.configs.at(-1)!;
+      const fewest = ing.configs[0]!;
+      out.push(
+        `**Scaling ratio, ${most.workers} PDF workers over ${fewest.workers}: ${ing.scalingRatio}×** ` +
+          `(${ing.serverScalingRatio}× on the server's clock). The machine has ${ing.cores} cores, shared by every ` +
+          "Locus process, PostgreSQL, RabbitMQ, Redis, the S3 server and the benchmark itself, so the ratio is bounded by " +
+          "the cores left over, not by the number of workers: on a machine where the workers have cores of their own it " +
+          "would be higher. " +
+          (most.cpuBoundFilesPerSecond !== null && fewest.medianFilesPerSecond > 0
+            ? `With every core busy on this work, one batch's CPU cost (table below) allows at most ~${most.cpuBoundFilesPerSecond} files/s ` +
+              `here, a ratio of at most ~${round2(most.cpuBoundFilesPerSecond / fewest.medianFilesPerSecond)}× over one worker.`
+            : ""),
+        "",
+      );
+    }
+    if (ing.stoppedByTimeBudget) out.push("Fewer rounds than asked: the time budget ran out.", "");
+    const names = [...new Set(ing.configs.flatMap((c) => Object.keys(c.meanCpuSeconds)))];
+    const order = (n: string) => {
+      if (n.startsWith("extractor-pdf")) return 0;
+      const i = [
+        "indexer",
+        "files",
+        "gateway",
+        "search",
+        "launcher",
+        "benchmark",
+        "postgres",
+        "rabbitmq",
+        "redis",
+      ].indexOf(n);
+      return i >= 0 ? 1 + i : n === IDLE_STACKS ? 20 : n === REST_OF_MACHINE ? 21 : 10;
+    };
+    names.sort((a, b) => order(a) - order(b) || a.localeCompare(b));
+    out.push(
+      "Where the CPU goes: CPU seconds per batch (mean over the batches), from `/proc`: each Locus process of the " +
+        'measured stack; "postgres", "rabbitmq" and "redis" are every process of that server on the machine, whoever ' +
+        `it serves; "${REST_OF_MACHINE}" is the machine's busy time that none of these accounts for (other work on ` +
+        "the shared machine, the kernel). A busy machine during a batch lowers that batch's figure.",
+      "",
+    );
+    out.push(
+      table(
+        ["process", ...ing.configs.map((c) => `${c.workers} worker(s): CPU s per batch`)],
+        names.map((n) => [cpuLabel(n), ...ing.configs.map((c) => fmt(c.meanCpuSeconds[n] ?? undefined))]),
+      ),
+      "",
+    );
+  }
+  if (s.search.length > 0 || s.searchSkipped.length > 0) {
+    out.push("### Quick search through the gateway", "");
+    out.push(
+      "The same corpus, query classes and sequence as the all-in-one search benchmark, written through " +
+        "`PostgresSearchIndex.replaceFilePassages` and the Postgres metadata store's `createFile` into the stack's schema " +
+        "while it runs (4 files at a time), then `VACUUM ANALYZE` on the passages table (the state autovacuum brings a " +
+        'table to shortly after a bulk load). Client-side latency through the gateway; "gateway p50" and "search service p50" ' +
+        "are what those two processes logged for the same requests (the search service's figure leaves out the gateway's " +
+        'key check, rate limit and the internal HTTP hop); "gateway alone" is the client-side p50 of 200 searches with a ' +
+        "test key, which the gateway answers from its sandbox after the key check and the rate limit, without calling " +
+        "the search service: the floor of any request through the gateway.",
+      "",
+    );
+    if (s.search.length > 0)
+      out.push(
+        table(
+          [
+            "passages",
+            "files",
+            "table size",
+            "load (passages/s)",
+            "queries",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "mean ms",
+            "gateway p50 ms",
+            "search service p50 ms",
+            "gateway alone p50 ms",
+            "all-in-one p50 ms",
+            "split / all-in-one (p50)",
+          ],
+          s.search.map((x) => [
+            x.passages.toLocaleString("en"),
+            x.files.toLocaleString("en"),
+            x.tableBytes === null ? "–" : `${Math.round(x.tableBytes / 1024 ** 2)} MiB`,
+            `${x.loadSeconds} s (${x.loadPassagesPerSecond.toLocaleString("en")})`,
+            `${x.measuredQueries}${x.stoppedByTimeBudget ? " (time budget hit)" : ""}`,
+            fmt(x.overall.latencyMs.p50),
+            fmt(x.overall.latencyMs.p95),
+            fmt(x.overall.latencyMs.p99),
+            fmt(x.overall.latencyMs.mean),
+            fmt(x.overall.serverMs?.p50),
+            fmt(x.searchServiceMs?.p50),
+            fmt(x.gatewayOnlyMs.p50),
+            x.allInOneP50Ms === null ? "not run" : fmt(x.allInOneP50Ms),
+            x.ratioToAllInOne === null ? "–" : `${x.ratioToAllInOne}×`,
+          ]),
+        ),
+        "",
+      );
+    for (const k of s.searchSkipped)
+      out.push(`- ${k.passages.toLocaleString("en")} passages: not run: ${k.reason}.`, "");
+    for (const x of s.search) {
+      const same = allInOne.find((a) => a.passages === x.passages);
+      out.push(`#### Split, ${x.passages.toLocaleString("en")} passages, by query class`, "");
+      const rows = QUERY_CLASSES.flatMap((cls) => {
+        const c = x.byClass[cls];
+        if (!c) return [];
+        const a = same?.byClass[cls]?.latencyMs.p50;
+        return [[...classRow(cls, c), a === undefined ? "–" : fmt(a)]];
+      });
+      rows.push([...classRow("**all**", x.overall), same ? fmt(same.overall.latencyMs.p50) : "–"]);
+      out.push(
+        table(
+          [
+            "class",
+            "n",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "mean ms",
+            "max ms",
+            "gateway p50 ms",
+            "mean results",
+            "all-in-one p50 ms",
+          ],
+          rows,
+        ),
+        "",
+      );
+      out.push(
+        `Slowest queries: ${x.slowest.map((q) => `"${q.q}" (${q.cls}, ${q.results} results) ${q.ms} ms`).join("; ")}.`,
+        "",
+      );
+      out.push(
+        `Checks: results from another user's files: ${x.checks.tenancyLeaks}; ` +
+          `phrase queries that found exactly the 3 planted passages, phrase first: ${x.checks.phraseQueriesExact}; ` +
+          `absent-word queries with no result: ${x.checks.absentQueriesEmpty}.`,
+        "",
+      );
+    }
+  }
+  return out;
 }
 
 export function writeReport(r: Report): { md: string; json: string } {

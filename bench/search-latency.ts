@@ -10,7 +10,15 @@ import {
   rng,
   type Vocabulary,
 } from "./corpus.ts";
-import { createSqliteMetadataStore, createUserWithKey, SqliteSearchIndex, type FileRecord } from "./deps.ts";
+import {
+  createSqliteMetadataStore,
+  createUserWithKey,
+  SqliteSearchIndex,
+  type FileRecord,
+  type MetadataStore,
+  type SearchIndex,
+} from "./deps.ts";
+import { assertRunning, track } from "./cleanup.ts";
 import { serverTimings, since, sleep, withServer, withTempDir } from "./harness.ts";
 import { round, roundSummary, summarise, type Summary } from "./stats.ts";
 
@@ -173,19 +181,122 @@ function asAsync<T>(items: Iterable<T>): AsyncIterable<T> {
   return { [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve(iterator.next()) }) };
 }
 
-interface Dataset {
-  key: string;
+/** A passage as replaceFilePassages takes it (the contracts' ExtractedPassage). */
+type ExtractedPassage =
+  Parameters<SearchIndex["replaceFilePassages"]>[1] extends AsyncIterable<infer P> ? P : never;
+
+/** The passages of one file, as the PDF extractor makes them (pages of 40 lines). */
+function filePassages(
+  vocab: Vocabulary,
+  random: () => number,
+  first: number,
+  count: number,
+  plants: Map<number, string>,
+): ExtractedPassage[] {
+  const passages: ExtractedPassage[] = [];
+  let line = 1;
+  let page = 1;
+  for (let i = 0; i < count; i++) {
+    const content = passageText(vocab, random, 300, plants.get(first + i));
+    const lines = content.split("\n").length;
+    if (line + lines > 40) {
+      page += 1;
+      line = 1;
+    }
+    passages.push({ content, locator: { page, line, line_end: line + lines - 1, source: "text" as const } });
+    line += lines;
+  }
+  return passages;
+}
+
+export interface WrittenDataset {
+  /** The measured user's files: a result naming any other file is a tenancy leak. */
   userFileIds: Set<string>;
   files: number;
   otherTenantPassages: number;
+}
+
+/**
+ * Writes the dataset through the real adapters, as the indexer would: ready file records through
+ * `createFile`, and passages through `replaceFilePassages`, 50 per file, for the measured user and
+ * for a second one. `concurrency` files are written at once (1 for SQLite's single writer). The
+ * corpus is the same whatever the concurrency: each file's text is drawn, in order, before its
+ * writes start.
+ */
+export async function writeDataset(
+  store: Pick<MetadataStore, "createFile">,
+  index: Pick<SearchIndex, "replaceFilePassages">,
+  users: { userId: string; otherUserId: string },
+  size: number,
+  vocab: Vocabulary,
+  options: SearchBenchOptions,
+  concurrency = 1,
+): Promise<WrittenDataset> {
+  const userFileIds = new Set<string>();
+  let files = 0;
+  const otherTenantPassages = Math.round(size * options.otherTenantShare);
+  const tenants = [
+    {
+      userId: users.userId,
+      count: size,
+      plants: plantings(size, PLANTS_PER_PHRASE),
+      seed: 11,
+      ids: userFileIds,
+    },
+    {
+      userId: users.otherUserId,
+      count: otherTenantPassages,
+      plants: plantings(otherTenantPassages, OTHER_TENANT_PLANTS),
+      seed: 23,
+      ids: null,
+    },
+  ];
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  const now = Date.now();
+  for (const tenant of tenants) {
+    const random = rng(tenant.seed);
+    for (let first = 0, n = 0; first < tenant.count; first += PASSAGES_PER_FILE, n++) {
+      if (failure) break;
+      try {
+        assertRunning(); // stop early when the run is interrupted
+      } catch (error) {
+        failure = { error };
+        break;
+      }
+      const fileId = randomUUID();
+      const count = Math.min(PASSAGES_PER_FILE, tenant.count - first);
+      // Distinct, increasing creation times, as real uploads have.
+      const at = new Date(now - (tenant.count - first) * 1000).toISOString();
+      const record = fileRecord(fileId, tenant.userId, n, count, at);
+      const passages = filePassages(vocab, random, first, count, tenant.plants);
+      tenant.ids?.add(fileId);
+      files += 1;
+      const write = (async () => {
+        await store.createFile(record);
+        await index.replaceFilePassages({ userId: tenant.userId, fileId }, asAsync(passages));
+      })().catch((error: unknown) => {
+        failure ??= { error };
+      });
+      inFlight.add(write);
+      void write.finally(() => inFlight.delete(write));
+      if (inFlight.size >= concurrency) await Promise.race(inFlight);
+    }
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure.error;
+  return { userFileIds, files, otherTenantPassages };
+}
+
+interface Dataset extends WrittenDataset {
+  key: string;
   loadSeconds: number;
   indexBytes: number;
 }
 
 /**
- * Writes the dataset through the real adapters, before the server starts: the user and its key
- * through the CLI, a second tenant through the store, ready file records, and passages through
- * SqliteSearchIndex.replaceFilePassages (what the indexer calls).
+ * The all-in-one dataset, written before the server starts: the user and its key through the
+ * CLI, a second tenant through the store, then writeDataset through SqliteSearchIndex.
  */
 async function prepareDataset(
   dataDir: string,
@@ -196,9 +307,7 @@ async function prepareDataset(
   const { email, key } = await createUserWithKey(dataDir, { plan: "enterprise" });
   const started = performance.now();
   const store = createSqliteMetadataStore(join(dataDir, "metadata.sqlite"));
-  const userFileIds = new Set<string>();
-  let files = 0;
-  const otherTenantPassages = Math.round(size * options.otherTenantShare);
+  let written: WrittenDataset;
   try {
     await store.migrate();
     const user = await store.findUserByEmail(email);
@@ -206,50 +315,14 @@ async function prepareDataset(
     const other = await store.createUser({ email: `other-tenant-${randomUUID()}@example.com`, plan: "pro" });
     const index = new SqliteSearchIndex(join(dataDir, "index.sqlite"));
     try {
-      const tenants = [
-        {
-          userId: user.id,
-          count: size,
-          plants: plantings(size, PLANTS_PER_PHRASE),
-          seed: 11,
-          ids: userFileIds,
-        },
-        {
-          userId: other.id,
-          count: otherTenantPassages,
-          plants: plantings(otherTenantPassages, OTHER_TENANT_PLANTS),
-          seed: 23,
-          ids: null,
-        },
-      ];
-      const now = Date.now();
-      for (const tenant of tenants) {
-        const random = rng(tenant.seed);
-        for (let first = 0, n = 0; first < tenant.count; first += PASSAGES_PER_FILE, n++) {
-          const fileId = randomUUID();
-          const count = Math.min(PASSAGES_PER_FILE, tenant.count - first);
-          // Distinct, increasing creation times, as real uploads have.
-          const at = new Date(now - (tenant.count - first) * 1000).toISOString();
-          await store.createFile(fileRecord(fileId, tenant.userId, n, count, at));
-          tenant.ids?.add(fileId);
-          files += 1;
-          function* passages() {
-            let line = 1;
-            let page = 1;
-            for (let i = 0; i < count; i++) {
-              const content = passageText(vocab, random, 300, tenant.plants.get(first + i));
-              const lines = content.split("\n").length;
-              if (line + lines > 40) {
-                page += 1;
-                line = 1;
-              }
-              yield { content, locator: { page, line, line_end: line + lines - 1, source: "text" as const } };
-              line += lines;
-            }
-          }
-          await index.replaceFilePassages({ userId: tenant.userId, fileId }, asAsync(passages()));
-        }
-      }
+      written = await writeDataset(
+        store,
+        index,
+        { userId: user.id, otherUserId: other.id },
+        size,
+        vocab,
+        options,
+      );
     } finally {
       await index.close();
     }
@@ -265,7 +338,7 @@ async function prepareDataset(
       // no WAL left after a clean close
     }
   }
-  return { key, userFileIds, files, otherTenantPassages, loadSeconds, indexBytes };
+  return { ...written, key, loadSeconds, indexBytes };
 }
 
 interface SearchResponse {
@@ -316,6 +389,75 @@ function classResult(samples: readonly Sample[], server: Map<string, number>): C
   };
 }
 
+/** What the measured searches found: latency by class, the slowest, and the correctness checks. */
+export type SearchMeasurement = Pick<
+  SearchSizeResult,
+  "warmupQueries" | "measuredQueries" | "stoppedByTimeBudget" | "overall" | "byClass" | "slowest" | "checks"
+>;
+
+/**
+ * The warm-up, then the measured sequential searches (the same seeded queries at every size and
+ * in both shapes), against `baseUrl` as the user of `key`. Server timings come from the "request"
+ * lines in `logs`, of `service` only when given.
+ */
+export async function measureSearches(
+  target: { baseUrl: string; logs: readonly string[] },
+  key: string,
+  vocab: Vocabulary,
+  size: number,
+  userFileIds: ReadonlySet<string>,
+  options: SearchBenchOptions,
+  service?: string,
+): Promise<SearchMeasurement> {
+  const warmup = makeQueries(vocab, options.warmup, 1000 + size);
+  for (const query of warmup) await timedSearch(target.baseUrl, key, query, options.limit);
+
+  const queries = makeQueries(vocab, options.queries, 7);
+  const samples: Sample[] = [];
+  const deadline = performance.now() + options.queryBudgetMs;
+  let stoppedByTimeBudget = false;
+  for (const query of queries) {
+    if (performance.now() > deadline) {
+      stoppedByTimeBudget = true;
+      break;
+    }
+    samples.push(await timedSearch(target.baseUrl, key, query, options.limit));
+  }
+  await sleep(300); // let the last request lines reach the log
+  const server = serverTimings(target.logs, service);
+
+  const byClass: Partial<Record<QueryClass, ClassResult>> = {};
+  for (const cls of QUERY_CLASSES) {
+    const of = samples.filter((s) => s.cls === cls);
+    if (of.length > 0) byClass[cls] = classResult(of, server);
+  }
+  let tenancyLeaks = 0;
+  for (const s of samples) tenancyLeaks += s.body.results.filter((r) => !userFileIds.has(r.file_id)).length;
+  const phrase = samples.filter((s) => s.cls === "phrase");
+  const phraseExact = phrase.filter(
+    (s) =>
+      s.body.count === PLANTS_PER_PHRASE && s.body.results[0]?.content.replace(/\s+/g, " ").includes(s.q),
+  ).length;
+  const absent = samples.filter((s) => s.cls === "absent");
+  const absentEmpty = absent.filter((s) => s.body.count === 0).length;
+  return {
+    warmupQueries: warmup.length,
+    measuredQueries: samples.length,
+    stoppedByTimeBudget,
+    overall: classResult(samples, server),
+    byClass,
+    slowest: [...samples]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5)
+      .map((x) => ({ cls: x.cls, q: x.q, ms: round(x.ms), results: x.body.count })),
+    checks: {
+      tenancyLeaks,
+      phraseQueriesExact: `${phraseExact}/${phrase.length}`,
+      absentQueriesEmpty: `${absentEmpty}/${absent.length}`,
+    },
+  };
+}
+
 export async function benchSearchSize(
   size: number,
   options: SearchBenchOptions,
@@ -326,45 +468,14 @@ export async function benchSearchSize(
     log(
       `search ${size}: writing ${size} passages (+${Math.round(size * options.otherTenantShare)} of another user) ...`,
     );
-    const data = await prepareDataset(dataDir, size, vocab, options);
+    // Tracked: an interruption lets it stop (at the next file) before the directory is removed.
+    const data = await track(prepareDataset(dataDir, size, vocab, options));
     const loaded = size + data.otherTenantPassages;
     log(
       `search ${size}: loaded in ${data.loadSeconds.toFixed(1)} s (${Math.round(loaded / data.loadSeconds)} passages/s); starting the server`,
     );
     return withServer(dataDir, { LOCUS_RATE_LIMIT_ENTERPRISE: "100000" }, async (server) => {
-      const warmup = makeQueries(vocab, options.warmup, 1000 + size);
-      for (const query of warmup) await timedSearch(server.baseUrl, data.key, query, options.limit);
-
-      const queries = makeQueries(vocab, options.queries, 7);
-      const samples: Sample[] = [];
-      const deadline = performance.now() + options.queryBudgetMs;
-      let stoppedByTimeBudget = false;
-      for (const query of queries) {
-        if (performance.now() > deadline) {
-          stoppedByTimeBudget = true;
-          break;
-        }
-        samples.push(await timedSearch(server.baseUrl, data.key, query, options.limit));
-      }
-      await sleep(300); // let the last request lines reach the log
-      const server_ = serverTimings(server.logs);
-
-      const byClass: Partial<Record<QueryClass, ClassResult>> = {};
-      for (const cls of QUERY_CLASSES) {
-        const of = samples.filter((s) => s.cls === cls);
-        if (of.length > 0) byClass[cls] = classResult(of, server_);
-      }
-      let tenancyLeaks = 0;
-      for (const s of samples)
-        tenancyLeaks += s.body.results.filter((r) => !data.userFileIds.has(r.file_id)).length;
-      const phrase = samples.filter((s) => s.cls === "phrase");
-      const phraseExact = phrase.filter(
-        (s) =>
-          s.body.count === PLANTS_PER_PHRASE && s.body.results[0]?.content.replace(/\s+/g, " ").includes(s.q),
-      ).length;
-      const absent = samples.filter((s) => s.cls === "absent");
-      const absentEmpty = absent.filter((s) => s.body.count === 0).length;
-
+      const measured = await measureSearches(server, data.key, vocab, size, data.userFileIds, options);
       const result: SearchSizeResult = {
         passages: size,
         files: data.files,
@@ -373,23 +484,10 @@ export async function benchSearchSize(
         loadSeconds: Math.round(data.loadSeconds * 10) / 10,
         loadPassagesPerSecond: Math.round(loaded / data.loadSeconds),
         indexBytes: data.indexBytes,
-        warmupQueries: warmup.length,
-        measuredQueries: samples.length,
-        stoppedByTimeBudget,
-        overall: classResult(samples, server_),
-        byClass,
-        slowest: [...samples]
-          .sort((a, b) => b.ms - a.ms)
-          .slice(0, 5)
-          .map((x) => ({ cls: x.cls, q: x.q, ms: round(x.ms), results: x.body.count })),
-        checks: {
-          tenancyLeaks,
-          phraseQueriesExact: `${phraseExact}/${phrase.length}`,
-          absentQueriesEmpty: `${absentEmpty}/${absent.length}`,
-        },
+        ...measured,
       };
       log(
-        `search ${size}: ${samples.length} queries, p50 ${result.overall.latencyMs.p50} ms, p95 ${result.overall.latencyMs.p95} ms`,
+        `search ${size}: ${result.measuredQueries} queries, p50 ${result.overall.latencyMs.p50} ms, p95 ${result.overall.latencyMs.p95} ms`,
       );
       return result;
     });

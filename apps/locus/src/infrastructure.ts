@@ -108,7 +108,7 @@ export class Infrastructure {
           url: this.config.amqpUrl,
           logger,
           prefix: this.config.amqpPrefix,
-          connectionName: `locus ${this.config.targets.join("+")}`,
+          connectionName: `locus ${this.config.serviceName}`,
         });
         await rabbit.connect();
         // Every group's queue exists before anything is published, whichever process starts first.

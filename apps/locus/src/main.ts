@@ -21,8 +21,7 @@ function readConfig(): LocusConfig {
 }
 
 const config = readConfig();
-const serviceName = config.split ? config.targets.join("+") : "locus";
-const logger = createLogger(serviceName, config.logLevel);
+const logger = createLogger(config.serviceName, config.logLevel);
 const infra = new Infrastructure(config, logger);
 const running: Running = { routers: [], errorMappers: [] };
 const manager = new ModuleManager(moduleDescriptors(infra, logger, running), logger);

@@ -65,7 +65,13 @@ let stopping = false;
 
 function start(service: Service): void {
   const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
-    env: { ...shared, ...service.env, LOCUS_TARGETS: service.target, PORT: String(service.port) },
+    env: {
+      ...shared,
+      ...service.env,
+      LOCUS_TARGETS: service.target,
+      LOCUS_SERVICE_NAME: service.name,
+      PORT: String(service.port),
+    },
     stdio: ["ignore", "inherit", "inherit"],
   });
   children.set(service.name, child);

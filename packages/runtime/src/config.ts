@@ -70,6 +70,10 @@ const EnvSchema = z.object({
   LOCUS_MAX_ATTEMPTS: int(3, 1, 20),
   LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
   LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
+  LOCUS_SERVICE_NAME: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
+    .optional(),
   LOCUS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   LOCUS_METADATA_STORE: z.enum(["sqlite", "postgres"]).default("sqlite"),
   LOCUS_BLOB_STORE: z.enum(["local", "s3"]).default("local"),
@@ -154,6 +158,8 @@ export interface LocusConfig {
   searchUrl: string | undefined;
   /** True when this process runs only part of Locus (the split shape). */
   split: boolean;
+  /** How this process names itself in logs and to the broker. */
+  serviceName: string;
 }
 
 export class ConfigError extends Error {
@@ -260,5 +266,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     filesUrl: e.LOCUS_FILES_URL?.replace(/\/+$/, ""),
     searchUrl: e.LOCUS_SEARCH_URL?.replace(/\/+$/, ""),
     split,
+    serviceName: e.LOCUS_SERVICE_NAME ?? (split ? e.LOCUS_TARGETS.join("+") : "locus"),
   };
 }

@@ -105,7 +105,9 @@ export async function startSplitStack(
       dataDir,
       cliEnv: shared,
       // The first gateway, on the base port; the others are awaited below.
-      ready: new RegExp(`"service":"gateway".*"url":"(http://127\\.0\\.0\\.1:${port})".*"msg":"listening"`),
+      ready: new RegExp(
+        `"service":"gateway[^"]*".*"url":"(http://127\\.0\\.0\\.1:${port})".*"msg":"listening"`,
+      ),
       timeoutMs: 60_000,
     });
   } catch (err) {
@@ -118,7 +120,20 @@ export async function startSplitStack(
     return code;
   };
   const kill = async () => {
+    // The services are the launcher's children, not in a process group of ours: kill each.
+    const pids = new Set<number>();
+    for (const line of locus.logs) {
+      const m = /^locus-split: \S+ started with pid (\d+)$/.exec(line);
+      if (m?.[1]) pids.add(Number(m[1]));
+    }
     await locus.kill();
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
     await cleanUp(schema, amqpPrefix, s3, dataDir);
   };
   const pidOf = (service: string): number => {
