@@ -45,6 +45,32 @@ it("refuses a revoked key on every replica", async () => {
   for (const c of clients) expect((await c.get("/api/files")).status).toBe(401);
 });
 
+it("carries one request id from the gateway to the service it calls", async () => {
+  const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+  const res = await client(stack.baseUrl, key).get("/api/search?q=anything", {
+    "X-Request-Id": "trace-0123456789",
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("x-request-id")).toBe("trace-0123456789");
+  const logged = (service: string, path: string) =>
+    stack.logs.some(
+      (l) =>
+        l.includes('"requestId":"trace-0123456789"') &&
+        l.includes(`"service":"${service}"`) &&
+        l.includes(`"path":"${path}"`),
+    );
+  // Each process logs a request when it has answered it: give the lines a moment to arrive.
+  for (
+    let i = 0;
+    i < 50 && !(logged("search", "/internal/search") && logged("gateway-1", "/api/search"));
+    i++
+  ) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(logged("search", "/internal/search")).toBe(true);
+  expect(logged("gateway-1", "/api/search")).toBe(true);
+});
+
 it("indexes a 1,000-page PDF", async () => {
   const pages = Array.from({ length: 1000 }, (_, i) =>
     i === 999

@@ -3,3 +3,4 @@ export * from "./http-server.ts";
 export * from "./process-app.ts";
 export * from "./service-client.ts";
 export * from "./service-identity.ts";
+export * from "./request-context.ts";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import type { Logger } from "@locus/runtime";
+import { requestContext } from "./request-context.ts";
 import { errorHandler, notFound, type ErrorMapper } from "./errors.ts";
 
 export interface ProcessAppOptions {
@@ -22,7 +23,12 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
   app.set("etag", false);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const requestId = randomUUID();
+    // A correlation id from the caller (another Locus service, or a client's proxy) is kept when it
+    // is plainly an id; otherwise, and by default, a new one. It follows the request to every
+    // service it calls (see ServiceClient), so one request can be traced across the logs.
+    const given = req.headers["x-request-id"];
+    const requestId =
+      typeof given === "string" && /^[A-Za-z0-9._-]{8,64}$/.test(given) ? given : randomUUID();
     const started = process.hrtime.bigint();
     res.setHeader("X-Request-Id", requestId);
     res.setHeader("X-Content-Type-Options", "nosniff");
@@ -35,7 +41,7 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
         "request",
       );
     });
-    next();
+    requestContext.run({ requestId }, next);
   });
 
   app.get("/healthz", (_req, res) => {

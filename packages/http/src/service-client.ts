@@ -1,4 +1,5 @@
 import { ErrorCodes, LocusError, type ErrorCode } from "@locus/contracts";
+import { currentRequestId } from "./request-context.ts";
 import type { ServiceIdentity } from "./service-identity.ts";
 
 /** Response headers worth passing on to the public client when a service refuses. */
@@ -23,6 +24,7 @@ export class ServiceClient {
     init: RequestInit & { timeoutMs?: number } = {},
   ): Promise<Response> {
     const token = await this.identity.sign(userId, this.audience);
+    const requestId = currentRequestId();
     let res: Response;
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
@@ -30,6 +32,8 @@ export class ServiceClient {
         headers: {
           ...(init.headers as Record<string, string> | undefined),
           Authorization: `Bearer ${token}`,
+          // The same id in the callee's logs as in the gateway's.
+          ...(requestId ? { "X-Request-Id": requestId } : {}),
         },
         signal: init.signal ?? AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs),
       });

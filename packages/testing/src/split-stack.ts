@@ -149,8 +149,13 @@ export async function startSplitStack(
     locus.baseUrl,
     ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + extractors + i}`),
   ];
-  // Further gateways answer a moment after the first.
-  for (const url of gatewayUrls.slice(1)) {
+  // Every other process (files, search, indexer, workers, further gateways) answers a moment after
+  // the first gateway: wait for all, so a test's first request never meets a service still starting.
+  const others = [
+    ...Array.from({ length: 3 + extractors }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
+    ...gatewayUrls.slice(1),
+  ];
+  for (const url of others) {
     for (let i = 0; i < 300; i++) {
       const up = await fetch(`${url}/healthz`).then(
         (r) => r.ok,
