@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
 import type { KeyType, MetadataStore, Plan } from "@locus/metadata-store";
-import { ConfigError, loadConfig } from "@locus/runtime";
-import { createMetadataStore } from "./infrastructure.ts";
+import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
+import { rebuildSearchIndex } from "./index-rebuild.ts";
+import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
 
 /**
  * Operator commands against the same data as the running server, through the same configuration
@@ -12,6 +13,7 @@ import { createMetadataStore } from "./infrastructure.ts";
  *   locus keys list --email E
  *   locus keys revoke KEY_OR_ID
  *   locus migrate                                             (brings the schema up to date)
+ *   locus index rebuild                                       (the search index, from stored extractions)
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
@@ -19,6 +21,7 @@ const USAGE = `Usage:
   pnpm locus keys list --email E
   pnpm locus keys revoke KEY_OR_ID
   pnpm locus migrate
+  pnpm locus index rebuild
 `;
 
 class UsageError extends Error {}
@@ -42,7 +45,7 @@ async function userByEmail(store: MetadataStore, email: string) {
   return user;
 }
 
-async function run(store: MetadataStore, argv: string[]): Promise<void> {
+async function run(store: MetadataStore, config: LocusConfig, argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -57,6 +60,27 @@ async function run(store: MetadataStore, argv: string[]): Promise<void> {
   const [noun, verb, arg] = positionals;
   if (values.help || !noun) {
     out(USAGE.trimEnd());
+    return;
+  }
+
+  if (noun === "index" && verb === "rebuild") {
+    const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
+    try {
+      const result = await rebuildSearchIndex(store, infra.blobs(), await infra.searchIndex(), (line) =>
+        out(line),
+      );
+      out(
+        `Rebuilt the ${config.adapters.searchIndex} search index from ${result.files} stored extractions ` +
+          `(${result.passages} passages), without extracting anything again.`,
+      );
+      if (result.missing.length > 0) {
+        out(
+          `${result.missing.length} ready files have no stored extraction (upload them again): ${result.missing.join(", ")}`,
+        );
+      }
+    } finally {
+      await infra.close();
+    }
     return;
   }
 
@@ -144,7 +168,7 @@ try {
   const config = loadConfig();
   store = createMetadataStore(config);
   await store.migrate();
-  await run(store, process.argv.slice(2));
+  await run(store, config, process.argv.slice(2));
 } catch (err) {
   if (err instanceof UsageError || err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n${err instanceof UsageError ? USAGE : ""}`);

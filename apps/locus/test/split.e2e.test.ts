@@ -71,6 +71,22 @@ it("carries one request id from the gateway to the service it calls", async () =
   expect(logged("gateway-1", "/api/search")).toBe(true);
 });
 
+it("rebuilds the Postgres index from the extractions stored in S3", async () => {
+  const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+  const c = client(stack.baseUrl, key);
+  const res = await c.upload(
+    await makePdf({ pages: [pageWith("An avocet rebuilt in split mode.", 3)] }),
+    "a.pdf",
+  );
+  const { file } = (await res.json()) as { file: { id: string } };
+  await waitForFile(c, file.id);
+  const rebuilt = await runCli(stack.dataDir, ["index", "rebuild"], stack.cliEnv);
+  expect(rebuilt.code).toBe(0);
+  expect(rebuilt.stdout).toMatch(/Rebuilt the postgres search index from \d+ stored extractions/);
+  const body = (await (await c.get("/api/search?q=avocet")).json()) as { results: { file_id: string }[] };
+  expect(body.results.map((r) => r.file_id)).toEqual([file.id]);
+});
+
 it("indexes a 1,000-page PDF", async () => {
   const pages = Array.from({ length: 1000 }, (_, i) =>
     i === 999

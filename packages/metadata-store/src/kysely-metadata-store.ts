@@ -312,6 +312,16 @@ export class KyselyMetadataStore implements MetadataStore {
     return { files, nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
   }
 
+  async listFilesWithStatus(
+    status: FileStatus,
+    options: { limit: number; afterId?: string },
+  ): Promise<FileRecord[]> {
+    let query = this.db.selectFrom("files").selectAll().where("status", "=", status);
+    if (options.afterId !== undefined) query = query.where("id", ">", options.afterId);
+    const rows = await query.orderBy("id", "asc").limit(options.limit).execute();
+    return rows.map(toFile);
+  }
+
   async listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]> {
     let query = this.db.selectFrom("files").selectAll().where("status", "in", ["pending", "processing"]);
     if (options.updatedBefore !== undefined) query = query.where("updated_at", "<", options.updatedBefore);

@@ -69,12 +69,21 @@ export async function startSplitStack(
   const gateways = options.gateways ?? 1;
   const port = await freePortBlock(4 + extractors + gateways - 1);
   const dataDir = tempDataDir("locus-split-");
+  // What any process (the CLI included) needs to reach this stack's data.
   const shared = {
     LOCUS_METADATA_STORE: "postgres",
     LOCUS_SEARCH_INDEX: "postgres",
     DATABASE_URL: TEST_DATABASE_URL,
     LOCUS_DATABASE_SCHEMA: schema,
+    LOCUS_BLOB_STORE: "s3",
+    S3_BUCKET: bucket,
+    S3_REGION: s3.region,
+    S3_ENDPOINT: s3.endpoint,
+    S3_FORCE_PATH_STYLE: "true",
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
   };
+
   const env = {
     ...shared,
     HOST: "127.0.0.1",
@@ -84,13 +93,6 @@ export async function startSplitStack(
     LOCUS_BUS: "rabbitmq",
     AMQP_URL: TEST_AMQP_URL,
     LOCUS_AMQP_PREFIX: amqpPrefix,
-    LOCUS_BLOB_STORE: "s3",
-    S3_BUCKET: bucket,
-    S3_REGION: s3.region,
-    S3_ENDPOINT: s3.endpoint,
-    S3_FORCE_PATH_STYLE: "true",
-    S3_ACCESS_KEY_ID: s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
     LOCUS_RATE_LIMIT_STORE: "redis",
     REDIS_URL: TEST_REDIS_URL,
     LOCUS_SPLIT_EXTRACTORS: String(extractors),

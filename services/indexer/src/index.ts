@@ -1,2 +1,2 @@
-export { PassageIndexer } from "./passage-indexer.ts";
+export { PassageIndexer, readExtraction } from "./passage-indexer.ts";
 export { startIndexerModule, type IndexerDeps } from "./indexer-module.ts";

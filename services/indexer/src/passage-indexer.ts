@@ -5,6 +5,14 @@ import type { Bus, Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 
+/** A stored extraction (JSON lines, one passage each), read and checked passage by passage. */
+export async function* readExtraction(blobs: BlobStore, key: string): AsyncGenerator<ExtractedPassage> {
+  const lines = createInterface({ input: await blobs.get(key), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.length > 0) yield ExtractedPassage.parse(JSON.parse(line));
+  }
+}
+
 /**
  * Writes a file's stored extraction into the search index (replacing whatever the file had, so a
  * redelivered message never duplicates passages), then reports the file indexed. Removes a
@@ -40,7 +48,7 @@ export class PassageIndexer {
       return;
     }
     try {
-      const passages = this.readExtraction(extractionKey);
+      const passages = readExtraction(this.blobs, extractionKey);
       const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
       await this.bus.publish("file.indexed", { fileId, userId, passageCount, pageCount });
     } catch (err) {
@@ -53,13 +61,6 @@ export class PassageIndexer {
       });
       // Still a failure for the bus: the message goes to dead letters, where operators can see it.
       throw err;
-    }
-  }
-
-  private async *readExtraction(key: string): AsyncGenerator<ExtractedPassage> {
-    const lines = createInterface({ input: await this.blobs.get(key), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line.length > 0) yield ExtractedPassage.parse(JSON.parse(line));
     }
   }
 }

@@ -1,0 +1,63 @@
+import { extractionBlobKey, type ExtractedPassage } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import { readExtraction } from "@locus/indexer";
+import type { MetadataStore } from "@locus/metadata-store";
+import type { FileRef, SearchIndex } from "@locus/search-index";
+
+interface FileSource {
+  file: FileRef;
+  passages: AsyncIterable<ExtractedPassage>;
+}
+
+/** An index that can load a whole new copy of itself and switch to it at once (Elasticsearch). */
+interface RebuildableIndex {
+  rebuild(source: AsyncIterable<FileSource>): Promise<{ files: number; passages: number }>;
+}
+
+const isRebuildable = (index: SearchIndex): index is SearchIndex & RebuildableIndex =>
+  typeof (index as Partial<RebuildableIndex>).rebuild === "function";
+
+const PAGE = 500;
+
+/**
+ * Re-creates the search index from the extractions stored with every ready file: nothing is
+ * extracted again. An index that can swap to a fresh copy (Elasticsearch, behind its alias) gets
+ * everything at once; the others have each file's passages replaced in turn, so searches keep
+ * working throughout.
+ */
+export async function rebuildSearchIndex(
+  store: MetadataStore,
+  blobs: BlobStore,
+  index: SearchIndex,
+  progress: (line: string) => void,
+): Promise<{ files: number; passages: number; missing: string[] }> {
+  const missing: string[] = [];
+  async function* sources(): AsyncGenerator<FileSource> {
+    let afterId: string | undefined;
+    let seen = 0;
+    for (;;) {
+      const page = await store.listFilesWithStatus("ready", { limit: PAGE, ...(afterId ? { afterId } : {}) });
+      for (const record of page) {
+        const key = extractionBlobKey(record.userId, record.id);
+        if (!(await blobs.stat(key))) {
+          missing.push(record.id);
+          continue;
+        }
+        yield { file: { userId: record.userId, fileId: record.id }, passages: readExtraction(blobs, key) };
+      }
+      seen += page.length;
+      if (page.length < PAGE) return;
+      afterId = page.at(-1)?.id;
+      progress(`${seen} ready files read so far`);
+    }
+  }
+
+  if (isRebuildable(index)) return { ...(await index.rebuild(sources())), missing };
+  let files = 0;
+  let passages = 0;
+  for await (const source of sources()) {
+    passages += await index.replaceFilePassages(source.file, source.passages);
+    files += 1;
+  }
+  return { files, passages, missing };
+}
