@@ -13,7 +13,12 @@ import {
   type MetadataStore,
 } from "@locus/metadata-store";
 import type { LocusConfig, Logger } from "@locus/runtime";
-import { PostgresSearchIndex, SqliteSearchIndex, type SearchIndex } from "@locus/search-index";
+import {
+  ElasticsearchSearchIndex,
+  PostgresSearchIndex,
+  SqliteSearchIndex,
+  type SearchIndex,
+} from "@locus/search-index";
 
 /** The configured metadata store (not yet migrated): for the server and the operator CLI alike. */
 export function createMetadataStore(config: LocusConfig): MetadataStore {
@@ -130,16 +135,36 @@ export class Infrastructure {
 
   searchIndex(): Promise<SearchIndex> {
     this.index ??= (async () => {
-      const index =
-        this.config.adapters.searchIndex === "postgres"
-          ? new PostgresSearchIndex(this.postgres())
-          : new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"));
+      const index = await this.createSearchIndex();
       await index.check();
       this.closers.push(() => index.close());
       this.checks.search_index = () => index.check();
       return index;
     })();
     return this.index;
+  }
+
+  private async createSearchIndex(): Promise<SearchIndex> {
+    switch (this.config.adapters.searchIndex) {
+      case "postgres":
+        return new PostgresSearchIndex(this.postgres());
+      case "elasticsearch": {
+        const es = this.config.elasticsearch;
+        if (!es) throw new Error("Elasticsearch is not configured");
+        return new ElasticsearchSearchIndex({
+          ...(es.node ? { node: es.node } : {}),
+          ...(es.cloudId ? { cloudId: es.cloudId } : {}),
+          ...(es.apiKey ? { apiKey: es.apiKey } : {}),
+          ...(es.username && es.password ? { username: es.username, password: es.password } : {}),
+          ...(es.caCertPath ? { caCertificate: await readFile(es.caCertPath, "utf8") } : {}),
+          requestTimeoutMs: es.requestTimeoutMs,
+          maxRetries: es.maxRetries,
+          indexPrefix: es.indexPrefix,
+        });
+      }
+      case "sqlite":
+        return new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"));
+    }
   }
 
   /** Shared rate-limit counters, when configured. */

@@ -51,6 +51,10 @@ describe("configuration", () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/AMQP_URL: required by LOCUS_BUS=rabbitmq/);
     expect(stderr).toMatch(/DATABASE_URL: required/);
+    const es = await startWithEnv({ LOCUS_SEARCH_INDEX: "elasticsearch", ELASTICSEARCH_USERNAME: "elastic" });
+    expect(es.code).toBe(2);
+    expect(es.stderr).toMatch(/ELASTICSEARCH_URL or ELASTICSEARCH_CLOUD_ID: one is required/);
+    expect(es.stderr).toMatch(/ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD: set both or neither/);
   });
 });
 

@@ -92,7 +92,10 @@ export interface MetadataStore {
    */
   listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]>;
   /** Every user's files in one status, by id, a page at a time (afterId: the last id of the previous page). */
-  listFilesWithStatus(status: FileStatus, options: { limit: number; afterId?: string }): Promise<FileRecord[]>;
+  listFilesWithStatus(
+    status: FileStatus,
+    options: { limit: number; afterId?: string },
+  ): Promise<FileRecord[]>;
   updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null>;
   deleteFile(userId: string, fileId: string): Promise<FileRecord | null>;
 

@@ -78,7 +78,19 @@ const EnvSchema = z.object({
   LOCUS_METADATA_STORE: z.enum(["sqlite", "postgres"]).default("sqlite"),
   LOCUS_BLOB_STORE: z.enum(["local", "s3"]).default("local"),
   LOCUS_BUS: z.enum(["memory", "rabbitmq"]).default("memory"),
-  LOCUS_SEARCH_INDEX: z.enum(["sqlite", "postgres"]).default("sqlite"),
+  LOCUS_SEARCH_INDEX: z.enum(["sqlite", "postgres", "elasticsearch"]).default("sqlite"),
+  ELASTICSEARCH_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ELASTICSEARCH_CLOUD_ID: z.string().min(1).optional(),
+  ELASTICSEARCH_API_KEY: z.string().min(1).optional(),
+  ELASTICSEARCH_USERNAME: z.string().min(1).optional(),
+  ELASTICSEARCH_PASSWORD: z.string().min(1).optional(),
+  ELASTICSEARCH_CA_CERT: z.string().min(1).optional(),
+  ELASTICSEARCH_REQUEST_TIMEOUT_MS: int(10_000, 100),
+  ELASTICSEARCH_MAX_RETRIES: int(3, 0, 20),
+  LOCUS_ES_INDEX_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]{0,100}$/, "must be a lower-case index name")
+    .default("locus-passages"),
   LOCUS_RATE_LIMIT_STORE: z.enum(["memory", "redis"]).default("memory"),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   LOCUS_DATABASE_SCHEMA: z
@@ -132,11 +144,26 @@ export interface LocusConfig {
     metadataStore: "sqlite" | "postgres";
     blobStore: "local" | "s3";
     bus: "memory" | "rabbitmq";
-    searchIndex: "sqlite" | "postgres";
+    searchIndex: "sqlite" | "postgres" | "elasticsearch";
     rateLimitStore: "memory" | "redis";
   };
   /** Set when a Postgres adapter is chosen. */
   postgres: { url: string; schema: string | undefined } | undefined;
+  /** Set when LOCUS_SEARCH_INDEX=elasticsearch. */
+  elasticsearch:
+    | {
+        node: string | undefined;
+        cloudId: string | undefined;
+        apiKey: string | undefined;
+        username: string | undefined;
+        password: string | undefined;
+        /** Path to a PEM file with the cluster's CA certificate. */
+        caCertPath: string | undefined;
+        requestTimeoutMs: number;
+        maxRetries: number;
+        indexPrefix: string;
+      }
+    | undefined;
   amqpUrl: string | undefined;
   /** Put before every exchange and queue name: deployments (or test runs) sharing a vhost stay apart. */
   amqpPrefix: string;
@@ -184,6 +211,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     need(e.DATABASE_URL, "DATABASE_URL", "by the postgres metadata store or search index");
   }
   if (e.LOCUS_BUS === "rabbitmq") need(e.AMQP_URL, "AMQP_URL", "by LOCUS_BUS=rabbitmq");
+  if (e.LOCUS_SEARCH_INDEX === "elasticsearch" && !e.ELASTICSEARCH_URL && !e.ELASTICSEARCH_CLOUD_ID) {
+    problems.push(
+      "ELASTICSEARCH_URL or ELASTICSEARCH_CLOUD_ID: one is required by LOCUS_SEARCH_INDEX=elasticsearch",
+    );
+  }
+  if ((e.ELASTICSEARCH_USERNAME === undefined) !== (e.ELASTICSEARCH_PASSWORD === undefined)) {
+    problems.push("ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD: set both or neither");
+  }
   if (e.LOCUS_RATE_LIMIT_STORE === "redis") need(e.REDIS_URL, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
   if (e.LOCUS_BLOB_STORE === "s3") need(e.S3_BUCKET, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
 
@@ -195,7 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     const embedded = [
       e.LOCUS_BUS === "memory" && "LOCUS_BUS=memory (use rabbitmq)",
       e.LOCUS_METADATA_STORE === "sqlite" && "LOCUS_METADATA_STORE=sqlite (use postgres)",
-      e.LOCUS_SEARCH_INDEX === "sqlite" && "LOCUS_SEARCH_INDEX=sqlite (use postgres)",
+      e.LOCUS_SEARCH_INDEX === "sqlite" && "LOCUS_SEARCH_INDEX=sqlite (use postgres or elasticsearch)",
       e.LOCUS_BLOB_STORE === "local" && "LOCUS_BLOB_STORE=local (use s3)",
     ].filter(Boolean);
     if (embedded.length > 0) {
@@ -249,6 +284,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       rateLimitStore: e.LOCUS_RATE_LIMIT_STORE,
     },
     postgres: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.LOCUS_DATABASE_SCHEMA } : undefined,
+    elasticsearch:
+      e.LOCUS_SEARCH_INDEX === "elasticsearch"
+        ? {
+            node: e.ELASTICSEARCH_URL,
+            cloudId: e.ELASTICSEARCH_CLOUD_ID,
+            apiKey: e.ELASTICSEARCH_API_KEY,
+            username: e.ELASTICSEARCH_USERNAME,
+            password: e.ELASTICSEARCH_PASSWORD,
+            caCertPath: e.ELASTICSEARCH_CA_CERT,
+            requestTimeoutMs: e.ELASTICSEARCH_REQUEST_TIMEOUT_MS,
+            maxRetries: e.ELASTICSEARCH_MAX_RETRIES,
+            indexPrefix: e.LOCUS_ES_INDEX_PREFIX,
+          }
+        : undefined,
     amqpUrl: e.AMQP_URL,
     amqpPrefix: e.LOCUS_AMQP_PREFIX,
     redisUrl: e.REDIS_URL,
