@@ -11,7 +11,25 @@ export {
   type LocusProcess,
   type SplitStack,
 } from "@locus/testing";
-export { PostgresSearchIndex, SqliteSearchIndex, type SearchIndex } from "@locus/search-index";
+export {
+  ElasticsearchSearchIndex,
+  PostgresSearchIndex,
+  SqliteSearchIndex,
+  type ElasticsearchSearchIndexOptions,
+  type SearchIndex,
+} from "@locus/search-index";
+/** The official client, for the Elasticsearch benchmark's own calls (cluster info, index stats, cleanup). */
+export {
+  BaseConnection,
+  Client as EsClient,
+  type ClientOptions as EsClientOptions,
+  type ConnectionRequestOptions,
+  type ConnectionRequestOptionsAsStream,
+  type ConnectionRequestParams,
+  type ConnectionRequestResponse,
+  type ConnectionRequestResponseAsStream,
+  type estypes,
+} from "@elastic/elasticsearch";
 export {
   createPostgresMetadataStore,
   createSqliteMetadataStore,

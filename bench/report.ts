@@ -102,13 +102,13 @@ export function evaluateTargets(search: SearchSizeResult[], pdf: PdfBenchResult 
 }
 
 const verdict = (pass: boolean | null) => (pass === null ? "not measured" : pass ? "✅ pass" : "❌ miss");
-const table = (head: string[], rows: (string | number)[][]) =>
+export const table = (head: string[], rows: (string | number)[][]) =>
   [
     `| ${head.join(" | ")} |`,
     `| ${head.map((h, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
     ...rows.map((r) => `| ${r.join(" | ")} |`),
   ].join("\n");
-const fmt = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? "–" : String(v));
+export const fmt = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? "–" : String(v));
 
 function classRow(name: string, c: ClassResult): (string | number)[] {
   const l = c.latencyMs;

@@ -8,6 +8,14 @@
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { cleanupAll, shutDown } from "./cleanup.ts";
+import {
+  benchElasticsearch,
+  DEFAULT_ES_OPTIONS,
+  describeError,
+  esSummary,
+  writeEsReport,
+  type EsBenchOptions,
+} from "./elasticsearch.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
 import { evaluateTargets, machine, writeReport, type Report } from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
@@ -19,11 +27,28 @@ import {
   emptySplitResult,
 } from "./split.ts";
 
+const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
   --only search|pdf|split  run one benchmark only (split: ingestion and search in the split shape)
   --sizes 10000,100000     passages per search dataset, in both shapes (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
-  --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries})
-  --timeout-min N          stop everything and fail after N minutes (default 25)
+  --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries};
+                           with --only elasticsearch: per measured tenant, default ${DEFAULT_ES_OPTIONS.queries})
+  --timeout-min N          stop everything and fail after N minutes (default 25; ${ES_TIMEOUT_MIN} with --only elasticsearch)
+
+  --only elasticsearch     sizing figures for an Elasticsearch cluster (not part of the default run):
+                           loads passages through ElasticsearchSearchIndex into its own index
+                           (locus-bench-<random>, deleted afterwards), times searches, and writes
+                           bench/report/elasticsearch-<date>.md and .json
+  --es-url URL             the cluster (default $ELASTICSEARCH_URL, or $ELASTICSEARCH_CLOUD_ID);
+                           credentials from $ELASTICSEARCH_API_KEY or $ELASTICSEARCH_USERNAME and
+                           $ELASTICSEARCH_PASSWORD, a CA from $ELASTICSEARCH_CA_CERT (a PEM file),
+                           $ELASTICSEARCH_REQUEST_TIMEOUT_MS and $ELASTICSEARCH_MAX_RETRIES as the server reads them
+  --passages N             passages in all (default ${DEFAULT_ES_OPTIONS.passages})
+  --tenants M              tenants, Zipf-sized (default ${DEFAULT_ES_OPTIONS.tenants})
+  --concurrency C          files (of 50 passages) written at once (default ${DEFAULT_ES_OPTIONS.concurrency})
+  --shards N, --replicas N the benchmark index's primary shards and replicas (default: the cluster's)
+  --dry-run                run the whole flow against an in-process fake cluster (checks the script;
+                           the figures mean nothing; writes bench/report/elasticsearch-dry-run-<date>.*)
 `;
 
 const { values } = parseArgs({
@@ -33,6 +58,13 @@ const { values } = parseArgs({
     sizes: { type: "string" },
     queries: { type: "string" },
     "timeout-min": { type: "string" },
+    "es-url": { type: "string" },
+    passages: { type: "string" },
+    tenants: { type: "string" },
+    concurrency: { type: "string" },
+    shards: { type: "string" },
+    replicas: { type: "string" },
+    "dry-run": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -48,17 +80,69 @@ const positiveInt = (name: string, raw: string): number => {
   }
   return n;
 };
+const nonNegativeInt = (name: string, raw: string): number =>
+  raw.trim() === "0" ? 0 : positiveInt(name, raw);
 const only = values.only;
-if (only !== undefined && only !== "search" && only !== "pdf" && only !== "split") {
-  process.stderr.write(`--only must be search, pdf or split\n${USAGE}`);
+if (
+  only !== undefined &&
+  only !== "search" &&
+  only !== "pdf" &&
+  only !== "split" &&
+  only !== "elasticsearch"
+) {
+  process.stderr.write(`--only must be search, pdf, split or elasticsearch\n${USAGE}`);
   process.exit(2);
+}
+const esOnly = ["es-url", "passages", "tenants", "concurrency", "shards", "replicas", "dry-run"] as const;
+const misplaced = esOnly.filter((name) => values[name] !== undefined);
+if (only !== "elasticsearch" && misplaced.length > 0) {
+  process.stderr.write(`--${misplaced.join(", --")}: only with --only elasticsearch\n${USAGE}`);
+  process.exit(2);
+}
+let esOptions: EsBenchOptions | null = null;
+if (only === "elasticsearch") {
+  const dryRun = values["dry-run"] === true;
+  const url = values["es-url"] ?? process.env.ELASTICSEARCH_URL ?? "";
+  const cloudId = url === "" ? (process.env.ELASTICSEARCH_CLOUD_ID ?? "") : "";
+  if (!dryRun && url === "" && cloudId === "") {
+    process.stderr.write(
+      "bench: --only elasticsearch needs a cluster, and none was given.\n" +
+        "  Pass --es-url https://host:9200 or set ELASTICSEARCH_URL (ELASTICSEARCH_CLOUD_ID for Elastic Cloud),\n" +
+        "  with ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME/ELASTICSEARCH_PASSWORD if it needs them.\n" +
+        "  It writes only to an index of its own (locus-bench-<random>) and deletes it afterwards.\n" +
+        "  Or add --dry-run to check the benchmark against an in-process fake cluster.\n",
+    );
+    process.exit(2);
+  }
+  if (url !== "" && !/^https?:\/\/[^/]/.test(url)) {
+    process.stderr.write(`--es-url must be an http(s) URL, got "${url}"\n`);
+    process.exit(2);
+  }
+  esOptions = {
+    url: dryRun || url === "" ? null : url,
+    cloudId: dryRun || cloudId === "" ? null : cloudId,
+    dryRun,
+    passages: positiveInt("passages", values.passages ?? String(DEFAULT_ES_OPTIONS.passages)),
+    tenants: positiveInt("tenants", values.tenants ?? String(DEFAULT_ES_OPTIONS.tenants)),
+    queries: positiveInt("queries", values.queries ?? String(DEFAULT_ES_OPTIONS.queries)),
+    concurrency: positiveInt("concurrency", values.concurrency ?? String(DEFAULT_ES_OPTIONS.concurrency)),
+    shards: values.shards === undefined ? null : positiveInt("shards", values.shards),
+    replicas: values.replicas === undefined ? null : nonNegativeInt("replicas", values.replicas),
+  };
+  if (esOptions.passages < esOptions.tenants) {
+    process.stderr.write(
+      `--passages (${esOptions.passages}) must be at least --tenants (${esOptions.tenants})\n`,
+    );
+    process.exit(2);
+  }
 }
 const searchOptions = {
   ...DEFAULT_SEARCH_OPTIONS,
   ...(values.sizes ? { sizes: values.sizes.split(",").map((s) => positiveInt("sizes", s.trim())) } : {}),
   ...(values.queries ? { queries: positiveInt("queries", values.queries) } : {}),
 };
-const timeoutMs = positiveInt("timeout-min", values["timeout-min"] ?? "25") * 60_000;
+const timeoutMs =
+  positiveInt("timeout-min", values["timeout-min"] ?? (esOptions ? String(ES_TIMEOUT_MIN) : "25")) * 60_000;
 
 const started = performance.now();
 const loadAtStart = Math.round(os.loadavg()[0]! * 100) / 100;
@@ -76,6 +160,26 @@ const watchdog = setTimeout(
   () => void abort(`time limit of ${timeoutMs / 60_000} minutes reached`, 1),
   timeoutMs,
 );
+
+if (esOptions) {
+  // Not part of the default run: it needs a cluster, and writes a report of its own.
+  let code = 0;
+  try {
+    const report = await benchElasticsearch(esOptions, log, loadAtStart);
+    const written = writeEsReport(report);
+    console.log("");
+    for (const line of esSummary(report)) console.log(line);
+    console.log(`Report: ${written.md}\n        ${written.json}`);
+    if (report.errors.length > 0 || report.cleanup.error !== null || report.cleanup.leftover.length > 0)
+      code = 1;
+  } catch (err) {
+    console.error(`bench: elasticsearch crashed: ${describeError(err)}`);
+    code = 1;
+  }
+  clearTimeout(watchdog);
+  await cleanupAll();
+  process.exit(code);
+}
 
 const search: SearchSizeResult[] = [];
 let pdf: PdfBenchResult | null = null;

@@ -58,7 +58,7 @@ export const DEFAULT_SEARCH_OPTIONS: SearchBenchOptions = {
 };
 
 const PASSAGES_PER_FILE = 50;
-const PLANTS_PER_PHRASE = 3;
+export const PLANTS_PER_PHRASE = 3;
 const OTHER_TENANT_PLANTS = 2;
 const COMMON_RANKS = 400;
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -98,7 +98,7 @@ export interface SearchSizeResult {
   };
 }
 
-interface Query {
+export interface Query {
   cls: QueryClass;
   q: string;
 }
@@ -147,7 +147,7 @@ export function makeQueries(vocab: Vocabulary, count: number, seed: number): Que
 }
 
 /** Where each phrase is planted among `count` passages: spread evenly, never twice in one passage. */
-function plantings(count: number, perPhrase: number): Map<number, string> {
+export function plantings(count: number, perPhrase: number): Map<number, string> {
   const plants = new Map<number, string>();
   const slots = PLANTED_PHRASES.length * perPhrase;
   PLANTED_PHRASES.forEach((phrase, j) => {
@@ -176,17 +176,17 @@ const fileRecord = (id: string, userId: string, n: number, passages: number, at:
 });
 
 /** An async view of a sync iterable: what replaceFilePassages takes, with nothing to wait for. */
-function asAsync<T>(items: Iterable<T>): AsyncIterable<T> {
+export function asAsync<T>(items: Iterable<T>): AsyncIterable<T> {
   const iterator = items[Symbol.iterator]();
   return { [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve(iterator.next()) }) };
 }
 
 /** A passage as replaceFilePassages takes it (the contracts' ExtractedPassage). */
-type ExtractedPassage =
+export type ExtractedPassage =
   Parameters<SearchIndex["replaceFilePassages"]>[1] extends AsyncIterable<infer P> ? P : never;
 
 /** The passages of one file, as the PDF extractor makes them (pages of 40 lines). */
-function filePassages(
+export function filePassages(
   vocab: Vocabulary,
   random: () => number,
   first: number,
