@@ -54,7 +54,7 @@ export interface PdfBenchResult {
   large: PdfSeriesResult;
 }
 
-interface FileBody {
+export interface FileBody {
   id: string;
   status: string;
   page_count: number | null;
@@ -65,7 +65,7 @@ interface FileBody {
 }
 
 /** A document of `pages` pages of `lines` lines of prose (about 70 characters each). */
-function documentPages(vocab: Vocabulary, seed: number, pages: number, lines: number): string[][] {
+export function documentPages(vocab: Vocabulary, seed: number, pages: number, lines: number): string[][] {
   const random = rng(seed);
   return Array.from({ length: pages }, () =>
     Array.from({ length: lines }, () => proseLine(vocab, random, 62 + Math.floor(random() * 16))),

@@ -12,7 +12,7 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { promisify } from "node:util";
-import { buildVocabulary, proseLine, rng, type Vocabulary } from "./corpus.ts";
+import { buildVocabulary, type Vocabulary } from "./corpus.ts";
 import { cpuBetween, cpuSnapshot, REST_OF_MACHINE, type CpuUsage } from "./cpu.ts";
 import {
   client,
@@ -25,6 +25,7 @@ import {
 } from "./deps.ts";
 import { track } from "./cleanup.ts";
 import { since, sleep, splitServices, withSplitStack } from "./harness.ts";
+import { documentPages, type FileBody } from "./pdf-ingestion.ts";
 import {
   measureSearches,
   writeDataset,
@@ -166,24 +167,7 @@ export interface SplitBenchResult {
 
 export const emptySplitResult = (): SplitBenchResult => ({ ingestion: null, search: [], searchSkipped: [] });
 
-interface FileBody {
-  id: string;
-  status: string;
-  page_count: number | null;
-  passage_count: number | null;
-  created_at: string;
-  updated_at: string;
-  error: { code: string; message: string } | null;
-}
-
 /* ---------------------------------------------------------------- ingestion */
-
-function documentPages(vocab: Vocabulary, seed: number, pages: number, lines: number): string[][] {
-  const random = rng(seed);
-  return Array.from({ length: pages }, () =>
-    Array.from({ length: lines }, () => proseLine(vocab, random, 62 + Math.floor(random() * 16))),
-  );
-}
 
 /** The key the other stacks' processes are reported under while one stack is measured. */
 export const IDLE_STACKS = "other split stack (idle)";
