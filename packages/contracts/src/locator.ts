@@ -12,6 +12,15 @@ export const BoundingBox = z.object({
 });
 export type BoundingBox = z.infer<typeof BoundingBox>;
 
+/** The smallest box around all of `boxes` (at least one). */
+export function boxAround(boxes: readonly BoundingBox[]): BoundingBox {
+  const x0 = Math.min(...boxes.map((b) => b.x));
+  const y0 = Math.min(...boxes.map((b) => b.y));
+  const x1 = Math.max(...boxes.map((b) => b.x + b.width));
+  const y1 = Math.max(...boxes.map((b) => b.y + b.height));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
 /**
  * Where a passage sits in its file: one shape for every kind of file, keys that do not apply are
  * left out. Lines count non-empty text lines from the top of the page (1-based).
@@ -24,9 +33,18 @@ export const Locator = z.object({
   timestamp_end: z.number().min(0).optional(),
   bbox: BoundingBox.optional(),
   source: PassageSource,
+  /** 0–1: how sure the recogniser was of the passage's text (OCR and speech). */
+  confidence: z.number().min(0).max(1).optional(),
 });
 export type Locator = z.infer<typeof Locator>;
 
+/**
+ * A locator as stored with its passage: OCR passages also keep each line's box, so that search,
+ * which narrows a passage to the lines that match, can narrow its `bbox` too. Never returned.
+ */
+export const StoredLocator = Locator.extend({ line_boxes: z.array(BoundingBox).optional() });
+export type StoredLocator = z.infer<typeof StoredLocator>;
+
 /** One passage an extractor found: the text and where it is. */
-export const ExtractedPassage = z.object({ content: z.string().min(1), locator: Locator });
+export const ExtractedPassage = z.object({ content: z.string().min(1), locator: StoredLocator });
 export type ExtractedPassage = z.infer<typeof ExtractedPassage>;

@@ -1,4 +1,4 @@
-import type { ExtractedPassage, Locator } from "@locus/contracts";
+import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
 
 export interface FileRef {
   userId: string;
@@ -8,7 +8,8 @@ export interface FileRef {
 export interface PassageHit {
   fileId: string;
   content: string;
-  locator: Locator;
+  /** As stored: may hold keys search uses and never returns (see StoredLocator). */
+  locator: StoredLocator;
   /** Relevance normalised into [0, 1): s / (1 + s) of the engine's BM25 score s. */
   score: number;
 }

@@ -1,0 +1,27 @@
+export { extractImage, type ImageExtractionOptions } from "./extract-image.ts";
+export {
+  DEFAULT_IMAGE_LIMITS,
+  ImageReadError,
+  openImage,
+  type ImageErrorCode,
+  type ImageLimits,
+  type OpenedImage,
+  type PreparedPage,
+} from "./image-reader.ts";
+export { languageModelPath, OcrSetupError } from "./languages.ts";
+export {
+  OcrEngine,
+  OcrTimeoutError,
+  type OcrEngineOptions,
+  type OcrLine,
+  type OcrPage,
+  type PixelBox,
+} from "./ocr-engine.ts";
+export {
+  buildOcrPassages,
+  DEFAULT_OCR_PASSAGE_OPTIONS,
+  toPageBox,
+  type OcrPassageOptions,
+  type PageGeometry,
+} from "./ocr-passages.ts";
+export { readPage, type ReadPageOptions } from "./read-page.ts";

@@ -1,0 +1,7 @@
+export {
+  windowLines,
+  joinWindow,
+  DEFAULT_PASSAGE_OPTIONS,
+  type NumberedLine,
+  type PassageOptions,
+} from "./windows.ts";
