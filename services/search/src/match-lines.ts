@@ -1,4 +1,4 @@
-import type { Locator } from "@locus/contracts";
+import { boxAround, type Locator, type StoredLocator } from "@locus/contracts";
 import { queryTerms, withoutStopWords } from "@locus/search-index";
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -9,7 +9,8 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * `line + n` (extractors guarantee it). Words match by their start, to allow for the index's
  * stemming (revenue / revenues); when no line matches that way, the passage's span stays.
  */
-export function narrowToMatch(content: string, locator: Locator, query: string): Locator {
+export function narrowToMatch(content: string, stored: StoredLocator, query: string): Locator {
+  const { line_boxes: lineBoxes, ...locator } = stored;
   if (locator.line === undefined || locator.line_end === undefined) return locator;
   const lines = content.split("\n");
   if (lines.length !== locator.line_end - locator.line + 1) return locator;
@@ -24,5 +25,12 @@ export function narrowToMatch(content: string, locator: Locator, query: string):
   if (best === 0) return locator;
   const first = counts.indexOf(best);
   const last = counts.lastIndexOf(best);
-  return { ...locator, line: locator.line + first, line_end: locator.line + last };
+  // OCR passages keep each line's box: the box of the matching lines is where to look.
+  const boxes = lineBoxes?.length === lines.length ? lineBoxes.slice(first, last + 1) : [];
+  return {
+    ...locator,
+    line: locator.line + first,
+    line_end: locator.line + last,
+    ...(boxes.length > 0 ? { bbox: boxAround(boxes) } : {}),
+  };
 }
