@@ -25,13 +25,23 @@ const repoFile = (path: string) => fileURLToPath(new URL(`../${path}`, import.me
 /** Every target that runs as its own Deployment / compose service (all but `all`). */
 const SPLIT_TARGETS = TARGETS.filter((t) => t !== "all");
 /** Consumer groups, hence RabbitMQ queue names (services/<target>/src/*-module.ts). */
-const QUEUE_GROUPS: Record<string, string> = { "extractor-pdf": "extractor-pdf", indexer: "indexer" };
+const QUEUE_GROUPS: Record<string, string> = {
+  "extractor-pdf": "extractor-pdf",
+  "extractor-image": "extractor-image",
+  indexer: "indexer",
+};
 /** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
 const CALLED_TARGETS: Record<string, string> = { files: "LOCUS_FILES_URL", search: "LOCUS_SEARCH_URL" };
 /** The Secret's keys, with placeholders; the manifests expect a Secret of that name and keys. */
 const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");
 const HPA_TARGETS = ["gateway", "search"];
 const PDB_TARGETS = ["gateway", "files", "search"];
+/** Targets scaled by KEDA on the depth of their queue (QUEUE_GROUPS). */
+const KEDA_TARGETS = ["extractor-pdf", "extractor-image"];
+/** Memory of one OCR recogniser (a tesseract.js thread with its own copy of the model), in MB. */
+const OCR_RECOGNISER_MB = 250;
+/** LOCUS_OCR_WORKERS's default is min(4, the node's cores): counted at its most when unset. */
+const OCR_WORKERS_DEFAULT_MAX = 4;
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers for untyped YAML
@@ -305,8 +315,10 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
       }
       for (const p of locusConfigProblems(env)) problems.push(`${cw}: Locus would refuse to start: ${p}`);
       const targets = (env.LOCUS_TARGETS ?? "all").split(",").map((t) => t.trim());
+      const runs = (t: string) => targets.includes(t) || targets.includes("all");
 
-      // Heaps must fit in the memory limit, or the kernel kills the pod before V8 reports anything.
+      // Heaps (and OCR recognisers) must fit in the memory limit, or the kernel kills the pod
+      // before V8 reports anything.
       const memLimit = quantity(lim.memory);
       const mainHeapMb = Number(env.NODE_OPTIONS?.match(/--max-old-space-size=(\d+)/)?.[1] ?? NaN);
       if (isDeployment && memLimit !== undefined) {
@@ -314,13 +326,26 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
           problems.push(`${cw}: set NODE_OPTIONS=--max-old-space-size=<MB> below the memory limit`);
         } else {
           let heaps = mainHeapMb;
-          if (targets.includes("extractor-pdf")) {
+          const parts = ["main"];
+          if (runs("extractor-pdf")) {
             heaps +=
               Number(env.LOCUS_EXTRACT_CONCURRENCY ?? 2) * Number(env.LOCUS_EXTRACT_MAX_HEAP_MB ?? 1024);
+            parts.push("concurrency x LOCUS_EXTRACT_MAX_HEAP_MB");
+          }
+          // The recognisers are shared by the image extractor and the PDF one's scanned pages.
+          if (runs("extractor-image") || (runs("extractor-pdf") && env.LOCUS_PDF_OCR !== "false")) {
+            // Unset or empty: Locus takes its default, which follows the node, not the limit.
+            const set = env.LOCUS_OCR_WORKERS?.trim() ? Number(env.LOCUS_OCR_WORKERS) : undefined;
+            heaps += (set ?? OCR_WORKERS_DEFAULT_MAX) * OCR_RECOGNISER_MB;
+            const workers =
+              set === undefined
+                ? `${OCR_WORKERS_DEFAULT_MAX} (LOCUS_OCR_WORKERS unset)`
+                : "LOCUS_OCR_WORKERS";
+            parts.push(`${workers} x ${OCR_RECOGNISER_MB} MB`);
           }
           if (heaps * 2 ** 20 > 0.9 * memLimit) {
             problems.push(
-              `${cw}: heaps (${heaps} MB: main${targets.includes("extractor-pdf") ? " + concurrency x LOCUS_EXTRACT_MAX_HEAP_MB" : ""}) ` +
+              `${cw}: heaps (${heaps} MB: ${parts.join(" + ")}) ` +
                 `leave under 10% of the memory limit ${show(lim.memory)} for everything else`,
             );
           }
@@ -557,13 +582,11 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
       }
     }
   }
-  if (
-    byTarget.has("extractor-pdf") &&
-    !scaledObjects.some(
-      (s) => at(s, "spec", "scaleTargetRef", "name") === byTarget.get("extractor-pdf")?.name,
-    )
-  ) {
-    problems.push(`[${label}] no KEDA ScaledObject for extractor-pdf`);
+  for (const t of KEDA_TARGETS) {
+    const d = byTarget.get(t);
+    if (d && !scaledObjects.some((s) => at(s, "spec", "scaleTargetRef", "name") === d.name)) {
+      problems.push(`[${label}] no KEDA ScaledObject for ${t}`);
+    }
   }
 
   // 7. One namespace for everything an overlay puts in one.

@@ -5,6 +5,7 @@ import { Redis } from "ioredis";
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
+import { OcrEngine } from "@locus/extract-ocr";
 import type { PresignBlob } from "@locus/files";
 import { ServiceIdentity } from "@locus/http";
 import {
@@ -43,6 +44,7 @@ export class Infrastructure {
   private bus?: Promise<Bus>;
   private index?: Promise<SearchIndex>;
   private redisClient?: Redis;
+  private ocr?: OcrEngine;
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly checks: Record<string, () => Promise<void>> = {};
 
@@ -55,6 +57,24 @@ export class Infrastructure {
     const pg = this.config.postgres;
     if (!pg) throw new Error("DATABASE_URL is not set");
     return { connectionString: pg.url, ...(pg.schema ? { schema: pg.schema } : {}) };
+  }
+
+  /**
+   * The OCR engine, one per process: the image and PDF extractors share its recognisers. Finds
+   * the language models now, so a missing package stops the start; the recognisers themselves
+   * start on the first image.
+   */
+  ocrEngine(): OcrEngine {
+    if (!this.ocr) {
+      const engine = new OcrEngine({
+        languages: this.config.ocr.languages,
+        workers: this.config.ocr.workers,
+        timeoutMs: this.config.ocr.timeoutMs,
+      });
+      this.closers.push(() => engine.close());
+      this.ocr = engine;
+    }
+    return this.ocr;
   }
 
   metadataStore(): Promise<MetadataStore> {

@@ -1,3 +1,4 @@
+import { OcrSetupError } from "@locus/extract-ocr";
 import { createProcessApp, startHttpServer, type HttpServer } from "@locus/http";
 import { ConfigError, createLogger, loadConfig, ModuleManager, type LocusConfig } from "@locus/runtime";
 import { Infrastructure } from "./infrastructure.ts";
@@ -71,6 +72,8 @@ try {
   logger.info({ targets: config.targets, url: http.url }, "Locus started");
 } catch (err) {
   logger.fatal({ err }, "Locus failed to start");
+  // A setting to fix: say it plainly too, not only inside a JSON log line.
+  if (err instanceof OcrSetupError) process.stderr.write(`Locus cannot start: ${err.message}\n`);
   await infra.close();
   process.exit(1);
 }

@@ -1,4 +1,6 @@
 import type { Router } from "express";
+import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/extract-ocr";
+import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
 import { FilesHttpClient, startFilesModule, type FilesApi, type FilesModule } from "@locus/files";
 import { createGatewayRouter, multipartErrors } from "@locus/gateway";
@@ -35,6 +37,7 @@ export function moduleDescriptors(
   const log = (module: string) => logger.child({ module });
   // Internal HTTP interfaces are served only when other processes need them.
   const identity = config.split ? infra.serviceIdentity() : undefined;
+  const ocrPassages = { ...DEFAULT_OCR_PASSAGE_OPTIONS, minConfidence: config.ocr.minConfidence };
   return [
     {
       name: "files",
@@ -69,6 +72,30 @@ export function moduleDescriptors(
           maxAttempts: config.maxAttempts,
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
+          ...(config.ocr.pdfScans
+            ? {
+                scans: {
+                  engine: infra.ocrEngine(),
+                  dpi: config.ocr.pdfDpi,
+                  maxPixels: DEFAULT_IMAGE_LIMITS.maxOcrPixels,
+                  passages: ocrPassages,
+                },
+              }
+            : {}),
+        }),
+    },
+    {
+      name: "extractor-image",
+      dependsOn: [],
+      start: async () =>
+        startExtractorImageModule({
+          blobs: infra.blobs(),
+          bus: await infra.messageBus(),
+          logger: log("extractor-image"),
+          engine: infra.ocrEngine(),
+          limits: { ...DEFAULT_IMAGE_LIMITS, maxPixels: config.ocr.maxImagePixels },
+          passages: ocrPassages,
+          maxAttempts: config.maxAttempts,
         }),
     },
     {
@@ -125,7 +152,7 @@ export function moduleDescriptors(
     {
       name: "all",
       // The gateway last: its routes use the modules started before it.
-      dependsOn: ["files", "search", "extractor-pdf", "indexer", "gateway"],
+      dependsOn: ["files", "search", "extractor-pdf", "extractor-image", "indexer", "gateway"],
       start: () => Promise.resolve(noop),
     },
   ];

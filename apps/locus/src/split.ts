@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url";
  * infrastructure named in the environment (DATABASE_URL, AMQP_URL, S3_*, REDIS_URL): the split
  * shape for local use and tests. A process that dies is started again, as a supervisor would.
  *
- * Ports: the gateway on PORT (default 8080), then files, search and one per worker counting up,
- * then further gateways. LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes
- * run, LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
+ * Ports: the gateway on PORT (default 8080), then files, search, indexer and one per extractor
+ * counting up (the PDF extractors, then the image extractor), then further gateways.
+ * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run,
+ * LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
  */
 const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
 const env = process.env;
@@ -17,6 +18,8 @@ const basePort = Number(env.PORT ?? 8080);
 const host = env.HOST ?? "127.0.0.1";
 const extractors = Math.max(1, Number(env.LOCUS_SPLIT_EXTRACTORS ?? 1));
 const gateways = Math.max(1, Number(env.LOCUS_SPLIT_GATEWAYS ?? 1));
+/** Extractor processes: the PDF ones and one for images. */
+const workers = extractors + 1;
 const internalHost = host === "0.0.0.0" ? "127.0.0.1" : host;
 
 // Shared settings: the split adapters unless the environment chose otherwise, and one secret for
@@ -48,11 +51,12 @@ const services: Service[] = [
     target: "extractor-pdf",
     port: basePort + 4 + i,
   })),
+  { name: "extractor-image", target: "extractor-image", port: basePort + 4 + extractors },
   ...Array.from({ length: gateways }, (_, i) => ({
     name: gateways === 1 ? "gateway" : `gateway-${i + 1}`,
     target: "gateway",
     // The first gateway on PORT; more after the workers.
-    port: i === 0 ? basePort : basePort + 4 + extractors + i - 1,
+    port: i === 0 ? basePort : basePort + 4 + workers + i - 1,
     env: {
       LOCUS_FILES_URL: env.LOCUS_FILES_URL ?? `http://${internalHost}:${basePort + 1}`,
       LOCUS_SEARCH_URL: env.LOCUS_SEARCH_URL ?? `http://${internalHost}:${basePort + 2}`,

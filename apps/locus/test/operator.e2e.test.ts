@@ -43,7 +43,18 @@ describe("configuration", () => {
   it("says that extractors of later kinds are not in this build", async () => {
     const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "extractor-audio" });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/extractor-audio cannot run yet: this build extracts PDFs only/);
+    expect(stderr).toMatch(/extractor-audio cannot run yet: this build extracts PDFs and images/);
+  });
+
+  it("stops at start when an OCR language's package is not installed, naming the package", async () => {
+    const { code, stderr } = await startWithEnv({ PORT: "0", LOCUS_OCR_LANGUAGES: "eng+fra" });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /Locus cannot start: OCR language "fra" is not installed: add the npm package @tesseract.js-data\/fra/,
+    );
+    const bad = await startWithEnv({ LOCUS_OCR_LANGUAGES: "english" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/LOCUS_OCR_LANGUAGES: must be Tesseract language codes joined by "\+"/);
   });
 
   it("names a missing connection setting for a chosen adapter", async () => {

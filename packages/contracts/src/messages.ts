@@ -68,6 +68,7 @@ export function uploadedTopic(kind: FileType): Topic {
 export const CONSUMER_GROUPS = {
   "files-status": ["file.progress", "file.indexed", "file.failed"],
   "extractor-pdf": ["file.uploaded.pdf"],
+  "extractor-image": ["file.uploaded.image"],
   indexer: ["file.extracted", "file.deleted"],
 } as const satisfies Record<string, readonly Topic[]>;
 

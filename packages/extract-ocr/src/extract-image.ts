@@ -1,6 +1,6 @@
 import type { ExtractedPassage } from "@locus/contracts";
-import { DEFAULT_IMAGE_LIMITS, openImage, type ImageLimits } from "./image-reader.ts";
-import type { OcrEngine } from "./ocr-engine.ts";
+import { DEFAULT_IMAGE_LIMITS, ImageReadError, openImage, type ImageLimits } from "./image-reader.ts";
+import { OcrTimeoutError, type OcrEngine } from "./ocr-engine.ts";
 import type { OcrPassageOptions } from "./ocr-passages.ts";
 import { readPage } from "./read-page.ts";
 
@@ -30,4 +30,9 @@ export async function* extractImage(
     options.onPage?.(page, image.pageCount);
   }
   return image.pageCount;
+}
+
+/** True for the errors that say an image cannot be read (rather than that reading broke down). */
+export function isUnreadableImage(err: unknown): err is ImageReadError | OcrTimeoutError {
+  return err instanceof ImageReadError || err instanceof OcrTimeoutError;
 }

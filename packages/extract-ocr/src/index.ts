@@ -1,4 +1,4 @@
-export { extractImage, type ImageExtractionOptions } from "./extract-image.ts";
+export { extractImage, isUnreadableImage, type ImageExtractionOptions } from "./extract-image.ts";
 export {
   DEFAULT_IMAGE_LIMITS,
   ImageReadError,

@@ -41,6 +41,7 @@ export interface OcrEngineOptions {
 
 /** An image the recogniser gave up on; a property of the image, so retrying will not help. */
 export class OcrTimeoutError extends Error {
+  readonly code = "ocr_timeout";
   constructor(readonly timeoutMs: number) {
     super(`Reading the text of one image took longer than ${Math.round(timeoutMs / 1000)} s.`);
     this.name = "OcrTimeoutError";

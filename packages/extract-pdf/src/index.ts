@@ -1,4 +1,18 @@
 export { buildLines, type TextLine, type TextPiece } from "./lines.ts";
 export { buildPassages, DEFAULT_PASSAGE_OPTIONS, type PassageOptions } from "./passages.ts";
-export { openPdf, PdfReadError, type OpenedPdf, type PdfErrorCode, type PdfPageText } from "./pdf-reader.ts";
-export { extractPdf, type PdfExtraction } from "./extract-pdf.ts";
+export {
+  openPdf,
+  PdfReadError,
+  type OpenedPdf,
+  type PdfErrorCode,
+  type PdfPageText,
+  type RenderedPage,
+  type RenderOptions,
+} from "./pdf-reader.ts";
+export {
+  extractPdf,
+  SCANNED_PAGE_MAX_CHARS,
+  type PdfExtraction,
+  type ScannedPage,
+  type ScanOptions,
+} from "./extract-pdf.ts";

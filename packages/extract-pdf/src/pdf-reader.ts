@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { getDocument, type PDFDocumentProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
+import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
 import { buildLines, type TextLine, type TextPiece } from "./lines.ts";
 
 export type PdfErrorCode = "pdf_corrupt" | "pdf_encrypted";
@@ -21,6 +21,27 @@ export interface PdfPageText {
   /** 1-based physical page number. */
   page: number;
   lines: TextLine[];
+  /**
+   * Draws the page as an image, for reading by OCR. Valid until the next page is asked for (the
+   * page is released then).
+   */
+  render: (options: RenderOptions) => Promise<RenderedPage>;
+}
+
+export interface RenderOptions {
+  /** Resolution to draw at. */
+  dpi: number;
+  /** Most pixels to draw; a page too large for `dpi` is drawn at a lower one. */
+  maxPixels: number;
+}
+
+/** A page drawn as a PNG, black on white. */
+export interface RenderedPage {
+  png: Uint8Array;
+  width: number;
+  height: number;
+  /** PDF points (1/72 inch) per drawn pixel: how locators in points relate to the drawing. */
+  pointsPerPixel: number;
 }
 
 export interface OpenedPdf {
@@ -33,7 +54,12 @@ export interface OpenedPdf {
 const TAIL_BYTES = 2048;
 
 /** Metrics of the 14 standard PDF fonts, shipped in the pdfjs-dist package: read from disk, never fetched. */
-const STANDARD_FONTS = `${join(dirname(createRequire(import.meta.url).resolve("pdfjs-dist/package.json")), "standard_fonts")}/`;
+const PDFJS_DIR = dirname(createRequire(import.meta.url).resolve("pdfjs-dist/package.json"));
+const STANDARD_FONTS = `${join(PDFJS_DIR, "standard_fonts")}/`;
+/** The image decoders pdf.js builds as WebAssembly (JBIG2 and JPEG 2000, common in scans). */
+const WASM = `${join(PDFJS_DIR, "wasm")}/`;
+/** Character maps for CJK fonts. */
+const CMAPS = `${join(PDFJS_DIR, "cmaps")}/`;
 
 /**
  * Checks the frame of the file before pdf.js sees it: pdf.js repairs damaged files so eagerly
@@ -73,6 +99,9 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
       disableFontFace: true,
       useSystemFonts: false,
       standardFontDataUrl: STANDARD_FONTS,
+      wasmUrl: WASM,
+      cMapUrl: CMAPS,
+      cMapPacked: true,
       verbosity: 0,
     }).promise;
   } catch (err) {
@@ -110,7 +139,11 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
             const [, , c = 0, d = 0, x = 0, y = 0] = item.transform as number[];
             pieces.push({ text: item.str, x, y, width: item.width, height: item.height || Math.hypot(c, d) });
           }
-          yield { page: n, lines: buildLines(pieces) };
+          yield {
+            page: n,
+            lines: buildLines(pieces),
+            render: (options) => renderPage(doc, page, n, options),
+          };
         } finally {
           page.cleanup();
         }
@@ -118,4 +151,46 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
     },
     close: () => doc.destroy(),
   };
+}
+
+/** Draws a page on a white canvas (@napi-rs/canvas, which pdf.js uses under Node) and encodes it. */
+async function renderPage(
+  doc: PDFDocumentProxy,
+  page: PDFPageProxy,
+  n: number,
+  options: RenderOptions,
+): Promise<RenderedPage> {
+  const natural = page.getViewport({ scale: 1 });
+  // Never more than the pixel budget, whatever size the page claims to be.
+  const budget = Math.sqrt(options.maxPixels / Math.max(1, natural.width * natural.height));
+  const viewport = page.getViewport({ scale: Math.min(options.dpi / 72, budget) });
+  const width = Math.max(1, Math.floor(viewport.width));
+  const height = Math.max(1, Math.floor(viewport.height));
+  const factory = doc.canvasFactory as {
+    create(w: number, h: number): CanvasEntry;
+    destroy(entry: CanvasEntry): void;
+  };
+  const entry = factory.create(width, height);
+  try {
+    // A PDF page is drawn on transparent pixels; the recogniser wants paper.
+    entry.context.fillStyle = "#ffffff";
+    entry.context.fillRect(0, 0, width, height);
+    // The context is @napi-rs/canvas's; pdf.js's types name the DOM's, which Node has no types for.
+    await page.render({ canvas: null, canvasContext: entry.context as never, viewport }).promise;
+    // A copy with a buffer of its own, which can be handed to another thread.
+    const png = new Uint8Array(await entry.canvas.encode("png"));
+    return { png, width, height, pointsPerPixel: natural.width / width };
+  } catch (err) {
+    throw new PdfReadError("pdf_corrupt", `Page ${n} of the PDF is damaged and cannot be drawn.`, {
+      cause: err,
+    });
+  } finally {
+    factory.destroy(entry);
+  }
+}
+
+/** The parts of @napi-rs/canvas's canvas and context that are used here. */
+interface CanvasEntry {
+  canvas: { encode(format: "png"): Promise<Buffer> };
+  context: { fillStyle: string; fillRect(x: number, y: number, width: number, height: number): void };
 }

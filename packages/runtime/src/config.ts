@@ -1,13 +1,22 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 /**
  * The only place that reads process.env. Every setting is validated once at start; a bad value
  * stops the process with one message that names every problem.
  */
-export const TARGETS = ["all", "gateway", "files", "extractor-pdf", "indexer", "search"] as const;
+export const TARGETS = [
+  "all",
+  "gateway",
+  "files",
+  "extractor-pdf",
+  "extractor-image",
+  "indexer",
+  "search",
+] as const;
 export type Target = (typeof TARGETS)[number];
 /** Targets of the design whose extractors land in later versions. */
-const LATER_TARGETS = ["extractor-image", "extractor-audio", "extractor-video"] as const;
+const LATER_TARGETS = ["extractor-audio", "extractor-video"] as const;
 
 const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -40,7 +49,7 @@ const EnvSchema = z.object({
       if (later.length > 0) {
         ctx.addIssue({
           code: "custom",
-          message: `${later.join(", ")} cannot run yet: this build extracts PDFs only (extractor-pdf)`,
+          message: `${later.join(", ")} cannot run yet: this build extracts PDFs and images (extractor-pdf, extractor-image)`,
         });
         return z.NEVER;
       }
@@ -70,6 +79,30 @@ const EnvSchema = z.object({
   LOCUS_MAX_ATTEMPTS: int(3, 1, 20),
   LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
   LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
+  LOCUS_OCR_LANGUAGES: z
+    .string()
+    .default("eng")
+    .transform((v, ctx) => {
+      const codes = v
+        .split(/[+,]/)
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const bad = codes.filter((c) => !/^[a-z]{3}(_[a-z]+)?$/.test(c));
+      if (codes.length === 0 || bad.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be Tesseract language codes joined by "+" (such as eng+deu), got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(codes)];
+    }),
+  LOCUS_OCR_WORKERS: int(Math.min(4, Math.max(1, availableParallelism())), 1, 64),
+  LOCUS_OCR_TIMEOUT_MS: int(120_000, 100),
+  LOCUS_OCR_MIN_CONFIDENCE: int(50, 0, 100),
+  LOCUS_IMAGE_MAX_PIXELS: int(100_000_000, 1_000_000, 1_000_000_000),
+  LOCUS_PDF_OCR: z.enum(["true", "false"]).default("true"),
+  LOCUS_PDF_OCR_DPI: int(200, 72, 600),
   LOCUS_SERVICE_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
@@ -115,7 +148,7 @@ const EnvSchema = z.object({
 });
 
 /** Modules that run the work of one target each; `all` is every one of them. */
-const MODULES = ["gateway", "files", "extractor-pdf", "indexer", "search"] as const;
+const MODULES = ["gateway", "files", "extractor-pdf", "extractor-image", "indexer", "search"] as const;
 
 export type Plan = "free" | "pro" | "enterprise";
 
@@ -139,6 +172,22 @@ export interface LocusConfig {
   pdfPageTimeoutMs: number;
   /** Heap of one extraction thread; a file needing more fails instead of the process. */
   extractMaxHeapMb: number;
+  ocr: {
+    /** Tesseract language codes, each from its @tesseract.js-data/<code> package. */
+    languages: string[];
+    /** Recognisers (threads, ~150 MB each) shared by the image and PDF extractors of a process. */
+    workers: number;
+    /** One image or page taking longer than this fails its file. */
+    timeoutMs: number;
+    /** Lines read with less confidence than this (0–1) are dropped as noise. */
+    minConfidence: number;
+    /** An image page with more pixels than this is refused (decompression bombs). */
+    maxImagePixels: number;
+    /** Read PDF pages without a real text layer by OCR. */
+    pdfScans: boolean;
+    /** Resolution such pages are drawn at for OCR. */
+    pdfDpi: number;
+  };
   logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
   adapters: {
     metadataStore: "sqlite" | "postgres";
@@ -275,6 +324,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     maxAttempts: e.LOCUS_MAX_ATTEMPTS,
     pdfPageTimeoutMs: e.LOCUS_PDF_PAGE_TIMEOUT_MS,
     extractMaxHeapMb: e.LOCUS_EXTRACT_MAX_HEAP_MB,
+    ocr: {
+      languages: e.LOCUS_OCR_LANGUAGES,
+      workers: e.LOCUS_OCR_WORKERS,
+      timeoutMs: e.LOCUS_OCR_TIMEOUT_MS,
+      minConfidence: e.LOCUS_OCR_MIN_CONFIDENCE / 100,
+      maxImagePixels: e.LOCUS_IMAGE_MAX_PIXELS,
+      pdfScans: e.LOCUS_PDF_OCR === "true",
+      pdfDpi: e.LOCUS_PDF_OCR_DPI,
+    },
     logLevel: e.LOCUS_LOG_LEVEL,
     adapters: {
       metadataStore: e.LOCUS_METADATA_STORE,

@@ -17,7 +17,7 @@ export const TEST_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export interface SplitStack extends LocusProcess {
   /** Every gateway's base URL (several with `gateways`), the first one being baseUrl. */
   gatewayUrls: string[];
-  /** The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N]). */
+  /** The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N], extractor-image). */
   pidOf(service: string): number;
   /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
   killService(service: string): void;
@@ -67,7 +67,10 @@ export async function startSplitStack(
   admin.destroy();
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
-  const port = await freePortBlock(4 + extractors + gateways - 1);
+  // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image
+  // extractor, further gateways.
+  const workers = extractors + 1;
+  const port = await freePortBlock(4 + workers + gateways - 1);
   const dataDir = tempDataDir("locus-split-");
   // What any process (the CLI included) needs to reach this stack's data.
   const shared = {
@@ -149,12 +152,12 @@ export async function startSplitStack(
   const killService = (service: string) => process.kill(pidOf(service), "SIGKILL");
   const gatewayUrls = [
     locus.baseUrl,
-    ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + extractors + i}`),
+    ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + workers + i}`),
   ];
   // Every other process (files, search, indexer, workers, further gateways) answers a moment after
   // the first gateway: wait for all, so a test's first request never meets a service still starting.
   const others = [
-    ...Array.from({ length: 3 + extractors }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
+    ...Array.from({ length: 3 + workers }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
     ...gatewayUrls.slice(1),
   ];
   for (const url of others) {

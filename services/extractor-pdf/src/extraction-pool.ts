@@ -2,8 +2,9 @@ import { on } from "node:events";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { ExtractedPassage } from "@locus/contracts";
-import type { PdfReadError } from "@locus/extract-pdf";
-import type { ExtractionTask, WorkerMessage } from "./extraction-worker.ts";
+import type { PdfReadError, ScannedPage } from "@locus/extract-pdf";
+import { FileRejectedError } from "@locus/extractor-kit";
+import type { ExtractionTask, ExtractorMessage, WorkerMessage } from "./extraction-worker.ts";
 
 export interface PoolOptions {
   threads: number;
@@ -16,14 +17,20 @@ export interface PoolOptions {
 export type PoolErrorCode = "pdf_timeout" | "pdf_too_complex";
 
 /** Why the pool gave up on a PDF: a property of the file, so retrying will not help. */
-export class PdfRejectedError extends Error {
-  constructor(
-    readonly code: PoolErrorCode | PdfReadError["code"],
-    message: string,
-  ) {
-    super(message);
+export class PdfRejectedError extends FileRejectedError {
+  constructor(code: PoolErrorCode | PdfReadError["code"], message: string) {
+    super(code, message);
     this.name = "PdfRejectedError";
   }
+}
+
+/** How scanned pages are read: drawn by the worker, read by OCR in this thread. */
+export interface ScanReader {
+  dpi: number;
+  maxPixels: number;
+  /** Pages read at once (the OCR engine's recognisers); the worker draws at most this far ahead. */
+  window: number;
+  read(scan: ScannedPage): Promise<ExtractedPassage[]>;
 }
 
 /**
@@ -51,6 +58,7 @@ export class ExtractionPool {
   async *extract(
     data: Uint8Array,
     onPage: (page: number, pageCount: number) => void,
+    scans?: ScanReader,
   ): AsyncGenerator<ExtractedPassage, number> {
     const { port1, port2 } = new MessageChannel();
     const abort = new AbortController();
@@ -64,8 +72,24 @@ export class ExtractionPool {
       }, this.options.pageTimeoutMs);
     };
 
+    const pause = () => clearTimeout(watchdog);
+    // Scanned pages being read, oldest first; each tells the worker when it is done.
+    const reading: Promise<ExtractedPassage[]>[] = [];
+    const startReading = (scan: ScannedPage, reader: ScanReader) => {
+      const done = reader.read(scan).finally(() => {
+        if (!abort.signal.aborted) port1.postMessage({ type: "read" } satisfies ExtractorMessage);
+      });
+      // Read in the background: a failure is rethrown where the result is awaited.
+      done.catch(() => undefined);
+      reading.push(done);
+    };
+
     const task = this.pool.run(
-      { data, port: port2 },
+      {
+        data,
+        port: port2,
+        ...(scans ? { scans: { dpi: scans.dpi, maxPixels: scans.maxPixels, window: scans.window } } : {}),
+      },
       { transferList: [port2, data.buffer as ArrayBuffer], signal: abort.signal },
     );
     // If the worker dies (crash, heap limit, timeout), stop waiting for its messages.
@@ -94,7 +118,20 @@ export class ExtractionPool {
           case "passages":
             yield* message.passages;
             break;
+          case "scan":
+            if (!scans) throw new Error("PDF worker sent a scanned page that nobody asked for");
+            startReading(message.scan, scans);
+            // The worker waits once the window is full; so does this loop, for the oldest page.
+            // OCR has its own time limit: the page watchdog is for the worker, which is idle now.
+            while (reading.length >= scans.window) {
+              pause();
+              yield* await (reading.shift() as Promise<ExtractedPassage[]>);
+              arm();
+            }
+            break;
           case "done":
+            pause();
+            for (const pending of reading.splice(0)) yield* await pending;
             finished = true;
             return message.pageCount;
           case "unreadable":
@@ -104,7 +141,7 @@ export class ExtractionPool {
       }
       throw new Error("PDF worker ended without a result");
     } catch (err) {
-      if (err instanceof PdfRejectedError) throw err;
+      if (err instanceof FileRejectedError) throw err;
       if (timedOut) {
         throw new PdfRejectedError(
           "pdf_timeout",

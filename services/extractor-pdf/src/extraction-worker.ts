@@ -1,18 +1,32 @@
 import type { MessagePort } from "node:worker_threads";
 import type { ExtractedPassage } from "@locus/contracts";
-import { extractPdf, PdfReadError } from "@locus/extract-pdf";
+import { extractPdf, PdfReadError, type ScannedPage } from "@locus/extract-pdf";
 
 /** What the worker tells the extractor, in order, on the task's own port. */
 export type WorkerMessage =
   | { type: "started" }
   | { type: "page"; page: number; pageCount: number }
   | { type: "passages"; passages: ExtractedPassage[] }
+  /** A page without a real text layer, drawn for OCR; the extractor answers "read" when done. */
+  | { type: "scan"; scan: ScannedPage }
   | { type: "done"; pageCount: number }
   | { type: "unreadable"; code: PdfReadError["code"]; message: string };
+
+/** What the extractor tells the worker: a scanned page has been read. */
+export interface ExtractorMessage {
+  type: "read";
+}
 
 export interface ExtractionTask {
   data: Uint8Array;
   port: MessagePort;
+  /** When set, scanned pages are drawn at this resolution and sent for OCR. */
+  scans?: {
+    dpi: number;
+    maxPixels: number;
+    /** Scanned pages sent and not yet read beyond which the worker waits. */
+    window: number;
+  };
 }
 
 const BATCH = 200;
@@ -21,13 +35,35 @@ const BATCH = 200;
  * Runs in a worker thread: pdf.js parses on the thread that calls it, so a large or hostile PDF
  * here never stalls the HTTP server, and a stuck or bloated one can be stopped by ending the thread.
  */
-export default async function extractInWorker({ data, port }: ExtractionTask): Promise<void> {
-  const send = (message: WorkerMessage) => port.postMessage(message);
+export default async function extractInWorker({ data, port, scans }: ExtractionTask): Promise<void> {
+  const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+  // Scanned pages are read by OCR in the extractor; drawing runs at most `window` pages ahead of it,
+  // so a long scan never piles up drawn pages in memory.
+  let unread = 0;
+  let wake: (() => void) | undefined;
+  port.on("message", (message: ExtractorMessage) => {
+    if (message.type !== "read") return;
+    unread -= 1;
+    wake?.();
+  });
   // The thread is up and pdf.js loaded: from here on, time counts against the PDF.
   send({ type: "started" });
   try {
     const extraction = await extractPdf(data, {
       onPage: (page, pageCount) => send({ type: "page", page, pageCount }),
+      ...(scans
+        ? {
+            scans: {
+              dpi: scans.dpi,
+              maxPixels: scans.maxPixels,
+              onScannedPage: async (scan) => {
+                send({ type: "scan", scan }, [scan.png.buffer as ArrayBuffer]);
+                unread += 1;
+                while (unread >= scans.window) await new Promise<void>((resolve) => (wake = resolve));
+              },
+            },
+          }
+        : {}),
     });
     let batch: ExtractedPassage[] = [];
     for await (const passage of extraction.passages) {

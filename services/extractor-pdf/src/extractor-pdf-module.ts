@@ -3,7 +3,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { ExtractionPool } from "./extraction-pool.ts";
-import { PdfExtractor } from "./pdf-extractor.ts";
+import { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";
 
 export interface ExtractorPdfDeps {
   blobs: BlobStore;
@@ -13,6 +13,8 @@ export interface ExtractorPdfDeps {
   maxAttempts: number;
   pageTimeoutMs: number;
   maxHeapMb: number;
+  /** How pages without a real text layer are read; without it they give no passages. */
+  scans?: ScannedPageOptions;
 }
 
 export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<Stoppable> {
@@ -21,7 +23,7 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     pageTimeoutMs: deps.pageTimeoutMs,
     maxHeapMb: deps.maxHeapMb,
   });
-  const extractor = new PdfExtractor(deps.blobs, deps.bus, pool, deps.logger);
+  const job = pdfExtractionJob({ blobs: deps.blobs, bus: deps.bus, logger: deps.logger }, pool, deps.scans);
   await deps.bus.subscribe(
     {
       group: "extractor-pdf",
@@ -29,7 +31,7 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
       concurrency: deps.concurrency,
       maxAttempts: deps.maxAttempts,
     },
-    (delivery) => extractor.handle(delivery),
+    (delivery) => job.handle(delivery),
   );
   // The bus stops delivering when it closes; the threads end here.
   return { stop: () => pool.destroy() };

@@ -1,2 +1,2 @@
-export { PdfExtractor } from "./pdf-extractor.ts";
+export { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";
 export { startExtractorPdfModule, type ExtractorPdfDeps } from "./extractor-pdf-module.ts";

@@ -4,6 +4,7 @@ import { pipeline } from "node:stream/promises";
 import { fileTypeFromBuffer } from "file-type";
 import {
   EXTRACTABLE_KINDS,
+  IMAGE_MIME_TYPES,
   extractionBlobKey,
   fileBlobKey,
   kindOfMimeType,
@@ -56,7 +57,13 @@ export function cleanFileName(name: string): string {
   return name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
 }
 
-const describe = (kinds: readonly FileType[]) => kinds.map((k) => (k === "pdf" ? "PDF" : k)).join(", ");
+const KIND_NAMES: Record<FileType, string> = {
+  pdf: "PDF",
+  image: `images (${[...IMAGE_MIME_TYPES.values()].join(", ")})`,
+  audio: "audio",
+  video: "video",
+};
+const describe = (kinds: readonly FileType[]) => kinds.map((k) => KIND_NAMES[k]).join(", ");
 
 /** What can be known about a file before it is stored: its kind, sniffed from its first bytes. */
 export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeType: string }> {

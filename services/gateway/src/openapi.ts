@@ -60,8 +60,9 @@ export const openApiDocument = {
     title: "Locus",
     version: "1.0.0",
     description:
-      "Document search: upload PDFs, then search what they say. Each result carries a locator " +
-      "(page and line for documents; seconds for audio and video). All paths need " +
+      "Document search: upload PDFs and images, then search what they say (text layers, and OCR for " +
+      "images and scanned pages). Each result carries a locator (page and line for documents and " +
+      "images, with a box for OCR text; seconds for audio and video). All paths need " +
       "`Authorization: Bearer <API key>`; test keys (`sk_test_`) get instant mock answers marked `sandbox: true`.",
   },
   servers: [{ url: "/" }],
@@ -122,7 +123,8 @@ export const openApiDocument = {
         operationId: "uploadFile",
         summary: "Upload a file and start processing it",
         description:
-          "The kind is recognised from the file's bytes, not its name. Accepted today: PDF. A live upload " +
+          "The kind is recognised from the file's bytes, not its name. Accepted today: PDF, and images " +
+          "in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP. A live upload " +
           "counts against the plan's monthly quota and answers at once with status `pending`; poll " +
           "GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.",
         requestBody: {
@@ -286,7 +288,11 @@ export const openApiDocument = {
         description: "Where a passage is. Keys that do not apply to the file's kind are left out.",
         required: ["source"],
         properties: {
-          page: { type: "integer", minimum: 1, description: "Physical page of a PDF, from 1." },
+          page: {
+            type: "integer",
+            minimum: 1,
+            description: "Physical page of a PDF or of a multi-page TIFF, from 1; 1 for other images.",
+          },
           line: {
             type: "integer",
             minimum: 1,
@@ -297,6 +303,9 @@ export const openApiDocument = {
           timestamp_end: { type: "number", minimum: 0 },
           bbox: {
             type: "object",
+            description:
+              "Where OCR text sits, from the top-left corner: in pixels of the image as displayed (EXIF " +
+              "orientation applied), or in PDF points (1/72 inch, the page at 72 dpi) for a scanned PDF page.",
             required: ["x", "y", "width", "height"],
             properties: {
               x: { type: "number" },
@@ -305,7 +314,17 @@ export const openApiDocument = {
               height: { type: "number" },
             },
           },
-          source: { type: "string", enum: ["text", "ocr", "speech", "screen"] },
+          source: {
+            type: "string",
+            enum: ["text", "ocr", "speech", "screen"],
+            description: "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page.",
+          },
+          confidence: {
+            type: "number",
+            minimum: 0,
+            maximum: 1,
+            description: "For OCR: the recogniser's mean confidence in the passage's lines.",
+          },
         },
         additionalProperties: false,
       },
@@ -334,7 +353,12 @@ export const openApiDocument = {
           size_bytes: { type: "integer", minimum: 0 },
           page_count: { type: ["integer", "null"], minimum: 0 },
           passage_count: { type: ["integer", "null"], minimum: 0 },
-          progress: { type: ["number", "null"], minimum: 0, maximum: 1 },
+          progress: {
+            type: ["number", "null"],
+            minimum: 0,
+            maximum: 1,
+            description: "Share of the work done while `processing`: pages read, for long scans too.",
+          },
           error: {
             oneOf: [
               { type: "null" },
@@ -345,7 +369,10 @@ export const openApiDocument = {
                 additionalProperties: false,
               },
             ],
-            description: "Why processing failed, when status is `failed`.",
+            description:
+              "Why processing failed, when status is `failed`. Codes: `pdf_corrupt`, `pdf_encrypted`, " +
+              "`pdf_timeout`, `pdf_too_complex`, `image_corrupt`, `image_too_large`, `image_unsupported`, " +
+              "`ocr_timeout`, `file_missing`, `extraction_failed`, `indexing_failed`.",
           },
           created_at: { type: "string", format: "date-time" },
           updated_at: { type: "string", format: "date-time" },

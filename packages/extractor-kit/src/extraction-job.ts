@@ -1,0 +1,131 @@
+import { Readable } from "node:stream";
+import { extractionBlobKey, type ExtractedPassage, type FileType, type FileUploaded } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus, Delivery } from "@locus/bus";
+import type { Logger } from "@locus/runtime";
+
+const PROGRESS_INTERVAL_MS = 1000;
+
+/**
+ * Why a file cannot be extracted: a property of the file (damaged, too large, built to stall), so
+ * the file fails at once with this code and message instead of being retried.
+ */
+export class FileRejectedError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "FileRejectedError";
+  }
+}
+
+/**
+ * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1). Returns the
+ * page count (or null for kinds without pages) as the generator's final value.
+ */
+export type Extract = (
+  data: Buffer,
+  progress: (done: number) => void,
+) => AsyncGenerator<ExtractedPassage, number | null>;
+
+export interface ExtractionJobDeps {
+  blobs: BlobStore;
+  bus: Bus;
+  logger: Logger;
+  /** How people call the kind, for messages: "PDF", "image". */
+  kindName: string;
+}
+
+/**
+ * What every extractor does around its own reading: fetch the bytes, report progress on the file
+ * record, store the extraction in the blob store as JSON lines (one passage each; only its key
+ * travels on the bus, so a 1,000-page file never has to fit in a message), and say how it ended.
+ * A FileRejectedError fails the file with its reason; anything else is retried by the bus, and on
+ * the last attempt fails the file and goes to dead letters.
+ */
+export class ExtractionJob {
+  constructor(
+    private readonly deps: ExtractionJobDeps,
+    private readonly extract: Extract,
+  ) {}
+
+  async handle(delivery: Delivery<`file.uploaded.${FileType}`>): Promise<void> {
+    const { fileId, userId, blobKey } = delivery.message;
+    const ref = { fileId, userId };
+    try {
+      await this.run(delivery.message);
+    } catch (err) {
+      if (err instanceof FileRejectedError) {
+        await this.deps.bus.publish("file.failed", {
+          ...ref,
+          error: { code: err.code, message: err.message },
+        });
+        return;
+      }
+      if (!delivery.final) throw err;
+      this.deps.logger.error(
+        { err, fileId, blobKey },
+        `${this.deps.kindName} extraction failed on its last attempt`,
+      );
+      await this.deps.bus.publish("file.failed", {
+        ...ref,
+        error: {
+          code: "extraction_failed",
+          message: `Locus could not extract text from this ${this.deps.kindName}.`,
+        },
+      });
+      // Still a failure for the bus: the message goes to dead letters, where operators can see it.
+      throw err;
+    }
+  }
+
+  private async run(message: FileUploaded): Promise<void> {
+    const { blobs, bus, logger } = this.deps;
+    const { fileId, userId, blobKey } = message;
+    const stat = await blobs.stat(blobKey);
+    if (!stat) {
+      // Deleted before we got to it (then nobody is listening), or lost: either way, never leave
+      // the file waiting.
+      logger.warn({ fileId }, "file bytes are gone; failing the file");
+      throw new FileRejectedError(
+        "file_missing",
+        "The file's bytes are missing from storage; upload it again.",
+      );
+    }
+    await bus.publish("file.progress", { fileId, userId, progress: 0 });
+    const data = await readBlob(blobs, blobKey);
+    let lastReport = Date.now();
+    const pending: Promise<void>[] = [];
+    const extraction = this.extract(data, (done) => {
+      if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
+      lastReport = Date.now();
+      // Extraction is most of the work; indexing takes the last few percent.
+      pending.push(bus.publish("file.progress", { fileId, userId, progress: 0.9 * Math.min(1, done) }));
+    });
+    let passageCount = 0;
+    let pageCount: number | null = null;
+    async function* lines(): AsyncGenerator<string> {
+      for (;;) {
+        const next = await extraction.next();
+        if (next.done) {
+          pageCount = next.value;
+          return;
+        }
+        passageCount += 1;
+        yield `${JSON.stringify(next.value)}\n`;
+      }
+    }
+    const extractionKey = extractionBlobKey(userId, fileId);
+    await blobs.put(extractionKey, Readable.from(lines()));
+    await Promise.all(pending);
+    await bus.publish("file.extracted", { fileId, userId, extractionKey, passageCount, pageCount });
+  }
+}
+
+async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await blobs.get(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

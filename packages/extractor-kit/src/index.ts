@@ -1,0 +1,1 @@
+export { ExtractionJob, FileRejectedError, type Extract, type ExtractionJobDeps } from "./extraction-job.ts";

@@ -1,0 +1,57 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus } from "@locus/bus";
+import {
+  extractImage,
+  isUnreadableImage,
+  type ImageLimits,
+  type OcrEngine,
+  type OcrPassageOptions,
+} from "@locus/extract-ocr";
+import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
+import type { Logger, Stoppable } from "@locus/runtime";
+
+export interface ExtractorImageDeps {
+  blobs: BlobStore;
+  bus: Bus;
+  logger: Logger;
+  /** Shared with the PDF extractor of the same process; closed by whoever made it. */
+  engine: OcrEngine;
+  limits: ImageLimits;
+  passages: OcrPassageOptions;
+  maxAttempts: number;
+}
+
+/**
+ * Reads uploaded images (PNG, JPEG, WebP, TIFF with every page, GIF, BMP) by OCR into passages
+ * with page, line and bbox locators. An image that cannot be read fails its file with the reason;
+ * the process lives on.
+ */
+export async function startExtractorImageModule(deps: ExtractorImageDeps): Promise<Stoppable> {
+  const job = new ExtractionJob(
+    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "image" },
+    async function* (data, progress) {
+      try {
+        return yield* extractImage(data, deps.engine, {
+          limits: deps.limits,
+          passages: deps.passages,
+          onPage: (page, pageCount) => progress(page / pageCount),
+        });
+      } catch (err) {
+        if (isUnreadableImage(err)) throw new FileRejectedError(err.code, err.message, { cause: err });
+        throw err;
+      }
+    },
+  );
+  await deps.bus.subscribe(
+    {
+      group: "extractor-image",
+      topics: CONSUMER_GROUPS["extractor-image"],
+      // One image at a time per recogniser: more would only queue inside the engine.
+      concurrency: deps.engine.workers,
+      maxAttempts: deps.maxAttempts,
+    },
+    (delivery) => job.handle(delivery),
+  );
+  return { stop: () => Promise.resolve() };
+}

@@ -1,0 +1,1 @@
+export { startExtractorImageModule, type ExtractorImageDeps } from "./extractor-image-module.ts";
