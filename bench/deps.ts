@@ -3,7 +3,10 @@ export {
   client,
   createUserWithKey,
   makePdf,
+  makeScannedPdf,
+  makeTextImage,
   removeDataDir,
+  type TextImageSpec,
   startLocus,
   startSplitStack,
   tempDataDir,
@@ -18,6 +21,8 @@ export {
   type ElasticsearchSearchIndexOptions,
   type SearchIndex,
 } from "@locus/search-index";
+/** The OCR library the image extractor runs, for throughput and accuracy without the server around it. */
+export { extractImage, OcrEngine } from "@locus/extract-ocr";
 /** The official client, for the Elasticsearch benchmark's own calls (cluster info, index stats, cleanup). */
 export {
   BaseConnection,

@@ -89,7 +89,7 @@ async function pollReady(c: Client, fileId: string, pollMs: number, timeoutMs: n
   }
 }
 
-async function ingest(
+export async function ingest(
   c: Client,
   pdf: Buffer,
   name: string,

@@ -16,6 +16,7 @@ import {
   writeEsReport,
   type EsBenchOptions,
 } from "./elasticsearch.ts";
+import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
 import { evaluateTargets, machine, writeReport, type Report } from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
@@ -29,7 +30,9 @@ import {
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
-  --only search|pdf|split  run one benchmark only (split: ingestion and search in the split shape)
+  --only search|pdf|ocr|split
+                           run one benchmark only (ocr: OCR throughput on 150-dpi scans, word accuracy,
+                           a scanned PDF through the server; split: ingestion and search in the split shape)
   --sizes 10000,100000     passages per search dataset, in both shapes (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
   --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries};
                            with --only elasticsearch: per measured tenant, default ${DEFAULT_ES_OPTIONS.queries})
@@ -87,10 +90,11 @@ if (
   only !== undefined &&
   only !== "search" &&
   only !== "pdf" &&
+  only !== "ocr" &&
   only !== "split" &&
   only !== "elasticsearch"
 ) {
-  process.stderr.write(`--only must be search, pdf, split or elasticsearch\n${USAGE}`);
+  process.stderr.write(`--only must be search, pdf, ocr, split or elasticsearch\n${USAGE}`);
   process.exit(2);
 }
 const esOnly = ["es-url", "passages", "tenants", "concurrency", "shards", "replicas", "dry-run"] as const;
@@ -183,8 +187,9 @@ if (esOptions) {
 
 const search: SearchSizeResult[] = [];
 let pdf: PdfBenchResult | null = null;
+let ocr: OcrBenchResult | null = null;
 const split = emptySplitResult();
-const runs = (name: "search" | "pdf" | "split") => only === undefined || only === name;
+const runs = (name: "search" | "pdf" | "ocr" | "split") => only === undefined || only === name;
 const errors: Report["errors"] = [];
 
 async function attempt(name: string, fn: () => Promise<void>): Promise<void> {
@@ -208,6 +213,11 @@ if (runs("pdf")) {
     pdf = await benchPdfIngestion(DEFAULT_PDF_OPTIONS, log);
   });
 }
+if (runs("ocr")) {
+  await attempt("OCR", async () => {
+    ocr = await benchOcr(DEFAULT_OCR_OPTIONS, log);
+  });
+}
 if (runs("split")) {
   await attempt("split-mode ingestion", async () => {
     split.ingestion = await benchSplitIngestion(DEFAULT_SPLIT_OPTIONS.ingestion, log);
@@ -227,11 +237,13 @@ const report: Report = {
   options: {
     search: runs("search") || runs("split") ? searchOptions : null,
     pdf: runs("pdf") ? DEFAULT_PDF_OPTIONS : null,
+    ocr: runs("ocr") ? DEFAULT_OCR_OPTIONS : null,
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
   },
-  targets: evaluateTargets(search, pdf),
+  targets: evaluateTargets(search, pdf, ocr),
   search,
   pdf,
+  ocr,
   split: runs("split") ? split : null,
   errors,
 };
@@ -251,6 +263,18 @@ if (pdfResult) {
   );
   console.log(
     `  PDF ${pdfResult.large.pages} pages: ${pdfResult.large.medianPagesPerSecond} pages/s (median of ${pdfResult.large.runs.length})`,
+  );
+}
+const ocrResult = ocr as OcrBenchResult | null;
+if (ocrResult) {
+  const t = ocrResult.throughput;
+  console.log(
+    `  OCR, 150-dpi scans of ${t.linesPerPage} lines, ${t.workers} recognisers: ${t.medianPagesPerSecond} pages/s (median of ${t.rounds.length} rounds of ${t.pages} pages)`,
+  );
+  for (const a of ocrResult.accuracy)
+    console.log(`  OCR word accuracy, ${a.variant}: ${(a.accuracy * 100).toFixed(1)}% (${a.correct}/${a.words})`);
+  console.log(
+    `  scanned PDF of ${ocrResult.scannedPdf.pages} pages through the server: ${ocrResult.scannedPdf.pagesPerSecond} pages/s`,
   );
 }
 if (split.ingestion) {
