@@ -130,7 +130,10 @@ async function limited<T>(items: readonly T[], limit: number, fn: (item: T) => P
   );
 }
 
-export async function benchOcr(options: OcrBenchOptions, log: (line: string) => void): Promise<OcrBenchResult> {
+export async function benchOcr(
+  options: OcrBenchOptions,
+  log: (line: string) => void,
+): Promise<OcrBenchResult> {
   const engine = new OcrEngine({ languages: ["eng"], workers: options.workers });
   try {
     const scans = await Promise.all(
@@ -165,7 +168,13 @@ export async function benchOcr(options: OcrBenchOptions, log: (line: string) => 
       ["clean 150-dpi page (PNG)", { lines: englishLines(7, options.linesPerPage), ...PAGE_150_DPI }],
       [
         "150-dpi scan: grey noise ±30, JPEG q75",
-        { lines: englishLines(8, options.linesPerPage), ...PAGE_150_DPI, noise: 30, format: "jpeg", quality: 75 },
+        {
+          lines: englishLines(8, options.linesPerPage),
+          ...PAGE_150_DPI,
+          noise: 30,
+          format: "jpeg",
+          quality: 75,
+        },
       ],
       [
         "phone photo: turned 2°, noise ±30, JPEG q75",
@@ -188,7 +197,13 @@ export async function benchOcr(options: OcrBenchOptions, log: (line: string) => 
       const expected = spec.lines.join("\n");
       const words = tokens(expected).length;
       const correct = wordsRight(expected, read);
-      accuracy.push({ variant, words, correct, accuracy: Math.round((correct / words) * 10_000) / 10_000, ms: round(since(t)) });
+      accuracy.push({
+        variant,
+        words,
+        correct,
+        accuracy: Math.round((correct / words) * 10_000) / 10_000,
+        ms: round(since(t)),
+      });
       log(`ocr: ${variant}: ${correct}/${words} words right`);
     }
 

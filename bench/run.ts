@@ -272,7 +272,9 @@ if (ocrResult) {
     `  OCR, 150-dpi scans of ${t.linesPerPage} lines, ${t.workers} recognisers: ${t.medianPagesPerSecond} pages/s (median of ${t.rounds.length} rounds of ${t.pages} pages)`,
   );
   for (const a of ocrResult.accuracy)
-    console.log(`  OCR word accuracy, ${a.variant}: ${(a.accuracy * 100).toFixed(1)}% (${a.correct}/${a.words})`);
+    console.log(
+      `  OCR word accuracy, ${a.variant}: ${(a.accuracy * 100).toFixed(1)}% (${a.correct}/${a.words})`,
+    );
   console.log(
     `  scanned PDF of ${ocrResult.scannedPdf.pages} pages through the server: ${ocrResult.scannedPdf.pagesPerSecond} pages/s`,
   );

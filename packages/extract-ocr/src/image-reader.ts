@@ -3,7 +3,7 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference
 /// <reference path="./bmp-js.d.ts" />
 import bmp from "bmp-js";
-import sharp, { type Metadata, type Sharp, type SharpOptions } from "sharp";
+import sharp, { type Metadata, type Sharp } from "sharp";
 
 export type ImageErrorCode = "image_corrupt" | "image_too_large" | "image_unsupported";
 
@@ -36,7 +36,11 @@ export const DEFAULT_IMAGE_LIMITS: ImageLimits = {
 
 /** A page made ready for the recogniser: upright, grey, at a size fit for reading. */
 export interface PreparedPage {
-  png: Buffer;
+  /**
+   * The page as a binary greyscale PNM (PGM): a header and the pixels as they are, which the
+   * recogniser reads without decompressing (a PNG would cost an encode here and a decode there).
+   */
+  pgm: Buffer;
   width: number;
   height: number;
   /** Prepared pixels per pixel of the page as displayed (after its EXIF orientation). */
@@ -103,76 +107,57 @@ function decodeBmp(data: Buffer, limits: ImageLimits): { raw: Buffer; width: num
   return { raw, width: decoded.width, height: decoded.height };
 }
 
+/** Pixels already decoded (a page another reader drew): one byte a pixel, rows top to bottom. */
+export interface GreyPixels {
+  grey: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** Where an image's pages come from, once its header has been checked. */
+interface PageSource {
+  format: string;
+  pageCount: number;
+  /** The first page's size as displayed. */
+  width: number;
+  height: number;
+  /** A decoder for page `n`. */
+  decode(n: number): Sharp;
+  /** Page `n`'s size as displayed (TIFF pages may differ). */
+  measure(n: number): Promise<{ width: number; height: number }>;
+}
+
 /**
- * Opens an image held in memory. The header is read first: an unknown format, a damaged header or
- * a page past the pixel limit is refused before any pixel is decoded, so a decompression bomb
- * costs nothing.
+ * Opens an image held in memory: a file's bytes, or grey pixels already decoded. The header is
+ * read first: an unknown format, a damaged header or a page past the pixel limit is refused before
+ * any pixel is decoded, so a decompression bomb costs nothing.
  */
 export async function openImage(
-  input: Buffer,
+  input: Buffer | GreyPixels,
   limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
 ): Promise<OpenedImage> {
-  if (input.length === 0) throw corrupt(new Error("empty file"));
-  let source: () => Sharp;
-  let format: string;
-  let pageCount = 1;
-  let width: number;
-  let height: number;
-
-  if (isBmp(input)) {
-    const decoded = decodeBmp(input, limits);
-    source = () => sharp(decoded.raw, { raw: { width: decoded.width, height: decoded.height, channels: 3 } });
-    format = "bmp";
-    width = decoded.width;
-    height = decoded.height;
-  } else {
-    let meta: Metadata;
-    try {
-      meta = await sharp(input, { limitInputPixels: false }).metadata();
-    } catch (err) {
-      throw corrupt(err);
-    }
-    if (!FORMATS.has(meta.format)) {
-      throw new ImageReadError("image_unsupported", `Locus does not read ${meta.format} images.`);
-    }
-    format = meta.format;
-    ({ width, height } = displayedSize(meta));
-    if (format === "tiff") pageCount = meta.pages ?? 1;
-    if (pageCount > limits.maxPages) {
-      throw new ImageReadError(
-        "image_too_large",
-        `The image has ${pageCount} pages; Locus reads up to ${limits.maxPages} pages of one TIFF.`,
-      );
-    }
-    source = () => sharp(input, { limitInputPixels: limits.maxPixels, failOn: "warning" });
-  }
-  if (width * height > limits.maxPixels) throw tooLarge(width, height, limits);
-
+  const source = Buffer.isBuffer(input) ? await inspect(input, limits) : decoded(input);
+  if (source.width * source.height > limits.maxPixels) throw tooLarge(source.width, source.height, limits);
   return {
-    format,
-    pageCount,
+    format: source.format,
+    pageCount: source.pageCount,
     async page(n, upscale = 1) {
       try {
-        // TIFF pages may differ in size; every other format has one page, measured above.
-        const size =
-          format === "tiff" && n > 1
-            ? displayedSize(await sharp(input, { page: n - 1, limitInputPixels: false }).metadata())
-            : { width, height };
+        const size = n === 1 ? { width: source.width, height: source.height } : await source.measure(n);
         if (size.width * size.height > limits.maxPixels) throw tooLarge(size.width, size.height, limits);
         // Within the OCR budget: small text goes up by `upscale`, huge pages come down.
         const scale = Math.min(upscale, Math.sqrt(limits.maxOcrPixels / (size.width * size.height)));
         const w = Math.max(1, Math.round(size.width * scale));
         const h = Math.max(1, Math.round(size.height * scale));
-        let image = (format === "tiff" ? sharp(input, pageOptions(limits, n)) : source())
-          .rotate()
-          .greyscale();
-        if (w !== size.width || h !== size.height)
+        let image = source.decode(n).rotate().greyscale();
+        if (w !== size.width || h !== size.height) {
           image = image.resize(w, h, { fit: "fill", kernel: "lanczos3" });
+        }
         // No contrast stretching: on a noisy scan it stretches the noise too, and the recogniser's
-        // own thresholding copes better with the grey levels as they are. PNG level 1 is quick.
-        const png = await image.png({ compressionLevel: 1 }).toBuffer();
+        // own thresholding copes better with the grey levels as they are.
+        const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
         return {
-          png,
+          pgm: Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, "latin1"), data]),
           width: w,
           height: h,
           scale: w / size.width,
@@ -193,13 +178,64 @@ export async function openImage(
   };
 }
 
+function decoded({ grey, width, height }: GreyPixels): PageSource {
+  if (grey.length !== width * height) throw corrupt(new Error("pixel count does not match the size"));
+  const pixels = Buffer.from(grey.buffer, grey.byteOffset, grey.byteLength);
+  const size = { width, height };
+  return {
+    format: "grey",
+    pageCount: 1,
+    ...size,
+    decode: () => sharp(pixels, { raw: { width, height, channels: 1 } }),
+    measure: () => Promise.resolve(size),
+  };
+}
+
+/** Reads a file's header (sharp reads headers without decoding; BMP's is read here). */
+async function inspect(input: Buffer, limits: ImageLimits): Promise<PageSource> {
+  if (input.length === 0) throw corrupt(new Error("empty file"));
+  if (isBmp(input)) {
+    const bmp = decodeBmp(input, limits);
+    const size = { width: bmp.width, height: bmp.height };
+    return {
+      format: "bmp",
+      pageCount: 1,
+      ...size,
+      decode: () => sharp(bmp.raw, { raw: { ...size, channels: 3 } }),
+      measure: () => Promise.resolve(size),
+    };
+  }
+  let meta: Metadata;
+  try {
+    meta = await sharp(input, { limitInputPixels: false }).metadata();
+  } catch (err) {
+    throw corrupt(err);
+  }
+  if (!FORMATS.has(meta.format)) {
+    throw new ImageReadError("image_unsupported", `Locus does not read ${meta.format} images.`);
+  }
+  // Only a TIFF's pages are all read: a GIF's or a WebP's further frames are animation.
+  const pageCount = meta.format === "tiff" ? (meta.pages ?? 1) : 1;
+  if (pageCount > limits.maxPages) {
+    throw new ImageReadError(
+      "image_too_large",
+      `The image has ${pageCount} pages; Locus reads up to ${limits.maxPages} pages of one TIFF.`,
+    );
+  }
+  return {
+    format: meta.format,
+    pageCount,
+    ...displayedSize(meta),
+    decode: (n) =>
+      sharp(input, { limitInputPixels: limits.maxPixels, failOn: "warning", page: n - 1, pages: 1 }),
+    measure: async (n) =>
+      displayedSize(await sharp(input, { page: n - 1, limitInputPixels: false }).metadata()),
+  };
+}
+
 /** The size of an image as displayed: EXIF orientations 5–8 turn it a quarter, swapping its sides. */
 function displayedSize(meta: Metadata): { width: number; height: number } {
   const w = meta.width;
   const h = meta.pageHeight ?? meta.height;
   return (meta.orientation ?? 1) >= 5 ? { width: h, height: w } : { width: w, height: h };
-}
-
-function pageOptions(limits: ImageLimits, n: number): SharpOptions {
-  return { limitInputPixels: limits.maxPixels, failOn: "warning", page: n - 1, pages: 1 };
 }

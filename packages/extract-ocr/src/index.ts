@@ -3,6 +3,7 @@ export {
   DEFAULT_IMAGE_LIMITS,
   ImageReadError,
   openImage,
+  type GreyPixels,
   type ImageErrorCode,
   type ImageLimits,
   type OpenedImage,

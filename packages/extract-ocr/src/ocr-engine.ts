@@ -70,6 +70,7 @@ interface TessLine {
   text: string;
   confidence: number;
   bbox: TessBox;
+  baseline: TessBox;
 }
 interface TessBlock {
   paragraphs: { lines: TessLine[] }[];
@@ -102,7 +103,7 @@ export class OcrEngine {
     return this.slots.length;
   }
 
-  /** Reads the lines of an image (PNG, JPEG, or another format Leptonica reads). */
+  /** Reads the lines of an image (PGM, PNG, JPEG, or another format Leptonica reads). */
   recognize(image: Buffer): Promise<OcrPage> {
     if (this.closed) return Promise.reject(new Error("The OCR engine is closed."));
     clearTimeout(this.idleTimer);
@@ -141,14 +142,7 @@ export class OcrEngine {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new OcrTimeoutError(this.timeoutMs)), this.timeoutMs);
       });
-      const result = await Promise.race([
-        worker.recognize(job.image, { rotateAuto: true }, { blocks: true, text: false }),
-        timeout,
-      ]);
-      job.resolve({
-        lines: readLines(result.data.blocks),
-        rotation: result.data.rotateRadians ?? 0,
-      });
+      job.resolve(await Promise.race([readStraightened(worker, job.image), timeout]));
     } catch (err) {
       // A recogniser that timed out or failed may be stuck or broken: never hand it another image.
       await this.endWorker(slot);
@@ -187,6 +181,45 @@ export class OcrEngine {
     }, this.idleMs);
     this.idleTimer.unref();
   }
+}
+
+/**
+ * Lines whose baselines lean more than this (radians, about 1.1°) are read again with the image
+ * turned straight: the recogniser copes with a slight lean, and loses words beyond it.
+ */
+const SKEW_LIMIT = 0.02;
+
+/**
+ * Reads an image as it is, then, when its lines lean (a photo or a scan fed in askew), once more
+ * turned straight by their median lean. Tesseract's own straightening (rotateAuto) would analyse
+ * the layout of every image twice, a quarter more time for the images that do not need it.
+ */
+async function readStraightened(worker: Worker, image: Buffer): Promise<OcrPage> {
+  const first = await worker.recognize(image, {}, { blocks: true, text: false });
+  const skew = medianSkew(first.data.blocks);
+  if (skew === null || Math.abs(skew) <= SKEW_LIMIT) {
+    return { lines: readLines(first.data.blocks), rotation: 0 };
+  }
+  // Turning by minus the lean levels the lines; the boxes come back in the turned image.
+  const rotation = -skew;
+  const second = await worker.recognize(image, { rotateRadians: rotation }, { blocks: true, text: false });
+  return { lines: readLines(second.data.blocks), rotation };
+}
+
+/** The median angle of the baselines of lines long enough to measure, or null without any. */
+function medianSkew(blocks: TessBlock[] | null): number | null {
+  const angles: number[] = [];
+  for (const block of blocks ?? []) {
+    for (const paragraph of block.paragraphs) {
+      for (const { baseline } of paragraph.lines) {
+        const run = baseline.x1 - baseline.x0;
+        if (run >= 50) angles.push(Math.atan((baseline.y1 - baseline.y0) / run));
+      }
+    }
+  }
+  if (angles.length === 0) return null;
+  angles.sort((a, b) => a - b);
+  return angles[Math.floor(angles.length / 2)] ?? null;
 }
 
 function readLines(blocks: TessBlock[] | null): OcrLine[] {

@@ -37,7 +37,7 @@ export async function readPage(
 ): Promise<ExtractedPassage[]> {
   const passageOptions = options.passages ?? DEFAULT_OCR_PASSAGE_OPTIONS;
   let prepared = await prepare(1);
-  let read = await engine.recognize(prepared.png);
+  let read = await engine.recognize(prepared.pgm);
   const height = medianLineHeight(read, passageOptions.minConfidence);
   const small = height !== null && height < SMALL_LINE_PX;
   // A small image where the recogniser found no line at all may hold text too small to find. (One
@@ -49,7 +49,7 @@ export async function readPage(
     // The pixel budget may not allow a larger reading at all.
     if (larger.width > prepared.width * 1.2) {
       prepared = larger;
-      read = await engine.recognize(prepared.png);
+      read = await engine.recognize(prepared.pgm);
     }
   }
   const unitsPerPixel = options.unitsPerPixel ?? 1;

@@ -71,7 +71,7 @@ describe("extractImage (real tesseract.js, language data from @tesseract.js-data
     });
   });
 
-  it.each([3, -4])(
+  it.each([3, -4, 7])(
     "reads a noisy JPEG turned %d degrees, and boxes the lines where they sit in it",
     async (deg) => {
       const image = await makeTextImage({

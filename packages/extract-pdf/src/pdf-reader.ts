@@ -35,9 +35,9 @@ export interface RenderOptions {
   maxPixels: number;
 }
 
-/** A page drawn as a PNG, black on white. */
+/** A page drawn on white, as grey pixels: one byte a pixel, rows top to bottom. */
 export interface RenderedPage {
-  png: Uint8Array;
+  grey: Uint8Array;
   width: number;
   height: number;
   /** PDF points (1/72 inch) per drawn pixel: how locators in points relate to the drawing. */
@@ -177,9 +177,15 @@ async function renderPage(
     entry.context.fillRect(0, 0, width, height);
     // The context is @napi-rs/canvas's; pdf.js's types name the DOM's, which Node has no types for.
     await page.render({ canvas: null, canvasContext: entry.context as never, viewport }).promise;
-    // A copy with a buffer of its own, which can be handed to another thread.
-    const png = new Uint8Array(await entry.canvas.encode("png"));
-    return { png, width, height, pointsPerPixel: natural.width / width };
+    // Grey pixels, not an encoded image: the OCR side reads them as they are, and a buffer of
+    // their own can be handed to another thread without a copy.
+    const rgba = entry.context.getImageData(0, 0, width, height).data;
+    const grey = new Uint8Array(width * height);
+    for (let p = 0, i = 0; p < grey.length; p++, i += 4) {
+      // Rec. 601 luma in integers.
+      grey[p] = (77 * (rgba[i] ?? 0) + 150 * (rgba[i + 1] ?? 0) + 29 * (rgba[i + 2] ?? 0)) >> 8;
+    }
+    return { grey, width, height, pointsPerPixel: natural.width / width };
   } catch (err) {
     throw new PdfReadError("pdf_corrupt", `Page ${n} of the PDF is damaged and cannot be drawn.`, {
       cause: err,
@@ -191,6 +197,9 @@ async function renderPage(
 
 /** The parts of @napi-rs/canvas's canvas and context that are used here. */
 interface CanvasEntry {
-  canvas: { encode(format: "png"): Promise<Buffer> };
-  context: { fillStyle: string; fillRect(x: number, y: number, width: number, height: number): void };
+  context: {
+    fillStyle: string;
+    fillRect(x: number, y: number, width: number, height: number): void;
+    getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray };
+  };
 }

@@ -57,7 +57,7 @@ export default async function extractInWorker({ data, port, scans }: ExtractionT
               dpi: scans.dpi,
               maxPixels: scans.maxPixels,
               onScannedPage: async (scan) => {
-                send({ type: "scan", scan }, [scan.png.buffer as ArrayBuffer]);
+                send({ type: "scan", scan }, [scan.grey.buffer as ArrayBuffer]);
                 unread += 1;
                 while (unread >= scans.window) await new Promise<void>((resolve) => (wake = resolve));
               },

@@ -30,7 +30,7 @@ function scanReader(options: ScannedPageOptions): ScanReader {
     window: options.engine.workers,
     async read(scan: ScannedPage): Promise<ExtractedPassage[]> {
       try {
-        const image = await openImage(Buffer.from(scan.png.buffer, scan.png.byteOffset, scan.png.byteLength));
+        const image = await openImage(scan);
         return await readPage(options.engine, (upscale) => image.page(1, upscale), scan.page, {
           unitsPerPixel: scan.pointsPerPixel,
           ...(options.passages ? { passages: options.passages } : {}),
