@@ -1,8 +1,10 @@
 import {
   client,
   createUserWithKey,
+  makeMultiPageTiff,
   makePdf,
   makeScannedPdf,
+  makeTextImage,
   removeDataDir,
   startLocus,
   waitForFile,
@@ -10,9 +12,10 @@ import {
 } from "@locus/testing";
 
 /**
- * Long scans through the running server: a scanned PDF reports how far it is while its pages are
- * read, a PDF with a text layer uploaded after it is not held up behind it, and turning PDF OCR
- * off leaves scanned pages unread.
+ * OCR through the running server: a scanned PDF reports how far it is while its pages are read,
+ * and a PDF with a text layer uploaded after it is not held up behind it; an image that takes too
+ * long fails with a reason and the server reads on; a TIFF's pages are pages; turning PDF OCR off
+ * leaves scanned pages unread.
  */
 const pageOf = (n: number) => [
   `Scanned page ${n} of the harbour survey`,
@@ -65,6 +68,69 @@ describe("scanned PDFs (OCR in the running server)", () => {
     };
     expect(body.results[0]).toMatchObject({ file_id: file.id, locator: { page: 5, line: 2, source: "ocr" } });
   }, 180_000);
+});
+
+describe("images through the running server", () => {
+  let locus: LocusProcess;
+  beforeAll(async () => {
+    // A time limit no real page meets, so that every image here runs into it.
+    locus = await startLocus({ env: { LOCUS_RATE_LIMIT_PRO: "1000", LOCUS_OCR_TIMEOUT_MS: "150" } });
+  });
+  afterAll(async () => {
+    expect(await locus.stop()).toBe(0);
+    removeDataDir(locus.dataDir);
+  });
+
+  it("fails an image whose reading takes too long, and goes on serving", async () => {
+    const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+    const c = client(locus.baseUrl, key);
+    const page = await makeTextImage({
+      lines: Array.from({ length: 40 }, (_, i) => `Line ${i} of a long page`),
+    });
+    const { file } = (await (await c.upload(page.data, "long.png")).json()) as { file: { id: string } };
+    const failed = await waitForFile(c, file.id);
+    expect(failed).toMatchObject({ status: "failed", error: { code: "ocr_timeout" } });
+    expect((failed.error as { message: string }).message).toMatch(/took longer than/);
+    // The recogniser that was stopped is replaced: the server still answers and still reads.
+    expect((await c.get("/api/files")).status).toBe(200);
+    const text = await makePdf({ pages: [["A page with a text layer about otters."]] });
+    const { file: ok } = (await (await c.upload(text, "otters.pdf")).json()) as { file: { id: string } };
+    expect(await waitForFile(c, ok.id)).toMatchObject({ status: "ready" });
+  }, 60_000);
+});
+
+describe("a multi-page TIFF", () => {
+  it("is read page by page, each result on its page", async () => {
+    const locus = await startLocus();
+    try {
+      const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+      const c = client(locus.baseUrl, key);
+      // sharp writes a TIFF's first directory after its pages, past the bytes sniffed at upload:
+      // the upload must still be taken for a TIFF.
+      const tiff = await makeMultiPageTiff([
+        ["Fax cover sheet for the shipping office"],
+        ["The container arrives at berth nine"],
+        ["Signed by the harbour master"],
+      ]);
+      const { file } = (await (await c.upload(tiff, "fax.tif")).json()) as { file: { id: string } };
+      expect(await waitForFile(c, file.id)).toMatchObject({
+        status: "ready",
+        file_type: "image",
+        mime_type: "image/tiff",
+        page_count: 3,
+      });
+      const body = (await (await c.get("/api/search?q=berth")).json()) as {
+        results: { file_id: string; locator: { page: number; line: number; source: string } }[];
+      };
+      expect(body.results[0]).toMatchObject({
+        file_id: file.id,
+        locator: { page: 2, line: 1, source: "ocr" },
+      });
+    } finally {
+      expect(await locus.stop()).toBe(0);
+      removeDataDir(locus.dataDir);
+    }
+  }, 60_000);
 });
 
 describe("with LOCUS_PDF_OCR=false", () => {

@@ -65,10 +65,23 @@ const KIND_NAMES: Record<FileType, string> = {
 };
 const describe = (kinds: readonly FileType[]) => kinds.map((k) => KIND_NAMES[k]).join(", ");
 
+/**
+ * A TIFF by its first four bytes alone. file-type also reads the first directory, to tell camera raw
+ * formats from plain TIFF, and gives up when it lies beyond the bytes sniffed: scanners and image
+ * libraries often write it at the end of the file, after the pages.
+ */
+function tiffByMagic(head: Buffer): { mime: string } | undefined {
+  const magic = head.subarray(0, 4).toString("hex");
+  // Little- and big-endian TIFF, and BigTIFF.
+  return ["49492a00", "4d4d002a", "49492b00", "4d4d002b"].includes(magic)
+    ? { mime: "image/tiff" }
+    : undefined;
+}
+
 /** What can be known about a file before it is stored: its kind, sniffed from its first bytes. */
 export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeType: string }> {
   if (head.length === 0) throw new LocusError("bad_request", "The uploaded file is empty.");
-  const detected = await fileTypeFromBuffer(head);
+  const detected = (await fileTypeFromBuffer(head)) ?? tiffByMagic(head);
   const kind = detected ? kindOfMimeType(detected.mime) : null;
   if (!detected || !kind || !EXTRACTABLE_KINDS.includes(kind)) {
     const what = detected ? `${detected.mime} files are` : "This kind of file is";
