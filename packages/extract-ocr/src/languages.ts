@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -48,11 +48,11 @@ export function languageModelPath(code: string): string {
  * language is read where its package put it; several are linked side by side into a folder of
  * their own, since each package keeps its model in its own folder.
  */
-export function languageFolder(codes: readonly string[]): string {
+export function languageFolder(codes: readonly string[]): { path: string; remove: () => void } {
   if (codes.length === 0) throw new OcrSetupError("No OCR language is configured.");
   const models = codes.map((code) => ({ code, path: languageModelPath(code) }));
-  if (models.length === 1 && models[0]) return dirname(models[0].path);
+  if (models.length === 1 && models[0]) return { path: dirname(models[0].path), remove: () => undefined };
   const folder = mkdtempSync(join(tmpdir(), "locus-ocr-languages-"));
   for (const { code, path } of models) symlinkSync(path, join(folder, `${code}.traineddata.gz`));
-  return folder;
+  return { path: folder, remove: () => rmSync(folder, { recursive: true, force: true }) };
 }

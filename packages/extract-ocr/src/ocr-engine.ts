@@ -31,7 +31,7 @@ export interface OcrPage {
 export interface OcrEngineOptions {
   /** Tesseract language codes, each from its `@tesseract.js-data/<code>` package. */
   languages: readonly string[];
-  /** Recognisers kept at once; each is a thread with its own copy of the model (~100–200 MB). */
+  /** Recognisers kept at once; each is a thread with its own copy of the model (~150–250 MB). */
   workers?: number;
   /** One image taking longer than this is given up: its recogniser is ended and replaced. */
   timeoutMs?: number;
@@ -85,14 +85,16 @@ interface TessBlock {
 export class OcrEngine {
   private readonly slots: Slot[];
   private readonly queue: Job[] = [];
-  private readonly langPath: string;
+  private readonly languages: string[];
+  private readonly langFolder: { path: string; remove: () => void };
   private readonly timeoutMs: number;
   private readonly idleMs: number;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: OcrEngineOptions) {
-    this.langPath = languageFolder(options.languages);
+    this.languages = [...new Set(options.languages)];
+    this.langFolder = languageFolder(this.languages);
     const workers = options.workers ?? Math.max(1, availableParallelism());
     this.slots = Array.from({ length: workers }, () => ({ worker: null, busy: false }));
     this.timeoutMs = options.timeoutMs ?? 120_000;
@@ -118,6 +120,7 @@ export class OcrEngine {
     clearTimeout(this.idleTimer);
     for (const job of this.queue.splice(0)) job.reject(new Error("The OCR engine is closed."));
     await Promise.all(this.slots.map((slot) => this.endWorker(slot)));
+    this.langFolder.remove();
   }
 
   private dispatch(): void {
@@ -153,14 +156,14 @@ export class OcrEngine {
   }
 
   private async startWorker(): Promise<Worker> {
-    const worker = await createWorker([...this.options.languages], OEM.LSTM_ONLY, {
-      langPath: this.langPath,
+    const worker = await createWorker(this.languages, OEM.LSTM_ONLY, {
+      langPath: this.langFolder.path,
       gzip: true,
       // The models are read from their packages each time; never written next to the process.
       cacheMethod: "none",
     });
-    // PNGs carry no resolution Tesseract trusts; without one it guesses, and says so on stderr
-    // for every image.
+    // The pages handed over carry no resolution Tesseract trusts; without one it guesses, and says
+    // so on stderr for every image.
     await worker.setParameters({ user_defined_dpi: "300" });
     return worker;
   }

@@ -195,6 +195,18 @@ describe("OcrEngine", () => {
     expect(() => languageModelPath("../etc")).toThrow("is not a Tesseract language code");
   });
 
+  it("reads with several languages, each from its own package (German from @tesseract.js-data/deu)", async () => {
+    const german = new OcrEngine({ languages: ["eng", "deu"], workers: 1 });
+    try {
+      const lines = ["Die Größe der Straße überrascht", "Prüfung der Gebäude im März"];
+      const { data } = await makeTextImage({ lines });
+      const page = await german.recognize(data);
+      expect(page.lines.map((l) => l.text)).toEqual(lines);
+    } finally {
+      await german.close();
+    }
+  });
+
   it("gives up on an image that takes too long, ends that recogniser, and keeps serving", async () => {
     const impatient = new OcrEngine({ languages: ["eng"], workers: 1, timeoutMs: 1 });
     const { data } = await makeTextImage({ lines: LINES });
