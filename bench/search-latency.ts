@@ -169,6 +169,7 @@ const fileRecord = (id: string, userId: string, n: number, passages: number, at:
   status: "ready",
   error: null,
   pageCount: Math.ceil(passages / 6),
+  durationS: null,
   passageCount: passages,
   progress: 1,
   createdAt: at,

@@ -28,6 +28,7 @@ const SPLIT_TARGETS = TARGETS.filter((t) => t !== "all");
 const QUEUE_GROUPS: Record<string, string> = {
   "extractor-pdf": "extractor-pdf",
   "extractor-image": "extractor-image",
+  "extractor-audio": "extractor-audio",
   indexer: "indexer",
 };
 /** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
@@ -37,11 +38,22 @@ const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");
 const HPA_TARGETS = ["gateway", "search"];
 const PDB_TARGETS = ["gateway", "files", "search"];
 /** Targets scaled by KEDA on the depth of their queue (QUEUE_GROUPS). */
-const KEDA_TARGETS = ["extractor-pdf", "extractor-image"];
+const KEDA_TARGETS = ["extractor-pdf", "extractor-image", "extractor-audio"];
 /** Memory of one OCR recogniser (a tesseract.js thread with its own copy of the model), in MB. */
 const OCR_RECOGNISER_MB = 250;
 /** LOCUS_OCR_WORKERS's default is min(4, the node's cores): counted at its most when unset. */
 const OCR_WORKERS_DEFAULT_MAX = 4;
+/**
+ * Memory of one recording in flight, in MB: its pocketsphinx process (~150 MB on a 40 s chunk of
+ * speech; counted whatever LOCUS_SPEECH_ENGINE says, so switching back needs no resizing) and the
+ * buffers around it (ffmpeg, the chunks).
+ */
+const RECORDING_MB = { pocketsphinx: 150, buffers: 50 };
+/** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */
+const EXTRACT_CONCURRENCY_DEFAULT = 2;
+const MAX_UPLOAD_BYTES_DEFAULT = 100 * 2 ** 20;
+/** /tmp beyond the recordings in flight, in bytes: their chunks as WAV files (~1.3 MB), tsx's cache. */
+const RECORDING_TMP_EXTRA = 32 * 2 ** 20;
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers for untyped YAML
@@ -317,8 +329,13 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
       const targets = (env.LOCUS_TARGETS ?? "all").split(",").map((t) => t.trim());
       const runs = (t: string) => targets.includes(t) || targets.includes("all");
 
-      // Heaps (and OCR recognisers) must fit in the memory limit, or the kernel kills the pod
-      // before V8 reports anything.
+      // Unset or empty: Locus takes its default.
+      const concurrency = env.LOCUS_EXTRACT_CONCURRENCY?.trim()
+        ? Number(env.LOCUS_EXTRACT_CONCURRENCY)
+        : EXTRACT_CONCURRENCY_DEFAULT;
+
+      // Heaps (and OCR recognisers, speech recognisers) must fit in the memory limit, or the
+      // kernel kills the pod before V8 reports anything.
       const memLimit = quantity(lim.memory);
       const mainHeapMb = Number(env.NODE_OPTIONS?.match(/--max-old-space-size=(\d+)/)?.[1] ?? NaN);
       if (isDeployment && memLimit !== undefined) {
@@ -328,8 +345,7 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
           let heaps = mainHeapMb;
           const parts = ["main"];
           if (runs("extractor-pdf")) {
-            heaps +=
-              Number(env.LOCUS_EXTRACT_CONCURRENCY ?? 2) * Number(env.LOCUS_EXTRACT_MAX_HEAP_MB ?? 1024);
+            heaps += concurrency * Number(env.LOCUS_EXTRACT_MAX_HEAP_MB ?? 1024);
             parts.push("concurrency x LOCUS_EXTRACT_MAX_HEAP_MB");
           }
           // The recognisers are shared by the image extractor and the PDF one's scanned pages.
@@ -343,12 +359,37 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
                 : "LOCUS_OCR_WORKERS";
             parts.push(`${workers} x ${OCR_RECOGNISER_MB} MB`);
           }
+          // Each recording in flight runs one pocketsphinx process at a time, outside the heap.
+          if (runs("extractor-audio")) {
+            heaps += concurrency * (RECORDING_MB.pocketsphinx + RECORDING_MB.buffers);
+            parts.push(
+              `concurrency x (${RECORDING_MB.pocketsphinx} MB pocketsphinx + ${RECORDING_MB.buffers} MB buffers)`,
+            );
+          }
           if (heaps * 2 ** 20 > 0.9 * memLimit) {
             problems.push(
               `${cw}: heaps (${heaps} MB: ${parts.join(" + ")}) ` +
                 `leave under 10% of the memory limit ${show(lim.memory)} for everything else`,
             );
           }
+        }
+      }
+
+      // Each recording in flight is written whole to /tmp (os.tmpdir()): a smaller emptyDir gets
+      // the pod evicted mid-recording.
+      const tmpSize = at(volumes.get(text(tmp?.name)), "emptyDir", "sizeLimit");
+      const tmpLimit = quantity(tmpSize);
+      if (runs("extractor-audio") && tmpLimit !== undefined) {
+        const maxUpload = env.LOCUS_MAX_UPLOAD_BYTES?.trim()
+          ? Number(env.LOCUS_MAX_UPLOAD_BYTES)
+          : MAX_UPLOAD_BYTES_DEFAULT;
+        const needed = concurrency * maxUpload + RECORDING_TMP_EXTRA;
+        if (tmpLimit < needed) {
+          problems.push(
+            `${cw}: /tmp's sizeLimit ${show(tmpSize)} ` +
+              `holds less than concurrency x LOCUS_MAX_UPLOAD_BYTES + ${RECORDING_TMP_EXTRA / 2 ** 20} MiB ` +
+              `(${Math.ceil(needed / 2 ** 20)} MiB): the recordings in flight are written there`,
+          );
         }
       }
 

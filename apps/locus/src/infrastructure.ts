@@ -6,6 +6,7 @@ import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
 import { OcrEngine } from "@locus/extract-ocr";
+import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
 import type { PresignBlob } from "@locus/files";
 import { ServiceIdentity } from "@locus/http";
 import {
@@ -57,6 +58,22 @@ export class Infrastructure {
     const pg = this.config.postgres;
     if (!pg) throw new Error("DATABASE_URL is not set");
     return { connectionString: pg.url, ...(pg.schema ? { schema: pg.schema } : {}) };
+  }
+
+  /** The configured speech-to-text engine (checked by the audio extractor when it starts). */
+  speechToText(): SpeechToText {
+    const { speech, openai } = this.config;
+    if (speech.engine === "openai") {
+      if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
+      return new OpenAiSpeechToText({
+        baseURL: openai.baseUrl,
+        apiKey: openai.apiKey,
+        model: openai.transcribeModel,
+        timeoutMs: openai.timeoutMs,
+        maxRetries: openai.maxRetries,
+      });
+    }
+    return new PocketsphinxSpeechToText({ modelDir: speech.pocketsphinxModelDir });
   }
 
   /**

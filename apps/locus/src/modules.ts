@@ -1,5 +1,6 @@
 import type { Router } from "express";
 import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/extract-ocr";
+import { startExtractorAudioModule } from "@locus/extractor-audio";
 import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
 import { FilesHttpClient, startFilesModule, type FilesApi, type FilesModule } from "@locus/files";
@@ -99,6 +100,20 @@ export function moduleDescriptors(
         }),
     },
     {
+      name: "extractor-audio",
+      dependsOn: [],
+      start: async () =>
+        startExtractorAudioModule({
+          blobs: infra.blobs(),
+          bus: await infra.messageBus(),
+          logger: log("extractor-audio"),
+          speech: infra.speechToText(),
+          maxDurationS: config.speech.maxDurationS,
+          concurrency: config.extractConcurrency,
+          maxAttempts: config.maxAttempts,
+        }),
+    },
+    {
       name: "indexer",
       dependsOn: [],
       start: async () =>
@@ -152,7 +167,15 @@ export function moduleDescriptors(
     {
       name: "all",
       // The gateway last: its routes use the modules started before it.
-      dependsOn: ["files", "search", "extractor-pdf", "extractor-image", "indexer", "gateway"],
+      dependsOn: [
+        "files",
+        "search",
+        "extractor-pdf",
+        "extractor-image",
+        "extractor-audio",
+        "indexer",
+        "gateway",
+      ],
       start: () => Promise.resolve(noop),
     },
   ];

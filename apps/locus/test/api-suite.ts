@@ -9,6 +9,9 @@ import {
   makePdf,
   makeScannedPdf,
   makeTextImage,
+  encodeAudio,
+  recording,
+  speak,
   pageWith,
   removeDataDir,
   runCli,
@@ -68,6 +71,8 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           line_end?: number;
           bbox?: Box;
           confidence?: number;
+          timestamp?: number;
+          timestamp_end?: number;
           source: string;
         };
         files: { original_name: string; file_type: string };
@@ -478,6 +483,21 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
       }, 60_000);
     });
 
+    describe("recordings, transcribed offline", () => {
+      it("finds the moment a phrase is spoken in an MP3", async () => {
+        const speech = await speak("The ferry to the island leaves at noon.");
+        const audio = await encodeAudio(recording([6, speech, 1]), "mp3");
+        const f = await uploadReady(live, audio, "ferry.mp3");
+        expect(f).toMatchObject({ status: "ready", file_type: "audio", page_count: null });
+        expect(schemaErrors("FileRecord", f)).toBeNull();
+        const body = (await (await live.get("/api/search?q=ferry%20island")).json()) as SearchBody;
+        expect(schemaErrors("SearchResponse", body)).toBeNull();
+        const hit = body.results.find((r) => r.file_id === f.id);
+        expect(hit?.locator.source).toBe("speech");
+        expect(Math.abs((hit?.locator.timestamp ?? 99) - 6)).toBeLessThan(2);
+      }, 60_000);
+    });
+
     describe("file records", () => {
       it("lists the caller's files newest first as a bare array, with cursor pages", async () => {
         const c = client(
@@ -661,7 +681,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         const refused = await live.upload(icon, "picture.png");
         expect(refused.status).toBe(415);
         expect(((await refused.json()) as { detail: string }).detail).toBe(
-          "image/x-icon files are not supported. Locus accepts: PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP) (recognised from the file's content, not its name).",
+          "image/x-icon files are not supported. Locus accepts: PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio (MP3, WAV, M4A, AAC, OGG, Opus, FLAC) (recognised from the file's content, not its name).",
         );
       });
 

@@ -41,9 +41,9 @@ describe("configuration", () => {
   });
 
   it("says that extractors of later kinds are not in this build", async () => {
-    const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "extractor-audio" });
+    const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "extractor-video" });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/extractor-audio cannot run yet: this build extracts PDFs and images/);
+    expect(stderr).toMatch(/extractor-video cannot run yet: this build extracts PDFs, images and audio/);
   });
 
   it("stops at start when an OCR language's package is not installed, naming the package", async () => {

@@ -19,6 +19,8 @@ export const FileRecordDto = z.object({
   mime_type: z.string(),
   size_bytes: z.number().int().min(0),
   page_count: z.number().int().min(0).nullable(),
+  /** Length of a recording in seconds (audio and video); null for other kinds. */
+  duration_s: z.number().min(0).nullable(),
   passage_count: z.number().int().min(0).nullable(),
   progress: z.number().min(0).max(1).nullable(),
   error: FileError.nullable(),

@@ -4,7 +4,7 @@ import type { FileType } from "./files.ts";
  * Kinds that have an extractor today: only these are accepted for upload. Later extractors
  * (image, audio, video) add their kind here when they land.
  */
-export const EXTRACTABLE_KINDS: readonly FileType[] = ["pdf", "image"];
+export const EXTRACTABLE_KINDS: readonly FileType[] = ["pdf", "image", "audio"];
 
 /** Image formats the image extractor reads, as sniffed from the bytes. */
 export const IMAGE_MIME_TYPES: ReadonlyMap<string, string> = new Map([
@@ -16,11 +16,25 @@ export const IMAGE_MIME_TYPES: ReadonlyMap<string, string> = new Map([
   ["image/bmp", "BMP"],
 ]);
 
+/** Audio formats the audio extractor decodes (with ffmpeg), as sniffed from the bytes. */
+export const AUDIO_MIME_TYPES: ReadonlyMap<string, string> = new Map([
+  ["audio/mpeg", "MP3"],
+  ["audio/wav", "WAV"],
+  ["audio/x-m4a", "M4A"],
+  ["audio/mp4", "M4A"],
+  ["audio/aac", "AAC"],
+  ["audio/ogg", "OGG"],
+  ["audio/ogg; codecs=opus", "Opus"],
+  ["audio/opus", "Opus"],
+  ["audio/flac", "FLAC"],
+  ["audio/x-flac", "FLAC"],
+]);
+
 /** The kind of a file from the MIME type sniffed from its bytes, or null when Locus has no such kind. */
 export function kindOfMimeType(mime: string): FileType | null {
   if (mime === "application/pdf") return "pdf";
   if (mime.startsWith("image/")) return IMAGE_MIME_TYPES.has(mime) ? "image" : null;
-  if (mime.startsWith("audio/")) return "audio";
+  if (mime.startsWith("audio/")) return AUDIO_MIME_TYPES.has(mime) ? "audio" : null;
   if (mime.startsWith("video/")) return "video";
   return null;
 }

@@ -25,6 +25,8 @@ export const FileExtracted = z.object({
   extractionKey: z.string().min(1),
   passageCount: z.number().int().min(0),
   pageCount: z.number().int().min(0).nullable(),
+  /** Length of a recording in seconds (audio and video); absent for other kinds. */
+  durationS: z.number().min(0).nullable().optional(),
 });
 export type FileExtracted = z.infer<typeof FileExtracted>;
 
@@ -32,6 +34,7 @@ export const FileIndexed = z.object({
   ...FileRef,
   passageCount: z.number().int().min(0),
   pageCount: z.number().int().min(0).nullable(),
+  durationS: z.number().min(0).nullable().optional(),
 });
 export type FileIndexed = z.infer<typeof FileIndexed>;
 
@@ -69,6 +72,7 @@ export const CONSUMER_GROUPS = {
   "files-status": ["file.progress", "file.indexed", "file.failed"],
   "extractor-pdf": ["file.uploaded.pdf"],
   "extractor-image": ["file.uploaded.image"],
+  "extractor-audio": ["file.uploaded.audio"],
   indexer: ["file.extracted", "file.deleted"],
 } as const satisfies Record<string, readonly Topic[]>;
 

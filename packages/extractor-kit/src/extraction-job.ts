@@ -21,14 +21,22 @@ export class FileRejectedError extends Error {
   }
 }
 
+/** What an extraction found out about the file besides its passages. */
+export interface ExtractionSummary {
+  /** Pages of a paged file; null for kinds without pages. */
+  pageCount: number | null;
+  /** Length of a recording in seconds. */
+  durationS?: number;
+}
+
 /**
- * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1). Returns the
- * page count (or null for kinds without pages) as the generator's final value.
+ * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1). Returns
+ * the summary as the generator's final value.
  */
 export type Extract = (
   data: Buffer,
   progress: (done: number) => void,
-) => AsyncGenerator<ExtractedPassage, number | null>;
+) => AsyncGenerator<ExtractedPassage, ExtractionSummary>;
 
 export interface ExtractionJobDeps {
   blobs: BlobStore;
@@ -105,12 +113,12 @@ export class ExtractionJob {
       pending.push(bus.publish("file.progress", { fileId, userId, progress: 0.9 * Math.min(1, done) }));
     });
     let passageCount = 0;
-    let pageCount: number | null = null;
+    let summary: ExtractionSummary = { pageCount: null };
     async function* lines(): AsyncGenerator<string> {
       for (;;) {
         const next = await extraction.next();
         if (next.done) {
-          pageCount = next.value;
+          summary = next.value;
           return;
         }
         passageCount += 1;
@@ -120,7 +128,14 @@ export class ExtractionJob {
     const extractionKey = extractionBlobKey(userId, fileId);
     await blobs.put(extractionKey, Readable.from(lines()));
     await Promise.all(pending);
-    await bus.publish("file.extracted", { fileId, userId, extractionKey, passageCount, pageCount });
+    await bus.publish("file.extracted", {
+      fileId,
+      userId,
+      extractionKey,
+      passageCount,
+      pageCount: summary.pageCount,
+      ...(summary.durationS === undefined ? {} : { durationS: summary.durationS }),
+    });
   }
 }
 

@@ -1,1 +1,7 @@
-export { ExtractionJob, FileRejectedError, type Extract, type ExtractionJobDeps } from "./extraction-job.ts";
+export {
+  ExtractionJob,
+  FileRejectedError,
+  type Extract,
+  type ExtractionJobDeps,
+  type ExtractionSummary,
+} from "./extraction-job.ts";

@@ -43,6 +43,8 @@ const toFile = (r: Selectable<FilesTable>): FileRecord => ({
   status: r.status as FileStatus,
   error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? "" },
   pageCount: r.page_count,
+  // Postgres returns double precision as a number, SQLite as a number: no conversion needed.
+  durationS: r.duration_s,
   passageCount: r.passage_count,
   progress: r.progress,
   createdAt: r.created_at,
@@ -252,6 +254,7 @@ export class KyselyMetadataStore implements MetadataStore {
         error_code: f.error?.code ?? null,
         error_message: f.error?.message ?? null,
         page_count: f.pageCount,
+        duration_s: f.durationS,
         passage_count: f.passageCount,
         progress: f.progress,
         created_at: f.createdAt,
@@ -337,6 +340,7 @@ export class KyselyMetadataStore implements MetadataStore {
       set.error_message = update.error?.message ?? null;
     }
     if (update.pageCount !== undefined) set.page_count = update.pageCount;
+    if (update.durationS !== undefined) set.duration_s = update.durationS;
     if (update.passageCount !== undefined) set.passage_count = update.passageCount;
     if (update.progress !== undefined) set.progress = update.progress;
     const row = await this.db

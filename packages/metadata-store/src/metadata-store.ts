@@ -33,6 +33,8 @@ export interface FileRecord {
   status: FileStatus;
   error: FileError | null;
   pageCount: number | null;
+  /** Length of a recording in seconds; null for other kinds. */
+  durationS: number | null;
   passageCount: number | null;
   progress: number | null;
   createdAt: string;
@@ -40,7 +42,7 @@ export interface FileRecord {
 }
 
 export type FileUpdate = Partial<
-  Pick<FileRecord, "status" | "error" | "pageCount" | "passageCount" | "progress">
+  Pick<FileRecord, "status" | "error" | "pageCount" | "durationS" | "passageCount" | "progress">
 >;
 
 export interface FilePage {

@@ -64,6 +64,12 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_file_duration": {
+    // Audio and video: how long the recording is, in seconds.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("files").addColumn("duration_s", "double precision").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

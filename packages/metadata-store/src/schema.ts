@@ -32,6 +32,7 @@ export interface FilesTable {
   error_code: string | null;
   error_message: string | null;
   page_count: number | null;
+  duration_s: number | null;
   passage_count: number | null;
   progress: number | null;
   created_at: string;

@@ -52,6 +52,7 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         status: "pending",
         error: null,
         pageCount: null,
+        durationS: null,
         passageCount: null,
         progress: null,
         createdAt: "2025-03-01T10:00:00.000Z",
@@ -244,6 +245,7 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
           status: "failed",
           error: { code: "pdf_corrupt", message: "The PDF is damaged." },
           pageCount: 12,
+          durationS: null,
           passageCount: 40,
           progress: 0.25,
           sizeBytes: 5_000_000_000,
@@ -438,6 +440,7 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
           progress: 0.4,
           passageCount: 17,
           pageCount: 4,
+          durationS: null,
         });
       });
 
@@ -468,14 +471,15 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
 
       it("updateFile can set nullable counters back to null", async () => {
         const user = await newUser();
-        const file = fileFor(user.id, { pageCount: 2, passageCount: 5, progress: 1 });
+        const file = fileFor(user.id, { pageCount: 2, durationS: null, passageCount: 5, progress: 1 });
         await store.createFile(file);
         const reset = await store.updateFile(file.id, {
           pageCount: null,
+          durationS: null,
           passageCount: null,
           progress: null,
         });
-        expect(reset).toMatchObject({ pageCount: null, passageCount: null, progress: null });
+        expect(reset).toMatchObject({ pageCount: null, durationS: null, passageCount: null, progress: null });
       });
 
       it("updateFile of an unknown file returns null", async () => {

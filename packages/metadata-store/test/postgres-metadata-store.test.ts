@@ -79,6 +79,7 @@ const fileFor = (userId: string): FileRecord => {
     status: "pending",
     error: null,
     pageCount: null,
+    durationS: null,
     passageCount: null,
     progress: null,
     createdAt: "2025-01-01T00:00:00.000Z",
@@ -214,7 +215,12 @@ describe("Postgres metadata store: two stores (two pools) on one schema", () => 
     await a.createFile(file);
     expect(await b.getFile(user.id, file.id)).toEqual(file);
 
-    const updated = await b.updateFile(file.id, { status: "ready", pageCount: 1, passageCount: 2 });
+    const updated = await b.updateFile(file.id, {
+      status: "ready",
+      pageCount: 1,
+      durationS: null,
+      passageCount: 2,
+    });
     expect(await a.getFileById(file.id)).toEqual(updated);
     expect(await a.listUnfinishedFiles({ limit: 10 })).toEqual([]);
 

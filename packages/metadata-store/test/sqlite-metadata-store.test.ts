@@ -95,15 +95,23 @@ describe("SQLite metadata store on one file shared by two processes' stores", ()
       status: "pending",
       error: null,
       pageCount: null,
+      durationS: null,
       passageCount: null,
       progress: null,
       createdAt: "2025-01-01T00:00:00.000Z",
       updatedAt: "2025-01-01T00:00:00.000Z",
     });
-    await cli.updateFile(id, { status: "ready", pageCount: 1, passageCount: 2, progress: 1 });
+    await cli.updateFile(id, {
+      status: "ready",
+      pageCount: 1,
+      durationS: null,
+      passageCount: 2,
+      progress: 1,
+    });
     expect(await server.getFile(user.id, id)).toMatchObject({
       status: "ready",
       pageCount: 1,
+      durationS: null,
       passageCount: 2,
     });
     expect(await cli.deleteFile(user.id, id)).not.toBeNull();

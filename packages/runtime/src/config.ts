@@ -11,12 +11,13 @@ export const TARGETS = [
   "files",
   "extractor-pdf",
   "extractor-image",
+  "extractor-audio",
   "indexer",
   "search",
 ] as const;
 export type Target = (typeof TARGETS)[number];
 /** Targets of the design whose extractors land in later versions. */
-const LATER_TARGETS = ["extractor-audio", "extractor-video"] as const;
+const LATER_TARGETS = ["extractor-video"] as const;
 
 const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -49,7 +50,7 @@ const EnvSchema = z.object({
       if (later.length > 0) {
         ctx.addIssue({
           code: "custom",
-          message: `${later.join(", ")} cannot run yet: this build extracts PDFs and images (extractor-pdf, extractor-image)`,
+          message: `${later.join(", ")} cannot run yet: this build extracts PDFs, images and audio (extractor-pdf, extractor-image, extractor-audio)`,
         });
         return z.NEVER;
       }
@@ -103,6 +104,14 @@ const EnvSchema = z.object({
   LOCUS_IMAGE_MAX_PIXELS: int(100_000_000, 1_000_000, 1_000_000_000),
   LOCUS_PDF_OCR: z.enum(["true", "false"]).default("true"),
   LOCUS_PDF_OCR_DPI: int(200, 72, 600),
+  LOCUS_SPEECH_ENGINE: z.enum(["pocketsphinx", "openai"]).default("pocketsphinx"),
+  LOCUS_POCKETSPHINX_MODEL_DIR: z.string().min(1).default("/usr/share/pocketsphinx/model/en-us"),
+  LOCUS_MEDIA_MAX_DURATION_S: int(4 * 3600, 1),
+  OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).default("https://api.openai.com/v1"),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  LOCUS_OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default("whisper-1"),
+  LOCUS_OPENAI_TIMEOUT_MS: int(60_000, 100),
+  LOCUS_OPENAI_MAX_RETRIES: int(2, 0, 10),
   LOCUS_SERVICE_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
@@ -148,7 +157,15 @@ const EnvSchema = z.object({
 });
 
 /** Modules that run the work of one target each; `all` is every one of them. */
-const MODULES = ["gateway", "files", "extractor-pdf", "extractor-image", "indexer", "search"] as const;
+const MODULES = [
+  "gateway",
+  "files",
+  "extractor-pdf",
+  "extractor-image",
+  "extractor-audio",
+  "indexer",
+  "search",
+] as const;
 
 export type Plan = "free" | "pro" | "enterprise";
 
@@ -187,6 +204,21 @@ export interface LocusConfig {
     pdfScans: boolean;
     /** Resolution such pages are drawn at for OCR. */
     pdfDpi: number;
+  };
+  speech: {
+    engine: "pocketsphinx" | "openai";
+    /** Debian's pocketsphinx-en-us model. */
+    pocketsphinxModelDir: string;
+    /** Recordings declaring more seconds than this are refused. */
+    maxDurationS: number;
+  };
+  /** Any OpenAI-compatible server, for the engines that use one. */
+  openai: {
+    baseUrl: string;
+    apiKey: string | undefined;
+    transcribeModel: string;
+    timeoutMs: number;
+    maxRetries: number;
   };
   logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
   adapters: {
@@ -269,6 +301,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     problems.push("ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD: set both or neither");
   }
   if (e.LOCUS_RATE_LIMIT_STORE === "redis") need(e.REDIS_URL, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
+  if (e.LOCUS_SPEECH_ENGINE === "openai")
+    need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_SPEECH_ENGINE=openai");
   if (e.LOCUS_BLOB_STORE === "s3") need(e.S3_BUCKET, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
 
   // What this process runs decides what it must share with the others.
@@ -332,6 +366,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       maxImagePixels: e.LOCUS_IMAGE_MAX_PIXELS,
       pdfScans: e.LOCUS_PDF_OCR === "true",
       pdfDpi: e.LOCUS_PDF_OCR_DPI,
+    },
+    speech: {
+      engine: e.LOCUS_SPEECH_ENGINE,
+      pocketsphinxModelDir: e.LOCUS_POCKETSPHINX_MODEL_DIR,
+      maxDurationS: e.LOCUS_MEDIA_MAX_DURATION_S,
+    },
+    openai: {
+      baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ""),
+      apiKey: e.OPENAI_API_KEY,
+      transcribeModel: e.LOCUS_OPENAI_TRANSCRIBE_MODEL,
+      timeoutMs: e.LOCUS_OPENAI_TIMEOUT_MS,
+      maxRetries: e.LOCUS_OPENAI_MAX_RETRIES,
     },
     logLevel: e.LOCUS_LOG_LEVEL,
     adapters: {

@@ -32,11 +32,12 @@ export async function startExtractorImageModule(deps: ExtractorImageDeps): Promi
     { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "image" },
     async function* (data, progress) {
       try {
-        return yield* extractImage(data, deps.engine, {
+        const pageCount = yield* extractImage(data, deps.engine, {
           limits: deps.limits,
           passages: deps.passages,
           onPage: (page, pageCount) => progress(page / pageCount),
         });
+        return { pageCount };
       } catch (err) {
         if (isUnreadableImage(err)) throw new FileRejectedError(err.code, err.message, { cause: err });
         throw err;

@@ -57,11 +57,12 @@ export function pdfExtractionJob(
   scans: ScannedPageOptions | undefined,
 ): ExtractionJob {
   const reader = scans ? scanReader(scans) : undefined;
-  return new ExtractionJob({ ...deps, kindName: "PDF" }, (data, progress) =>
-    pool.extract(
+  return new ExtractionJob({ ...deps, kindName: "PDF" }, async function* (data, progress) {
+    const pageCount = yield* pool.extract(
       new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
       (page, pageCount) => progress(page / pageCount),
       reader,
-    ),
-  );
+    );
+    return { pageCount };
+  });
 }

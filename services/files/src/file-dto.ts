@@ -11,6 +11,7 @@ export function toFileDto(f: FileRecord): FileRecordDto {
     mime_type: f.mimeType,
     size_bytes: f.sizeBytes,
     page_count: f.pageCount,
+    duration_s: f.durationS,
     passage_count: f.passageCount,
     progress: f.progress,
     error: f.error,

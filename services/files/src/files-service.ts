@@ -3,6 +3,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileTypeFromBuffer } from "file-type";
 import {
+  AUDIO_MIME_TYPES,
   EXTRACTABLE_KINDS,
   IMAGE_MIME_TYPES,
   extractionBlobKey,
@@ -60,7 +61,7 @@ export function cleanFileName(name: string): string {
 const KIND_NAMES: Record<FileType, string> = {
   pdf: "PDF",
   image: `images (${[...IMAGE_MIME_TYPES.values()].join(", ")})`,
-  audio: "audio",
+  audio: `audio (${[...new Set(AUDIO_MIME_TYPES.values())].join(", ")})`,
   video: "video",
 };
 const describe = (kinds: readonly FileType[]) => kinds.map((k) => KIND_NAMES[k]).join(", ");
@@ -172,6 +173,7 @@ export class FilesService implements FilesApi {
         status: "pending",
         error: null,
         pageCount: null,
+        durationS: null,
         passageCount: null,
         progress: null,
         createdAt: now.toISOString(),

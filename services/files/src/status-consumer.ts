@@ -32,13 +32,14 @@ export async function subscribeStatusUpdates(bus: Bus, store: MetadataStore, log
           return;
         }
         case "file.indexed": {
-          const { passageCount, pageCount } = delivery.message;
+          const { passageCount, pageCount, durationS } = delivery.message;
           await store.updateFile(record.id, {
             status: "ready",
             progress: 1,
             error: null,
             passageCount,
             pageCount,
+            durationS: durationS ?? null,
           });
           logger.info({ fileId: record.id, passageCount, pageCount }, "file ready");
           return;

@@ -124,7 +124,8 @@ export const openApiDocument = {
         summary: "Upload a file and start processing it",
         description:
           "The kind is recognised from the file's bytes, not its name. Accepted today: PDF, and images " +
-          "in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP. A live upload " +
+          "in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP, and audio in MP3, WAV, " +
+          "M4A/AAC, OGG/Opus or FLAC. A live upload " +
           "counts against the plan's monthly quota and answers at once with status `pending`; poll " +
           "GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.",
         requestBody: {
@@ -299,8 +300,12 @@ export const openApiDocument = {
             description: "First line, counting non-empty lines from the top of the page, from 1.",
           },
           line_end: { type: "integer", minimum: 1, description: "Last line of the passage." },
-          timestamp: { type: "number", minimum: 0, description: "Seconds into audio or video." },
-          timestamp_end: { type: "number", minimum: 0 },
+          timestamp: {
+            type: "number",
+            minimum: 0,
+            description: "Seconds into audio or video where the passage starts (to 0.01 s).",
+          },
+          timestamp_end: { type: "number", minimum: 0, description: "Seconds where it ends." },
           bbox: {
             type: "object",
             description:
@@ -317,13 +322,14 @@ export const openApiDocument = {
           source: {
             type: "string",
             enum: ["text", "ocr", "speech", "screen"],
-            description: "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page.",
+            description:
+              "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in a recording.",
           },
           confidence: {
             type: "number",
             minimum: 0,
             maximum: 1,
-            description: "For OCR: the recogniser's mean confidence in the passage's lines.",
+            description: "For OCR and speech: the recogniser's mean confidence in the passage's text.",
           },
         },
         additionalProperties: false,
@@ -338,6 +344,7 @@ export const openApiDocument = {
           "mime_type",
           "size_bytes",
           "page_count",
+          "duration_s",
           "passage_count",
           "progress",
           "error",
@@ -352,6 +359,12 @@ export const openApiDocument = {
           mime_type: { type: "string" },
           size_bytes: { type: "integer", minimum: 0 },
           page_count: { type: ["integer", "null"], minimum: 0 },
+          duration_s: {
+            type: ["number", "null"],
+            minimum: 0,
+            description:
+              "Length of a recording in seconds (audio and video), once processed; null otherwise.",
+          },
           passage_count: { type: ["integer", "null"], minimum: 0 },
           progress: {
             type: ["number", "null"],
@@ -372,7 +385,8 @@ export const openApiDocument = {
             description:
               "Why processing failed, when status is `failed`. Codes: `pdf_corrupt`, `pdf_encrypted`, " +
               "`pdf_timeout`, `pdf_too_complex`, `image_corrupt`, `image_too_large`, `image_unsupported`, " +
-              "`ocr_timeout`, `file_missing`, `extraction_failed`, `indexing_failed`.",
+              "`ocr_timeout`, `media_corrupt`, `media_truncated`, `media_too_long`, `media_no_audio`, " +
+              "`speech_engine_unavailable`, `file_missing`, `extraction_failed`, `indexing_failed`.",
           },
           created_at: { type: "string", format: "date-time" },
           updated_at: { type: "string", format: "date-time" },

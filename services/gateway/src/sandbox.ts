@@ -15,6 +15,8 @@ export function sandboxFile(
     Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes">
   > = {},
 ): FileRecordDto {
+  // Recordings have a length and no pages; documents and images the other way round.
+  const recording = overrides.file_type === "audio" || overrides.file_type === "video";
   return {
     id: SANDBOX_FILE_ID,
     original_name: SANDBOX_FILE_NAME,
@@ -22,7 +24,8 @@ export function sandboxFile(
     file_type: "pdf",
     mime_type: "application/pdf",
     size_bytes: SAMPLE_PDF.length,
-    page_count: 1,
+    page_count: recording ? null : 1,
+    duration_s: recording ? 30 : null,
     passage_count: 2,
     progress: 1,
     error: null,

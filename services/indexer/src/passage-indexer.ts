@@ -42,7 +42,7 @@ export class PassageIndexer {
   }
 
   private async indexFile(message: FileExtracted, final: boolean): Promise<void> {
-    const { fileId, userId, extractionKey, pageCount } = message;
+    const { fileId, userId, extractionKey, pageCount, durationS } = message;
     if (!(await this.blobs.stat(extractionKey))) {
       this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
       return;
@@ -50,7 +50,13 @@ export class PassageIndexer {
     try {
       const passages = readExtraction(this.blobs, extractionKey);
       const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
-      await this.bus.publish("file.indexed", { fileId, userId, passageCount, pageCount });
+      await this.bus.publish("file.indexed", {
+        fileId,
+        userId,
+        passageCount,
+        pageCount,
+        ...(durationS === undefined ? {} : { durationS }),
+      });
     } catch (err) {
       if (!final) throw err;
       this.logger.error({ err, fileId }, "indexing failed on its last attempt");

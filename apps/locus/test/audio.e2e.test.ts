@@ -1,0 +1,155 @@
+import {
+  client,
+  createUserWithKey,
+  encodeAudio,
+  recording,
+  removeDataDir,
+  speak,
+  startLocus,
+  waitForFile,
+  type Client,
+  type LocusProcess,
+} from "@locus/testing";
+
+/**
+ * Recordings through the running server, transcribed offline by Debian's pocketsphinx from speech
+ * made by flite: the moment a phrase is spoken comes back as `timestamp` within a second or two;
+ * silence is ready with nothing found; recordings cut off or damaged fail with a reason; previews
+ * seek.
+ */
+let locus: LocusProcess;
+let c: Client;
+beforeAll(async () => {
+  locus = await startLocus({ env: { LOCUS_RATE_LIMIT_PRO: "1000" } });
+  const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+  c = client(locus.baseUrl, key);
+});
+afterAll(async () => {
+  expect(await locus.stop()).toBe(0);
+  removeDataDir(locus.dataDir);
+});
+
+interface FileBody {
+  id: string;
+  status: string;
+  file_type: string;
+  mime_type: string;
+  duration_s: number | null;
+  page_count: number | null;
+  passage_count: number | null;
+  error: { code: string; message: string } | null;
+}
+
+async function uploadReady(data: Buffer, name: string): Promise<FileBody> {
+  const res = await c.upload(data, name);
+  expect(res.status).toBe(200);
+  const { file } = (await res.json()) as { file: FileBody };
+  return (await waitForFile(c, file.id, 60_000)) as unknown as FileBody;
+}
+
+interface Hit {
+  file_id: string;
+  content: string;
+  locator: { timestamp: number; timestamp_end: number; source: string; page?: number };
+}
+const search = async (q: string) =>
+  ((await (await c.get(`/api/search?q=${encodeURIComponent(q)}`)).json()) as { results: Hit[] }).results;
+
+describe("a spoken recording", () => {
+  let file: FileBody;
+  // Two sentences 20 s apart: the second is spoken at about 24.5 s.
+  let secondAt: number;
+  beforeAll(async () => {
+    const first = await speak("Welcome to the quarterly planning meeting.");
+    const second = await speak("Please contact the caretaker with questions.");
+    const firstS = (first.length - 44) / 32_000;
+    secondAt = 2 + firstS + 20;
+    const audio = recording([2, first, 20, second, 2]);
+    file = await uploadReady(await encodeAudio(audio, "mp3"), "meeting.mp3");
+  }, 90_000);
+
+  it("ends ready, an audio file with its length and no pages", () => {
+    expect(file).toMatchObject({
+      status: "ready",
+      file_type: "audio",
+      mime_type: "audio/mpeg",
+      page_count: null,
+      error: null,
+    });
+    expect(file.duration_s).toBeGreaterThan(secondAt);
+    expect(file.passage_count).toBeGreaterThanOrEqual(2);
+  });
+
+  it("finds the moment a phrase is spoken, within a couple of seconds", async () => {
+    const hit = (await search("caretaker")).find((r) => r.file_id === file.id);
+    expect(hit?.locator.source).toBe("speech");
+    expect(hit?.locator.page).toBeUndefined();
+    expect(Math.abs((hit?.locator.timestamp ?? 0) - secondAt)).toBeLessThan(2);
+    expect(hit?.locator.timestamp_end).toBeGreaterThan(hit?.locator.timestamp ?? 0);
+    const first = (await search("quarterly planning")).find((r) => r.file_id === file.id);
+    expect(Math.abs((first?.locator.timestamp ?? 99) - 2)).toBeLessThan(2);
+  });
+
+  it("previews with HTTP Range, so a player can jump to the timestamp", async () => {
+    const { url } = (await (await c.get(`/api/files/${file.id}/preview-url`)).json()) as { url: string };
+    const res = await fetch(url, { headers: { Range: "bytes=1000-1999" } });
+    expect(res.status).toBe(206);
+    expect(res.headers.get("content-type")).toBe("audio/mpeg");
+    expect((await res.arrayBuffer()).byteLength).toBe(1000);
+  });
+});
+
+describe("without the speech recogniser's model", () => {
+  it("says so at start, and fails recordings with that reason instead of waiting", async () => {
+    const broken = await startLocus({ env: { LOCUS_POCKETSPHINX_MODEL_DIR: "/nonexistent/model" } });
+    try {
+      expect(broken.logs.join("\n")).toMatch(
+        /speech to text is unavailable: The pocketsphinx English model is not installed/,
+      );
+      const { key } = await createUserWithKey(broken.dataDir, { plan: "pro" });
+      const other = client(broken.baseUrl, key);
+      const { file } = (await (
+        await other.upload(await encodeAudio(recording([1, await speak("Hello there.")]), "mp3"), "hello.mp3")
+      ).json()) as { file: { id: string } };
+      const failed = (await waitForFile(other, file.id)) as unknown as FileBody;
+      expect(failed).toMatchObject({ status: "failed", error: { code: "speech_engine_unavailable" } });
+      expect(failed.error?.message).toMatch(/install Debian's pocketsphinx-en-us package/);
+    } finally {
+      expect(await broken.stop()).toBe(0);
+      removeDataDir(broken.dataDir);
+    }
+  }, 60_000);
+});
+
+describe("other recordings", () => {
+  it.each(["wav", "m4a", "ogg", "opus", "flac"] as const)(
+    "reads %s",
+    async (format) => {
+      const audio = recording([1, await speak(`The ${format} recording mentions a violet umbrella.`), 1]);
+      const f = await uploadReady(await encodeAudio(audio, format), `umbrella.${format}`);
+      expect(f).toMatchObject({ status: "ready", file_type: "audio" });
+      const hits = (await search("umbrella")).filter((r) => r.file_id === f.id);
+      expect(hits.length).toBeGreaterThan(0);
+    },
+    60_000,
+  );
+
+  it("is ready with nothing found when there is only silence", async () => {
+    const f = await uploadReady(await encodeAudio(recording([8]), "mp3"), "silence.mp3");
+    expect(f).toMatchObject({ status: "ready", passage_count: 0 });
+    expect(f.duration_s).toBeGreaterThan(7);
+  });
+
+  it("fails a recording that was cut off, and one that is damaged, each with a reason", async () => {
+    const wav = recording([1, await speak("This recording will be cut in half before it is uploaded."), 4]);
+    const cut = await uploadReady(wav.subarray(0, Math.floor(wav.length / 2)), "cut.wav");
+    expect(cut).toMatchObject({ status: "failed", error: { code: "media_truncated" } });
+    expect(cut.error?.message).toMatch(/cut off/);
+
+    const m4a = await encodeAudio(wav, "m4a");
+    // An M4A keeps its index at the end: without it, nothing can be decoded.
+    const broken = await uploadReady(m4a.subarray(0, Math.floor(m4a.length * 0.6)), "broken.m4a");
+    expect(broken).toMatchObject({ status: "failed" });
+    expect(["media_corrupt", "media_truncated"]).toContain(broken.error?.code);
+  }, 60_000);
+});

@@ -1,0 +1,120 @@
+import { ffmpegStream } from "./ffmpeg.ts";
+import { MediaReadError } from "./media-errors.ts";
+
+/** What speech recognisers take: 16 kHz, mono, signed 16-bit little-endian samples. */
+export const SAMPLE_RATE = 16_000;
+const BYTES_PER_SECOND = SAMPLE_RATE * 2;
+/** Loudness is judged over 20 ms frames. */
+const FRAME_BYTES = (SAMPLE_RATE / 50) * 2;
+
+export interface AudioChunk {
+  /** Seconds from the start of the recording. */
+  startS: number;
+  durationS: number;
+  /** 16 kHz mono s16le samples. */
+  pcm: Buffer;
+  /** Nothing in it rises above the silence level: there is nothing to transcribe. */
+  silent: boolean;
+}
+
+export interface ChunkOptions {
+  /** A chunk is cut at the first pause after it is this long… */
+  targetS: number;
+  /** …or, with no pause, at this length. */
+  maxS: number;
+  /** A pause is this long a run of quiet frames. */
+  minPauseS: number;
+  /** A frame quieter than this RMS (of 32768) is quiet: about −38 dBFS. */
+  silenceRms: number;
+}
+
+export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { targetS: 20, maxS: 40, minPauseS: 0.3, silenceRms: 400 };
+
+function frameRms(pcm: Buffer, offset: number): number {
+  let sum = 0;
+  const end = Math.min(pcm.length, offset + FRAME_BYTES);
+  for (let i = offset; i + 1 < end; i += 2) {
+    const v = pcm.readInt16LE(i);
+    sum += v * v;
+  }
+  return Math.sqrt(sum / Math.max(1, (end - offset) / 2));
+}
+
+/**
+ * Decodes a recording's sound with ffmpeg, streamed to 16 kHz mono PCM, and cuts it into chunks
+ * at pauses (at least `targetS` long, at most `maxS`), so that a long recording is transcribed a
+ * piece at a time with bounded memory. Returns the decoded length in seconds. Throws
+ * MediaReadError when ffmpeg cannot decode the file.
+ */
+export async function* audioChunks(
+  path: string,
+  options: ChunkOptions = DEFAULT_CHUNK_OPTIONS,
+): AsyncGenerator<AudioChunk, number> {
+  const ffmpeg = ffmpegStream([
+    "-i",
+    path,
+    "-vn",
+    "-ac",
+    "1",
+    "-ar",
+    String(SAMPLE_RATE),
+    "-f",
+    "s16le",
+    "pipe:1",
+  ]);
+  const pauseFrames = Math.max(1, Math.round((options.minPauseS * 1000) / 20));
+  let parts: Buffer[] = [];
+  let length = 0;
+  let startS = 0;
+  let quietRun = 0;
+  let loud = false;
+  let carry = Buffer.alloc(0);
+
+  const cut = (): AudioChunk => {
+    const pcm = Buffer.concat(parts, length);
+    const chunk = { startS, durationS: length / BYTES_PER_SECOND, pcm, silent: !loud };
+    startS += chunk.durationS;
+    parts = [];
+    length = 0;
+    loud = false;
+    return chunk;
+  };
+
+  let finished = false;
+  try {
+    for await (const data of ffmpeg.stdout as AsyncIterable<Buffer>) {
+      // Whole frames only; the rest waits for the next piece of output.
+      const buffer = carry.length > 0 ? Buffer.concat([carry, data]) : data;
+      const whole = buffer.length - (buffer.length % FRAME_BYTES);
+      carry = Buffer.from(buffer.subarray(whole));
+      for (let offset = 0; offset < whole; offset += FRAME_BYTES) {
+        const frame = buffer.subarray(offset, offset + FRAME_BYTES);
+        const quiet = frameRms(frame, 0) < options.silenceRms;
+        quietRun = quiet ? quietRun + 1 : 0;
+        if (!quiet) loud = true;
+        parts.push(Buffer.from(frame));
+        length += FRAME_BYTES;
+        const seconds = length / BYTES_PER_SECOND;
+        if ((seconds >= options.targetS && quietRun >= pauseFrames) || seconds >= options.maxS) yield cut();
+      }
+    }
+    if (carry.length > 0) {
+      parts.push(carry);
+      length += carry.length;
+    }
+    const { code, stderr } = await ffmpeg.done;
+    if (code !== 0) {
+      throw new MediaReadError(
+        "media_corrupt",
+        "The recording is damaged or not a format Locus can decode.",
+        { cause: new Error(stderr.split("\n").slice(-3).join(" ").trim()) },
+      );
+    }
+    if (length > 0) yield cut();
+    finished = true;
+    return startS;
+  } finally {
+    // A reader that stopped early (or an error) leaves ffmpeg running: end it.
+    if (!finished) ffmpeg.stop();
+  }
+}

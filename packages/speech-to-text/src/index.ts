@@ -1,0 +1,8 @@
+export { OpenAiSpeechToText, type OpenAiSpeechOptions } from "./openai-speech-to-text.ts";
+export {
+  DEFAULT_POCKETSPHINX_MODEL_DIR,
+  parseTimedOutput,
+  PocketsphinxSpeechToText,
+  type PocketsphinxOptions,
+} from "./pocketsphinx.ts";
+export { SpeechEngineError, wavFile, type SpeechSegment, type SpeechToText } from "./speech-to-text.ts";

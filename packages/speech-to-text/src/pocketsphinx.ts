@@ -1,0 +1,167 @@
+import { spawn } from "node:child_process";
+import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SpeechEngineError, wavFile, type SpeechSegment, type SpeechToText } from "./speech-to-text.ts";
+
+export interface PocketsphinxOptions {
+  /** The decoder: Debian's `pocketsphinx` package installs it on the PATH. */
+  binary?: string;
+  /** The acoustic model, language model and dictionary: Debian's `pocketsphinx-en-us`. */
+  modelDir?: string;
+  /** Longest a chunk may take, as a multiple of its length (plus a few seconds to start). */
+  timeoutFactor?: number;
+}
+
+const DEFAULT_BINARY = "pocketsphinx_continuous";
+export const DEFAULT_POCKETSPHINX_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
+
+/** Tokens the decoder writes that are not words: silences, noises, utterance marks. */
+const NOT_WORDS = /^(<s>|<\/s>|<sil>|\[[A-Z_]+\]|\+\+.*\+\+)$/;
+
+/**
+ * Offline speech to text with CMU Sphinx (pocketsphinx_continuous, run once per chunk on a WAV
+ * file). Word times come from `-time yes`: a line per word with its start, end and probability,
+ * utterances marked by <s> and </s>.
+ */
+export class PocketsphinxSpeechToText implements SpeechToText {
+  readonly name = "pocketsphinx";
+  private readonly binary: string;
+  private readonly modelDir: string;
+  private readonly timeoutFactor: number;
+
+  constructor(options: PocketsphinxOptions = {}) {
+    this.binary = options.binary ?? DEFAULT_BINARY;
+    this.modelDir = options.modelDir ?? DEFAULT_POCKETSPHINX_MODEL_DIR;
+    this.timeoutFactor = options.timeoutFactor ?? 4;
+  }
+
+  private get modelFiles() {
+    return {
+      hmm: join(this.modelDir, "en-us"),
+      lm: join(this.modelDir, "en-us.lm.bin"),
+      dict: join(this.modelDir, "cmudict-en-us.dict"),
+    };
+  }
+
+  async check(): Promise<void> {
+    const missingModel = await Promise.all(
+      Object.values(this.modelFiles).map((p) =>
+        access(p).then(
+          () => null,
+          () => p,
+        ),
+      ),
+    );
+    const absent = missingModel.filter(Boolean);
+    if (absent.length > 0) {
+      throw new SpeechEngineError(
+        `The pocketsphinx English model is not installed (${absent.join(", ")} missing): install Debian's ` +
+          "pocketsphinx-en-us package, or set LOCUS_POCKETSPHINX_MODEL_DIR.",
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(this.binary, ["-h"], { stdio: "ignore" });
+      child.once("error", () =>
+        reject(
+          new SpeechEngineError(
+            `The speech recogniser ${this.binary} is not installed: install Debian's pocketsphinx package, ` +
+              "or choose another engine with LOCUS_SPEECH_ENGINE.",
+          ),
+        ),
+      );
+      child.once("close", () => resolve());
+    });
+  }
+
+  async transcribe(pcm: Buffer, signal?: AbortSignal): Promise<SpeechSegment[]> {
+    const dir = await mkdtemp(join(tmpdir(), "locus-speech-"));
+    try {
+      const file = join(dir, "chunk.wav");
+      await writeFile(file, wavFile(pcm));
+      const { hmm, lm, dict } = this.modelFiles;
+      const seconds = pcm.length / 32_000;
+      const output = await this.run(
+        ["-infile", file, "-time", "yes", "-logfn", "/dev/null", "-hmm", hmm, "-lm", lm, "-dict", dict],
+        (5 + seconds * this.timeoutFactor) * 1000,
+        signal,
+      );
+      return parseTimedOutput(output);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private run(args: string[], timeoutMs: number, signal?: AbortSignal): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.setEncoding("utf8").on("data", (t: string) => (out += t));
+      child.stderr.setEncoding("utf8").on("data", (t: string) => (err = (err + t).slice(-4000)));
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const abort = () => child.kill("SIGKILL");
+      signal?.addEventListener("abort", abort, { once: true });
+      child.once("error", (e: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        reject(
+          e.code === "ENOENT"
+            ? new SpeechEngineError(`The speech recogniser ${this.binary} is not installed.`, { cause: e })
+            : e,
+        );
+      });
+      child.once("close", (code, killedBy) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", abort);
+        if (code === 0) resolve(out);
+        else if (killedBy)
+          reject(new Error(`pocketsphinx was stopped (${killedBy}) after ${Math.round(timeoutMs / 1000)} s`));
+        else
+          reject(
+            new Error(`pocketsphinx exited with ${code}: ${err.trim().split("\n").slice(-2).join(" ")}`),
+          );
+      });
+    });
+  }
+}
+
+/**
+ * Reads pocketsphinx's `-time yes` output: for each utterance, a line with its text, then a line
+ * per token ("word start end probability"), from <s> to </s>. Alternative pronunciations are
+ * marked "word(2)"; silences and noises are not words.
+ */
+export function parseTimedOutput(output: string): SpeechSegment[] {
+  const segments: SpeechSegment[] = [];
+  let words: { word: string; start: number; end: number; p: number }[] = [];
+  const flush = () => {
+    const first = words[0];
+    const last = words.at(-1);
+    if (first && last) {
+      segments.push({
+        text: words.map((w) => w.word).join(" "),
+        start: first.start,
+        end: last.end,
+        confidence: Math.max(0, Math.min(1, words.reduce((s, w) => s + w.p, 0) / words.length)),
+        words: words.map(({ word, start, end }) => ({ word, start, end })),
+      });
+    }
+    words = [];
+  };
+  for (const line of output.split("\n")) {
+    const m = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)$/.exec(line.trim());
+    if (!m) continue;
+    const [, token = "", start, end, p] = m;
+    if (token === "<s>") {
+      flush();
+      continue;
+    }
+    if (token === "</s>") {
+      flush();
+      continue;
+    }
+    if (NOT_WORDS.test(token)) continue;
+    words.push({ word: token.replace(/\(\d+\)$/, ""), start: Number(start), end: Number(end), p: Number(p) });
+  }
+  flush();
+  return segments;
+}

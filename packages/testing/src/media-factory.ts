@@ -1,0 +1,86 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const FFMPEG = (createRequire(import.meta.url)("@ffmpeg-installer/ffmpeg") as { path: string }).path;
+
+async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), "locus-media-"));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Speech made by Debian's flite (16 kHz mono WAV): a clear synthetic voice that an offline
+ * recogniser understands, made on the spot from known words.
+ */
+export function speak(text: string, voice = "slt"): Promise<Buffer> {
+  return inTempDir(async (dir) => {
+    const out = join(dir, "speech.wav");
+    await run("flite", ["-voice", voice, "-t", text, "-o", out]);
+    return readFile(out);
+  });
+}
+
+/** The samples of a 16-bit WAV (the bytes after its "data" chunk header). */
+function wavSamples(wav: Buffer): Buffer {
+  const data = wav.indexOf("data", 12, "latin1");
+  if (data < 0) throw new Error("not a WAV file");
+  return wav.subarray(data + 8);
+}
+
+/** A 16 kHz mono WAV of the given samples. */
+function wav16k(samples: Buffer): Buffer {
+  const header = Buffer.alloc(44);
+  header.write("RIFF", 0, "latin1");
+  header.writeUInt32LE(36 + samples.length, 4);
+  header.write("WAVEfmt ", 8, "latin1");
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write("data", 36, "latin1");
+  header.writeUInt32LE(samples.length, 40);
+  return Buffer.concat([header, samples]);
+}
+
+/** Pieces of 16 kHz mono speech (from `speak`) and silences (seconds), one after the other. */
+export function recording(parts: (Buffer | number)[]): Buffer {
+  return wav16k(
+    Buffer.concat(
+      parts.map((p) => (typeof p === "number" ? Buffer.alloc(Math.round(p * 16_000) * 2) : wavSamples(p))),
+    ),
+  );
+}
+
+export type AudioFormat = "wav" | "mp3" | "m4a" | "ogg" | "opus" | "flac";
+
+const CODECS: Record<Exclude<AudioFormat, "wav">, string[]> = {
+  mp3: ["-c:a", "libmp3lame", "-b:a", "64k"],
+  m4a: ["-c:a", "aac", "-b:a", "64k"],
+  ogg: ["-c:a", "libvorbis", "-q:a", "3"],
+  opus: ["-c:a", "libopus", "-b:a", "32k"],
+  flac: ["-c:a", "flac"],
+};
+
+/** Re-encodes a WAV with the ffmpeg that ships in @ffmpeg-installer/ffmpeg. */
+export function encodeAudio(wav: Buffer, format: AudioFormat): Promise<Buffer> {
+  if (format === "wav") return Promise.resolve(wav);
+  return inTempDir(async (dir) => {
+    const input = join(dir, "in.wav");
+    const out = join(dir, `out.${format === "opus" ? "ogg" : format}`);
+    await writeFile(input, wav);
+    await run(FFMPEG, ["-hide_banner", "-nostdin", "-y", "-i", input, ...CODECS[format], out]);
+    return readFile(out);
+  });
+}

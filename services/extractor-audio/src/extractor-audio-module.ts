@@ -1,0 +1,62 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus } from "@locus/bus";
+import { MediaReadError } from "@locus/extract-media";
+import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
+import type { Logger, Stoppable } from "@locus/runtime";
+import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
+import { transcribeRecording } from "./transcribe-recording.ts";
+
+export interface ExtractorAudioDeps {
+  blobs: BlobStore;
+  bus: Bus;
+  logger: Logger;
+  speech: SpeechToText;
+  maxDurationS: number;
+  concurrency: number;
+  maxAttempts: number;
+}
+
+/**
+ * Transcribes uploaded recordings (MP3, WAV, M4A/AAC, OGG/Opus, FLAC) into passages with
+ * `timestamp` and `timestamp_end`. When the speech engine cannot run here, the start says so, and
+ * every recording fails with that reason instead of waiting.
+ */
+export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promise<Stoppable> {
+  let unavailable: SpeechEngineError | null = null;
+  try {
+    await deps.speech.check();
+  } catch (err) {
+    if (!(err instanceof SpeechEngineError)) throw err;
+    unavailable = err;
+    deps.logger.error({ engine: deps.speech.name }, `speech to text is unavailable: ${err.message}`);
+  }
+  const job = new ExtractionJob(
+    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "recording" },
+    async function* (data, progress) {
+      if (unavailable) throw new FileRejectedError(unavailable.code, unavailable.message);
+      try {
+        return yield* transcribeRecording(
+          data,
+          { speech: deps.speech, logger: deps.logger, maxDurationS: deps.maxDurationS },
+          progress,
+        );
+      } catch (err) {
+        if (err instanceof MediaReadError || err instanceof SpeechEngineError) {
+          throw new FileRejectedError(err.code, err.message, { cause: err });
+        }
+        throw err;
+      }
+    },
+  );
+  await deps.bus.subscribe(
+    {
+      group: "extractor-audio",
+      topics: CONSUMER_GROUPS["extractor-audio"],
+      concurrency: deps.concurrency,
+      maxAttempts: deps.maxAttempts,
+    },
+    (delivery) => job.handle(delivery),
+  );
+  return { stop: () => Promise.resolve() };
+}
