@@ -29,6 +29,7 @@ const QUEUE_GROUPS: Record<string, string> = {
   "extractor-pdf": "extractor-pdf",
   "extractor-image": "extractor-image",
   "extractor-audio": "extractor-audio",
+  "extractor-video": "extractor-video",
   indexer: "indexer",
 };
 /** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
@@ -38,21 +39,25 @@ const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");
 const HPA_TARGETS = ["gateway", "search"];
 const PDB_TARGETS = ["gateway", "files", "search"];
 /** Targets scaled by KEDA on the depth of their queue (QUEUE_GROUPS). */
-const KEDA_TARGETS = ["extractor-pdf", "extractor-image", "extractor-audio"];
+const KEDA_TARGETS = ["extractor-pdf", "extractor-image", "extractor-audio", "extractor-video"];
 /** Memory of one OCR recogniser (a tesseract.js thread with its own copy of the model), in MB. */
 const OCR_RECOGNISER_MB = 250;
 /** LOCUS_OCR_WORKERS's default is min(4, the node's cores): counted at its most when unset. */
 const OCR_WORKERS_DEFAULT_MAX = 4;
 /**
- * Memory of one recording in flight, in MB: its pocketsphinx process (~150 MB on a 40 s chunk of
- * speech; counted whatever LOCUS_SPEECH_ENGINE says, so switching back needs no resizing) and the
- * buffers around it (ffmpeg, the chunks).
+ * Memory of one recording (or video's sound track) in flight, in MB: its pocketsphinx process
+ * (~150 MB on a 40 s chunk of speech; counted whatever LOCUS_SPEECH_ENGINE says, so switching back
+ * needs no resizing) and the buffers around it (ffmpeg, the chunks).
  */
 const RECORDING_MB = { pocketsphinx: 150, buffers: 50 };
+/** Targets that transcribe sound, each LOCUS_EXTRACT_CONCURRENCY files at a time. */
+const SPEECH_TARGETS = ["extractor-audio", "extractor-video"];
+/** Targets that write each file in flight whole to /tmp (os.tmpdir()) for ffmpeg. */
+const MEDIA_FILE_TARGETS = ["extractor-audio", "extractor-video"];
 /** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */
 const EXTRACT_CONCURRENCY_DEFAULT = 2;
 const MAX_UPLOAD_BYTES_DEFAULT = 100 * 2 ** 20;
-/** /tmp beyond the recordings in flight, in bytes: their chunks as WAV files (~1.3 MB), tsx's cache. */
+/** /tmp beyond the recordings and videos in flight, in bytes: sound chunks as WAVs (~1.3 MB), tsx's cache. */
 const RECORDING_TMP_EXTRA = 32 * 2 ** 20;
 
 // ---------------------------------------------------------------------------------------------
@@ -348,8 +353,13 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
             heaps += concurrency * Number(env.LOCUS_EXTRACT_MAX_HEAP_MB ?? 1024);
             parts.push("concurrency x LOCUS_EXTRACT_MAX_HEAP_MB");
           }
-          // The recognisers are shared by the image extractor and the PDF one's scanned pages.
-          if (runs("extractor-image") || (runs("extractor-pdf") && env.LOCUS_PDF_OCR !== "false")) {
+          // The recognisers are shared by the image extractor, the video one's frames and the PDF
+          // one's scanned pages: counted once.
+          if (
+            runs("extractor-image") ||
+            runs("extractor-video") ||
+            (runs("extractor-pdf") && env.LOCUS_PDF_OCR !== "false")
+          ) {
             // Unset or empty: Locus takes its default, which follows the node, not the limit.
             const set = env.LOCUS_OCR_WORKERS?.trim() ? Number(env.LOCUS_OCR_WORKERS) : undefined;
             heaps += (set ?? OCR_WORKERS_DEFAULT_MAX) * OCR_RECOGNISER_MB;
@@ -359,11 +369,13 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
                 : "LOCUS_OCR_WORKERS";
             parts.push(`${workers} x ${OCR_RECOGNISER_MB} MB`);
           }
-          // Each recording in flight runs one pocketsphinx process at a time, outside the heap.
-          if (runs("extractor-audio")) {
+          // Each recording or video in flight runs one pocketsphinx process at a time, outside the
+          // heap; an all-in-one process takes LOCUS_EXTRACT_CONCURRENCY of each kind at once.
+          for (const t of SPEECH_TARGETS.filter(runs)) {
             heaps += concurrency * (RECORDING_MB.pocketsphinx + RECORDING_MB.buffers);
             parts.push(
-              `concurrency x (${RECORDING_MB.pocketsphinx} MB pocketsphinx + ${RECORDING_MB.buffers} MB buffers)`,
+              `concurrency x (${RECORDING_MB.pocketsphinx} MB pocketsphinx + ` +
+                `${RECORDING_MB.buffers} MB buffers) for ${t}`,
             );
           }
           if (heaps * 2 ** 20 > 0.9 * memLimit) {
@@ -375,20 +387,24 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
         }
       }
 
-      // Each recording in flight is written whole to /tmp (os.tmpdir()): a smaller emptyDir gets
-      // the pod evicted mid-recording.
+      // Each recording or video in flight is written whole to /tmp (os.tmpdir()): a smaller
+      // emptyDir gets the pod evicted mid-file. An all-in-one process holds both kinds at once.
+      // Deployments only: the migration Job runs no extractor, whatever LOCUS_TARGETS says.
       const tmpSize = at(volumes.get(text(tmp?.name)), "emptyDir", "sizeLimit");
       const tmpLimit = quantity(tmpSize);
-      if (runs("extractor-audio") && tmpLimit !== undefined) {
+      const mediaTargets = MEDIA_FILE_TARGETS.filter(runs);
+      if (isDeployment && mediaTargets.length > 0 && tmpLimit !== undefined) {
         const maxUpload = env.LOCUS_MAX_UPLOAD_BYTES?.trim()
           ? Number(env.LOCUS_MAX_UPLOAD_BYTES)
           : MAX_UPLOAD_BYTES_DEFAULT;
-        const needed = concurrency * maxUpload + RECORDING_TMP_EXTRA;
+        const needed = mediaTargets.length * concurrency * maxUpload + RECORDING_TMP_EXTRA;
         if (tmpLimit < needed) {
+          const times = mediaTargets.length > 1 ? `${mediaTargets.length} x ` : "";
           problems.push(
             `${cw}: /tmp's sizeLimit ${show(tmpSize)} ` +
-              `holds less than concurrency x LOCUS_MAX_UPLOAD_BYTES + ${RECORDING_TMP_EXTRA / 2 ** 20} MiB ` +
-              `(${Math.ceil(needed / 2 ** 20)} MiB): the recordings in flight are written there`,
+              `holds less than ${times}concurrency x LOCUS_MAX_UPLOAD_BYTES + ` +
+              `${RECORDING_TMP_EXTRA / 2 ** 20} MiB (${Math.ceil(needed / 2 ** 20)} MiB): ` +
+              `the ${mediaTargets.join(" and ")} files in flight are written there`,
           );
         }
       }

@@ -3,6 +3,7 @@ import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/extrac
 import { startExtractorAudioModule } from "@locus/extractor-audio";
 import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
+import { startExtractorVideoModule } from "@locus/extractor-video";
 import { FilesHttpClient, startFilesModule, type FilesApi, type FilesModule } from "@locus/files";
 import { createGatewayRouter, multipartErrors } from "@locus/gateway";
 import type { ErrorMapper } from "@locus/http";
@@ -114,6 +115,22 @@ export function moduleDescriptors(
         }),
     },
     {
+      name: "extractor-video",
+      dependsOn: [],
+      start: async () =>
+        startExtractorVideoModule({
+          blobs: infra.blobs(),
+          bus: await infra.messageBus(),
+          logger: log("extractor-video"),
+          speech: infra.speechToText(),
+          engine: infra.ocrEngine(),
+          minConfidence: config.ocr.minConfidence,
+          maxDurationS: config.speech.maxDurationS,
+          concurrency: config.extractConcurrency,
+          maxAttempts: config.maxAttempts,
+        }),
+    },
+    {
       name: "indexer",
       dependsOn: [],
       start: async () =>
@@ -173,6 +190,7 @@ export function moduleDescriptors(
         "extractor-pdf",
         "extractor-image",
         "extractor-audio",
+        "extractor-video",
         "indexer",
         "gateway",
       ],

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
  * shape for local use and tests. A process that dies is started again, as a supervisor would.
  *
  * Ports: the gateway on PORT (default 8080), then files, search, indexer and one per extractor
- * counting up (the PDF extractors, then the image and audio extractors), then further gateways.
+ * counting up (the PDF extractors, then the image, audio and video extractors), then further
+ * gateways.
  * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run,
  * LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
  */
@@ -18,8 +19,8 @@ const basePort = Number(env.PORT ?? 8080);
 const host = env.HOST ?? "127.0.0.1";
 const extractors = Math.max(1, Number(env.LOCUS_SPLIT_EXTRACTORS ?? 1));
 const gateways = Math.max(1, Number(env.LOCUS_SPLIT_GATEWAYS ?? 1));
-/** Extractor processes: the PDF ones, one for images and one for audio. */
-const workers = extractors + 2;
+/** Extractor processes: the PDF ones, and one each for images, audio and video. */
+const workers = extractors + 3;
 const internalHost = host === "0.0.0.0" ? "127.0.0.1" : host;
 
 // Shared settings: the split adapters unless the environment chose otherwise, and one secret for
@@ -53,6 +54,7 @@ const services: Service[] = [
   })),
   { name: "extractor-image", target: "extractor-image", port: basePort + 4 + extractors },
   { name: "extractor-audio", target: "extractor-audio", port: basePort + 5 + extractors },
+  { name: "extractor-video", target: "extractor-video", port: basePort + 6 + extractors },
   ...Array.from({ length: gateways }, (_, i) => ({
     name: gateways === 1 ? "gateway" : `gateway-${i + 1}`,
     target: "gateway",

@@ -681,7 +681,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         const refused = await live.upload(icon, "picture.png");
         expect(refused.status).toBe(415);
         expect(((await refused.json()) as { detail: string }).detail).toBe(
-          "image/x-icon files are not supported. Locus accepts: PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio (MP3, WAV, M4A, AAC, OGG, Opus, FLAC) (recognised from the file's content, not its name).",
+          "image/x-icon files are not supported. Locus accepts: PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio (MP3, WAV, M4A, AAC, OGG, Opus, FLAC), video (MP4, MOV, MKV, WebM) (recognised from the file's content, not its name).",
         );
       });
 

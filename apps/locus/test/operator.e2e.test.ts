@@ -40,12 +40,6 @@ describe("configuration", () => {
     expect(stderr).toMatch(/LOCUS_FILES_URL: required/);
   });
 
-  it("says that extractors of later kinds are not in this build", async () => {
-    const { code, stderr } = await startWithEnv({ LOCUS_TARGETS: "extractor-video" });
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/extractor-video cannot run yet: this build extracts PDFs, images and audio/);
-  });
-
   it("stops at start when an OCR language's package is not installed, naming the package", async () => {
     const { code, stderr } = await startWithEnv({ PORT: "0", LOCUS_OCR_LANGUAGES: "eng+fra" });
     expect(code).toBe(1);

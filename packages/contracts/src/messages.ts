@@ -73,6 +73,7 @@ export const CONSUMER_GROUPS = {
   "extractor-pdf": ["file.uploaded.pdf"],
   "extractor-image": ["file.uploaded.image"],
   "extractor-audio": ["file.uploaded.audio"],
+  "extractor-video": ["file.uploaded.video"],
   indexer: ["file.extracted", "file.deleted"],
 } as const satisfies Record<string, readonly Topic[]>;
 

@@ -64,20 +64,36 @@ export function ffmpegStream(args: readonly string[]): {
   stdout: Readable;
   done: Promise<FfmpegRun>;
   stop: () => void;
+  /** Also hands what ffmpeg says on stderr, as it comes, to `listener`. */
+  onStderr: (listener: (text: string) => void) => void;
+  exited: () => boolean;
 } {
   const child = spawn(FFMPEG_PATH, ["-hide_banner", "-nostdin", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
+  let exited = false;
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (text: string) => {
     stderr = (stderr + text).slice(-STDERR_KEEP);
   });
   const done = new Promise<FfmpegRun>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stderr }));
+    child.once("error", (err) => {
+      exited = true;
+      reject(err);
+    });
+    child.once("close", (code) => {
+      exited = true;
+      resolve({ code, stderr });
+    });
   });
   // An early failure (no binary) surfaces through `done`; reading the stream then just ends.
   done.catch(() => undefined);
-  return { stdout: child.stdout, done, stop: () => child.kill("SIGKILL") };
+  return {
+    stdout: child.stdout,
+    done,
+    stop: () => child.kill("SIGKILL"),
+    onStderr: (listener) => child.stderr.on("data", listener),
+    exited: () => exited,
+  };
 }

@@ -14,3 +14,12 @@ export {
   type SpeechPassageOptions,
   type TimedText,
 } from "./speech-passages.ts";
+export { DEFAULT_FRAME_OPTIONS, videoFrames, type FrameOptions, type VideoFrame } from "./video-frames.ts";
+export {
+  openRecording,
+  transcribeRecording,
+  transcribeSound,
+  type ChunkLogger,
+  type OpenedRecording,
+  type TranscribeOptions,
+} from "./transcribe.ts";

@@ -21,6 +21,8 @@ export {
 export {
   buildOcrPassages,
   DEFAULT_OCR_PASSAGE_OPTIONS,
+  keptLines,
+  type KeptLine,
   toPageBox,
   type OcrPassageOptions,
   type PageGeometry,

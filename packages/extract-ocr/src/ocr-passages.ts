@@ -24,7 +24,8 @@ export interface PageGeometry {
   originalHeight: number;
 }
 
-interface KeptLine {
+/** A line worth indexing, numbered from the top, with its box on the page. */
+export interface KeptLine {
   text: string;
   number: number;
   confidence: number;
@@ -77,14 +78,7 @@ export function buildOcrPassages(
   geometry: PageGeometry,
   options: OcrPassageOptions = DEFAULT_OCR_PASSAGE_OPTIONS,
 ): ExtractedPassage[] {
-  const lines: KeptLine[] = read.lines
-    .filter((line) => isText(line, options.minConfidence))
-    .map((line, i) => ({
-      text: line.text,
-      number: i + 1,
-      confidence: line.confidence,
-      bbox: toPageBox(line.bbox, read.rotation, geometry),
-    }));
+  const lines = keptLines(read, geometry, options.minConfidence);
   return windowLines(lines, options).flatMap((window) => {
     const first = window[0];
     const last = window.at(-1);
@@ -107,6 +101,21 @@ export function buildOcrPassages(
       },
     ];
   });
+}
+
+/**
+ * The lines of a reading worth indexing (sure enough, with a letter or a digit), numbered in
+ * reading order, each with its box on the page.
+ */
+export function keptLines(read: OcrPage, geometry: PageGeometry, minConfidence: number): KeptLine[] {
+  return read.lines
+    .filter((line) => isText(line, minConfidence))
+    .map((line, i) => ({
+      text: line.text,
+      number: i + 1,
+      confidence: line.confidence,
+      bbox: toPageBox(line.bbox, read.rotation, geometry),
+    }));
 }
 
 /** The median height of the kept lines, in read pixels: small text reads better scaled up. */

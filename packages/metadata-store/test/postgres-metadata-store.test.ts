@@ -276,7 +276,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
     const { rows } = await adminPool().query<{ name: string }>(
       `select name from "${schema}".kysely_migration`,
     );
-    expect(rows.map((r) => r.name)).toEqual(["0001_initial"]);
+    expect(rows.map((r) => r.name)).toEqual(["0001_initial", "0002_file_duration"]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });
     expect(await third.findUserById(user.id)).toEqual(user);

@@ -12,12 +12,11 @@ export const TARGETS = [
   "extractor-pdf",
   "extractor-image",
   "extractor-audio",
+  "extractor-video",
   "indexer",
   "search",
 ] as const;
 export type Target = (typeof TARGETS)[number];
-/** Targets of the design whose extractors land in later versions. */
-const LATER_TARGETS = ["extractor-video"] as const;
 
 const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -45,15 +44,6 @@ const EnvSchema = z.object({
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean);
-      // Extractors of kinds Locus does not read yet: name them as such, not as typos.
-      const later = names.filter((n) => (LATER_TARGETS as readonly string[]).includes(n));
-      if (later.length > 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: `${later.join(", ")} cannot run yet: this build extracts PDFs, images and audio (extractor-pdf, extractor-image, extractor-audio)`,
-        });
-        return z.NEVER;
-      }
       const unknown = names.filter((n) => !(TARGETS as readonly string[]).includes(n));
       if (unknown.length > 0 || names.length === 0) {
         ctx.addIssue({
@@ -163,6 +153,7 @@ const MODULES = [
   "extractor-pdf",
   "extractor-image",
   "extractor-audio",
+  "extractor-video",
   "indexer",
   "search",
 ] as const;

@@ -84,3 +84,62 @@ export function encodeAudio(wav: Buffer, format: AudioFormat): Promise<Buffer> {
     return readFile(out);
   });
 }
+
+export type VideoFormat = "mp4" | "mov" | "mkv" | "webm";
+
+export interface VideoSpec {
+  /** Pictures shown one after the other (PNG or JPEG; scaled to the frame), each for `seconds`. */
+  slides: { image: Buffer; seconds: number }[];
+  /** A sound track (WAV), cut or padded to the pictures' length; none makes a silent video. */
+  sound?: Buffer;
+  format: VideoFormat;
+  width?: number;
+  height?: number;
+}
+
+/**
+ * A video assembled with ffmpeg from still pictures (slides) and a sound track, as a screen
+ * recording or a recorded talk would be. Five frames a second, to keep it quick to make.
+ */
+export function makeVideo(spec: VideoSpec): Promise<Buffer> {
+  const width = spec.width ?? 960;
+  const height = spec.height ?? 540;
+  return inTempDir(async (dir) => {
+    const inputs: string[] = [];
+    for (const [i, slide] of spec.slides.entries()) {
+      const file = join(dir, `slide-${i}.img`);
+      await writeFile(file, slide.image);
+      inputs.push("-loop", "1", "-t", String(slide.seconds), "-i", file);
+    }
+    const fit = `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:white,setsar=1`;
+    const scaled = spec.slides.map((_, i) => `[${i}:v]${fit}[s${i}]`).join(";");
+    const joined = `${spec.slides.map((_, i) => `[s${i}]`).join("")}concat=n=${spec.slides.length}:v=1:a=0,format=yuv420p[v]`;
+    const args = [...inputs];
+    const maps = ["-map", "[v]"];
+    if (spec.sound) {
+      const sound = join(dir, "sound.wav");
+      await writeFile(sound, spec.sound);
+      args.push("-i", sound);
+      maps.push("-map", `${spec.slides.length}:a`, "-af", "apad", "-shortest");
+    }
+    const codecs =
+      spec.format === "webm"
+        ? ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "400k", "-c:a", "libopus"]
+        : ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"];
+    const out = join(dir, `video.${spec.format}`);
+    await run(FFMPEG, [
+      "-hide_banner",
+      "-nostdin",
+      "-y",
+      ...args,
+      "-filter_complex",
+      `${scaled};${joined}`,
+      ...maps,
+      "-r",
+      "5",
+      ...codecs,
+      out,
+    ]);
+    return readFile(out);
+  });
+}

@@ -67,9 +67,9 @@ export async function startSplitStack(
   admin.destroy();
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
-  // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image and
-  // audio extractors, further gateways.
-  const workers = extractors + 2;
+  // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image, audio
+  // and video extractors, further gateways.
+  const workers = extractors + 3;
   const port = await freePortBlock(4 + workers + gateways - 1);
   const dataDir = tempDataDir("locus-split-");
   // What any process (the CLI included) needs to reach this stack's data.

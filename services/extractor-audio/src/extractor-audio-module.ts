@@ -1,11 +1,10 @@
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { MediaReadError } from "@locus/extract-media";
+import { MediaReadError, transcribeRecording } from "@locus/extract-media";
 import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
-import { transcribeRecording } from "./transcribe-recording.ts";
 
 export interface ExtractorAudioDeps {
   blobs: BlobStore;
@@ -36,11 +35,12 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
     async function* (data, progress) {
       if (unavailable) throw new FileRejectedError(unavailable.code, unavailable.message);
       try {
-        return yield* transcribeRecording(
+        const durationS = yield* transcribeRecording(
           data,
           { speech: deps.speech, logger: deps.logger, maxDurationS: deps.maxDurationS },
           progress,
         );
+        return { pageCount: null, durationS };
       } catch (err) {
         if (err instanceof MediaReadError || err instanceof SpeechEngineError) {
           throw new FileRejectedError(err.code, err.message, { cause: err });

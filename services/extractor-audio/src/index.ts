@@ -1,2 +1,1 @@
 export { startExtractorAudioModule, type ExtractorAudioDeps } from "./extractor-audio-module.ts";
-export { transcribeRecording, type TranscribeOptions } from "./transcribe-recording.ts";

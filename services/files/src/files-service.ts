@@ -6,6 +6,7 @@ import {
   AUDIO_MIME_TYPES,
   EXTRACTABLE_KINDS,
   IMAGE_MIME_TYPES,
+  VIDEO_MIME_TYPES,
   extractionBlobKey,
   fileBlobKey,
   kindOfMimeType,
@@ -62,7 +63,7 @@ const KIND_NAMES: Record<FileType, string> = {
   pdf: "PDF",
   image: `images (${[...IMAGE_MIME_TYPES.values()].join(", ")})`,
   audio: `audio (${[...new Set(AUDIO_MIME_TYPES.values())].join(", ")})`,
-  video: "video",
+  video: `video (${[...new Set(VIDEO_MIME_TYPES.values())].join(", ")})`,
 };
 const describe = (kinds: readonly FileType[]) => kinds.map((k) => KIND_NAMES[k]).join(", ");
 

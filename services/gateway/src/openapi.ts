@@ -60,9 +60,10 @@ export const openApiDocument = {
     title: "Locus",
     version: "1.0.0",
     description:
-      "Document search: upload PDFs and images, then search what they say (text layers, and OCR for " +
-      "images and scanned pages). Each result carries a locator (page and line for documents and " +
-      "images, with a box for OCR text; seconds for audio and video). All paths need " +
+      "Document search: upload PDFs, images, audio and video, then search what they say (text layers; " +
+      "OCR for images, scanned pages and text on screen; speech to text). Each result carries a locator " +
+      "(page and line for documents and images, with a box for OCR text; seconds for audio and video). " +
+      "All paths need " +
       "`Authorization: Bearer <API key>`; test keys (`sk_test_`) get instant mock answers marked `sandbox: true`.",
   },
   servers: [{ url: "/" }],
@@ -125,7 +126,7 @@ export const openApiDocument = {
         description:
           "The kind is recognised from the file's bytes, not its name. Accepted today: PDF, and images " +
           "in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP, and audio in MP3, WAV, " +
-          "M4A/AAC, OGG/Opus or FLAC. A live upload " +
+          "M4A/AAC, OGG/Opus or FLAC, and video in MP4, MOV, MKV or WebM. A live upload " +
           "counts against the plan's monthly quota and answers at once with status `pending`; poll " +
           "GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.",
         requestBody: {
@@ -323,7 +324,8 @@ export const openApiDocument = {
             type: "string",
             enum: ["text", "ocr", "speech", "screen"],
             description:
-              "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in a recording.",
+              "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in " +
+              "a recording or a video; `screen`: shown on screen in a video (with the interval it is visible).",
           },
           confidence: {
             type: "number",

@@ -1,0 +1,145 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExtractedPassage } from "@locus/contracts";
+import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
+import { audioChunks, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from "./audio-chunks.ts";
+import { MediaReadError } from "./media-errors.ts";
+import { probeMedia, type MediaInfo } from "./probe.ts";
+import { speechPassages } from "./speech-passages.ts";
+
+/** Where a failed chunk is reported: the extractor's logger. */
+export interface ChunkLogger {
+  warn(details: object, message: string): void;
+}
+
+export interface TranscribeOptions {
+  speech: SpeechToText;
+  logger: ChunkLogger;
+  /** Recordings declaring more than this many seconds are refused. */
+  maxDurationS: number;
+  chunks?: ChunkOptions;
+}
+
+/** A recording whose decoded sound falls this far short of its declared length was cut off. */
+const TRUNCATED_SHARE = 0.9;
+
+/** A recording written where ffmpeg can read it, and what it declares. */
+export interface OpenedRecording {
+  path: string;
+  info: MediaInfo;
+  /** Removes the file. */
+  close(): Promise<void>;
+}
+
+/**
+ * Writes a recording's bytes to a file of its own (ffmpeg needs to seek in MP4 and MOV, which may
+ * keep their index at the end), and checks what it declares. Throws MediaReadError for files
+ * ffmpeg cannot open and recordings longer than `maxDurationS`.
+ */
+export async function openRecording(data: Buffer, maxDurationS: number): Promise<OpenedRecording> {
+  const dir = await mkdtemp(join(tmpdir(), "locus-recording-"));
+  const close = () => rm(dir, { recursive: true, force: true });
+  try {
+    const path = join(dir, "recording");
+    await writeFile(path, data);
+    const info = await probeMedia(path);
+    if (info.durationS !== null && info.durationS > maxDurationS) {
+      throw new MediaReadError(
+        "media_too_long",
+        `The recording is ${Math.round(info.durationS / 60)} minutes long; Locus reads recordings up to ${Math.round(maxDurationS / 60)} minutes.`,
+      );
+    }
+    return { path, info, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/**
+ * Transcribes the sound of the recording at `path`: ffmpeg streams it as 16 kHz mono PCM, cut at
+ * pauses into chunks of tens of seconds, each transcribed in turn (memory stays flat whatever the
+ * length); silent chunks are skipped. Passages carry `timestamp` and `timestamp_end` in seconds.
+ * A chunk the engine fails on is skipped and logged, so one bad chunk does not sink the file; if
+ * every chunk fails, the error is thrown (and the bus retries the file). Returns the seconds of
+ * sound decoded.
+ *
+ * Throws MediaReadError for sound that cannot be decoded or is cut off, and SpeechEngineError when
+ * the engine cannot run at all.
+ */
+export async function* transcribeSound(
+  path: string,
+  info: MediaInfo,
+  options: TranscribeOptions,
+  progress: (done: number) => void,
+): AsyncGenerator<ExtractedPassage, number> {
+  let transcribed = 0;
+  let failed = 0;
+  let lastError: unknown;
+  const chunks = audioChunks(path, options.chunks ?? DEFAULT_CHUNK_OPTIONS);
+  let decodedS: number;
+  for (;;) {
+    const next = await chunks.next();
+    if (next.done) {
+      decodedS = next.value;
+      break;
+    }
+    const chunk = next.value;
+    if (info.durationS) progress(Math.min(1, (chunk.startS + chunk.durationS) / info.durationS));
+    if (chunk.silent) continue;
+    transcribed += 1;
+    try {
+      const segments = await options.speech.transcribe(chunk.pcm);
+      yield* speechPassages(
+        segments.map((s) => ({
+          ...s,
+          start: chunk.startS + s.start,
+          end: chunk.startS + s.end,
+          ...(s.words
+            ? {
+                words: s.words.map((w) => ({
+                  ...w,
+                  start: chunk.startS + w.start,
+                  end: chunk.startS + w.end,
+                })),
+              }
+            : {}),
+        })),
+      );
+    } catch (err) {
+      if (err instanceof SpeechEngineError) throw err;
+      failed += 1;
+      lastError = err;
+      options.logger.warn(
+        { err, startS: chunk.startS, durationS: chunk.durationS },
+        "a chunk of the recording could not be transcribed; going on without it",
+      );
+    }
+  }
+  if (transcribed > 0 && failed === transcribed) throw lastError;
+  if (info.durationS !== null && decodedS < info.durationS * TRUNCATED_SHARE - 1) {
+    throw new MediaReadError(
+      "media_truncated",
+      `The recording is cut off: it declares ${info.durationS.toFixed(1)} s and holds ${decodedS.toFixed(1)} s of sound. Upload the whole file again.`,
+    );
+  }
+  return decodedS;
+}
+
+/** A recording's speech, start to end: its passages, and its length in seconds as the final value. */
+export async function* transcribeRecording(
+  data: Buffer,
+  options: TranscribeOptions,
+  progress: (done: number) => void,
+): AsyncGenerator<ExtractedPassage, number> {
+  const recording = await openRecording(data, options.maxDurationS);
+  try {
+    const { path, info } = recording;
+    if (!info.hasAudio) throw new MediaReadError("media_no_audio", "The recording has no sound track.");
+    const decodedS = yield* transcribeSound(path, info, options, progress);
+    return Math.round((info.durationS ?? decodedS) * 100) / 100;
+  } finally {
+    await recording.close();
+  }
+}

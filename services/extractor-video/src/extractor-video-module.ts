@@ -1,0 +1,79 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import type { Bus } from "@locus/bus";
+import { MediaReadError } from "@locus/extract-media";
+import { isUnreadableImage, type OcrEngine } from "@locus/extract-ocr";
+import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
+import type { Logger, Stoppable } from "@locus/runtime";
+import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
+import { readVideo } from "./read-video.ts";
+
+export interface ExtractorVideoDeps {
+  blobs: BlobStore;
+  bus: Bus;
+  logger: Logger;
+  speech: SpeechToText;
+  /** Shared with the image and PDF extractors of the same process. */
+  engine: OcrEngine;
+  minConfidence: number;
+  maxDurationS: number;
+  concurrency: number;
+  maxAttempts: number;
+}
+
+/**
+ * Reads uploaded videos (MP4, MOV, MKV, WebM): what is said, with `source: "speech"`, and what is
+ * shown, with `source: "screen"`, both with `timestamp` and `timestamp_end`. Without a working
+ * speech engine, videos are still read for what they show.
+ */
+export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<Stoppable> {
+  let speechUnavailable = false;
+  try {
+    await deps.speech.check();
+  } catch (err) {
+    if (!(err instanceof SpeechEngineError)) throw err;
+    speechUnavailable = true;
+    deps.logger.error(
+      { engine: deps.speech.name },
+      `speech to text is unavailable, videos will be read for what they show only: ${err.message}`,
+    );
+  }
+  const silent: SpeechToText = {
+    name: "none",
+    check: () => Promise.resolve(),
+    transcribe: () => Promise.resolve([]),
+  };
+  const job = new ExtractionJob(
+    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "video" },
+    async function* (data, progress) {
+      try {
+        return yield* readVideo(
+          data,
+          {
+            speech: speechUnavailable ? silent : deps.speech,
+            engine: deps.engine,
+            logger: deps.logger,
+            maxDurationS: deps.maxDurationS,
+            minConfidence: deps.minConfidence,
+          },
+          progress,
+        );
+      } catch (err) {
+        if (err instanceof MediaReadError || err instanceof SpeechEngineError || isUnreadableImage(err)) {
+          throw new FileRejectedError(err.code, err.message, { cause: err });
+        }
+        throw err;
+      }
+    },
+  );
+  await deps.bus.subscribe(
+    {
+      group: "extractor-video",
+      topics: CONSUMER_GROUPS["extractor-video"],
+      concurrency: deps.concurrency,
+      maxAttempts: deps.maxAttempts,
+    },
+    (delivery) => job.handle(delivery),
+  );
+  return { stop: () => Promise.resolve() };
+}

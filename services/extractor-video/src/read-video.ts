@@ -1,0 +1,80 @@
+import type { ExtractedPassage } from "@locus/contracts";
+import {
+  DEFAULT_FRAME_OPTIONS,
+  openRecording,
+  transcribeSound,
+  videoFrames,
+  type ChunkLogger,
+  type FrameOptions,
+} from "@locus/extract-media";
+import { keptLines, type OcrEngine } from "@locus/extract-ocr";
+import type { ExtractionSummary } from "@locus/extractor-kit";
+import type { SpeechToText } from "@locus/speech-to-text";
+import { framePrint, printDistance, ScreenText } from "./screen-text.ts";
+
+export interface ReadVideoOptions {
+  speech: SpeechToText;
+  engine: OcrEngine;
+  logger: ChunkLogger;
+  maxDurationS: number;
+  /** Lines read with less confidence than this (0–1) are dropped as noise. */
+  minConfidence: number;
+  frames?: FrameOptions;
+}
+
+/** Frames whose prints differ nowhere by more than this (grey levels) show the same thing. */
+const SAME_FRAME = 4;
+
+/**
+ * A video's words: what is said (its sound track, transcribed as a recording is) and what is shown
+ * (frames picked at scene changes and at least every few seconds, identical ones skipped, read by
+ * OCR; text that stays on screen is one passage with the interval it is visible). A video without
+ * sound gives what is shown; one without pictures what is said. Returns the video's length.
+ */
+export async function* readVideo(
+  data: Buffer,
+  options: ReadVideoOptions,
+  progress: (done: number) => void,
+): AsyncGenerator<ExtractedPassage, ExtractionSummary> {
+  const recording = await openRecording(data, options.maxDurationS);
+  try {
+    const { path, info } = recording;
+    // Sound first, then pictures: each takes about half the work when both are there.
+    const soundShare = info.hasAudio && info.hasVideo ? 0.5 : 1;
+    let decodedS = 0;
+    if (info.hasAudio) {
+      decodedS = yield* transcribeSound(path, info, options, (done) => progress(done * soundShare));
+    }
+    if (info.hasVideo) {
+      const frameOptions = options.frames ?? DEFAULT_FRAME_OPTIONS;
+      const screen = new ScreenText();
+      let last: { print: Float64Array; lines: Parameters<ScreenText["see"]>[1] } | null = null;
+      let lastTime = 0;
+      for await (const frame of videoFrames(path, frameOptions)) {
+        lastTime = frame.timeS;
+        if (info.durationS) progress(1 - soundShare + soundShare * Math.min(1, frame.timeS / info.durationS));
+        const print = framePrint(frame.pgm, frame.width, frame.height);
+        if (last && printDistance(print, last.print) < SAME_FRAME) {
+          screen.see(frame.timeS, last.lines);
+          continue;
+        }
+        const read = await options.engine.recognize(frame.pgm);
+        const geometry = {
+          scale: 1,
+          width: frame.width,
+          height: frame.height,
+          originalWidth: frame.width,
+          originalHeight: frame.height,
+        };
+        const lines = keptLines(read, geometry, options.minConfidence);
+        screen.see(frame.timeS, lines);
+        last = { print, lines };
+      }
+      yield* screen.finish(info.durationS ?? lastTime + frameOptions.floorS);
+    }
+    const durationS = info.durationS ?? decodedS;
+    return { pageCount: null, durationS: Math.round(durationS * 100) / 100 };
+  } finally {
+    await recording.close();
+  }
+}
