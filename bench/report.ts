@@ -3,6 +3,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { MediaBenchOptions, MediaBenchResult } from "./media.ts";
 import type { OcrBenchOptions, OcrBenchResult } from "./ocr.ts";
 import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
 import { REST_OF_MACHINE } from "./cpu.ts";
@@ -45,12 +46,14 @@ export interface Report {
     search: SearchBenchOptions | null;
     pdf: PdfBenchOptions | null;
     ocr: OcrBenchOptions | null;
+    media: MediaBenchOptions | null;
     split: SplitBenchOptions | null;
   };
   targets: Target[];
   search: SearchSizeResult[];
   pdf: PdfBenchResult | null;
   ocr: OcrBenchResult | null;
+  media: MediaBenchResult | null;
   /** Split-shape figures, when that benchmark ran. */
   split: SplitBenchResult | null;
   /** Benchmarks that crashed, with the error. */
@@ -84,6 +87,7 @@ export function evaluateTargets(
   search: SearchSizeResult[],
   pdf: PdfBenchResult | null,
   ocr: OcrBenchResult | null,
+  media: MediaBenchResult | null,
 ): Target[] {
   const clean = ocr?.accuracy[0];
   const largest = search.find((s) => s.passages === 100_000);
@@ -117,6 +121,18 @@ export function evaluateTargets(
       goal: "≥ 98%",
       measured: clean ? `${(clean.accuracy * 100).toFixed(1)}%` : "not measured",
       pass: clean ? clean.accuracy >= 0.98 : null,
+    },
+    {
+      name: "Speech real-time factor, pocketsphinx",
+      goal: "≤ 0.5",
+      measured: media ? String(media.speech.medianRtf) : "not measured",
+      pass: media ? media.speech.medianRtf <= 0.5 : null,
+    },
+    {
+      name: "10-minute recording ready after upload",
+      goal: "≤ 5 min",
+      measured: media ? `${(media.longRecording.serverReadyMs / 60_000).toFixed(1)} min` : "not measured",
+      pass: media ? media.longRecording.serverReadyMs <= 5 * 60_000 : null,
     },
   ];
 }
@@ -294,12 +310,51 @@ export function renderMarkdown(r: Report): string {
     out.push("");
   }
   if (r.ocr) out.push(...renderOcr(r.ocr));
+  if (r.media) out.push(...renderMedia(r.media));
   if (r.split) out.push(...renderSplit(r.split, r.search));
   out.push(
     "Figures in `bench/report/latest.json`. Run again with `pnpm bench` (options: `pnpm bench --help`).",
     "",
   );
   return out.join("\n");
+}
+
+function renderMedia(m: MediaBenchResult): string[] {
+  const s = m.speech;
+  return [
+    "## Audio and video",
+    "",
+    `Speech to text through the whole pipeline the audio extractor runs (ffmpeg decode to 16 kHz PCM, chunks cut at pauses, ` +
+      `${s.engine}), on ${s.audioS} s of flite speech (runs of random English words with 1 s pauses: no grammar, so the language model cannot help, a hard case for word error rate): processing seconds per second of audio.`,
+    "",
+    table(
+      ["round", "ms", "real-time factor"],
+      s.rounds.map((r, i) => [i + 1, fmt(r.ms), fmt(r.rtf)]),
+    ),
+    "",
+    `- Median real-time factor: **${s.medianRtf}**. OpenAI-compatible engine: ${s.openai}.`,
+    "",
+    "Word error rate ((substitutions + deletions + insertions) / reference words, case and punctuation ignored):",
+    "",
+    table(
+      ["recording", "words", "errors", "WER", "heard"],
+      m.wer.map((w) => [
+        w.recording,
+        w.words,
+        w.errors,
+        `${(w.wer * 100).toFixed(1)}%`,
+        w.hypothesis.length > 120 ? `${w.hypothesis.slice(0, 120)}…` : w.hypothesis,
+      ]),
+    ),
+    "",
+    `A ${(m.longRecording.audioS / 60).toFixed(1)}-minute recording (flite speech, MP3) uploaded to the running server: ready in ` +
+      `**${(m.longRecording.serverReadyMs / 1000).toFixed(1)} s** on the server's clock, ${m.longRecording.passages} passages.`,
+    "",
+    `Video: ${m.video.seconds} s of 1280 × 720 slides (5 s each, silent), read as the video extractor reads it: ` +
+      `${m.video.framesRead} frames read by OCR in ${fmt(m.video.ms)} ms, **${m.video.framesPerSecond} frames/s** ` +
+      `(${m.video.realTimeFactor} s of processing per second of video, frame picking and decoding included).`,
+    "",
+  ];
 }
 
 function renderOcr(o: OcrBenchResult): string[] {

@@ -16,6 +16,7 @@ import {
   writeEsReport,
   type EsBenchOptions,
 } from "./elasticsearch.ts";
+import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media.ts";
 import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
 import { evaluateTargets, machine, writeReport, type Report } from "./report.ts";
@@ -30,9 +31,11 @@ import {
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
-  --only search|pdf|ocr|split
+  --only search|pdf|ocr|media|split
                            run one benchmark only (ocr: OCR throughput on 150-dpi scans, word accuracy,
-                           a scanned PDF through the server; split: ingestion and search in the split shape)
+                           a scanned PDF through the server; media: speech real-time factor, word error
+                           rate, a 10-minute recording through the server, video frames read per second;
+                           split: ingestion and search in the split shape)
   --sizes 10000,100000     passages per search dataset, in both shapes (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
   --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries};
                            with --only elasticsearch: per measured tenant, default ${DEFAULT_ES_OPTIONS.queries})
@@ -91,10 +94,11 @@ if (
   only !== "search" &&
   only !== "pdf" &&
   only !== "ocr" &&
+  only !== "media" &&
   only !== "split" &&
   only !== "elasticsearch"
 ) {
-  process.stderr.write(`--only must be search, pdf, ocr, split or elasticsearch\n${USAGE}`);
+  process.stderr.write(`--only must be search, pdf, ocr, media, split or elasticsearch\n${USAGE}`);
   process.exit(2);
 }
 const esOnly = ["es-url", "passages", "tenants", "concurrency", "shards", "replicas", "dry-run"] as const;
@@ -188,8 +192,9 @@ if (esOptions) {
 const search: SearchSizeResult[] = [];
 let pdf: PdfBenchResult | null = null;
 let ocr: OcrBenchResult | null = null;
+let media: MediaBenchResult | null = null;
 const split = emptySplitResult();
-const runs = (name: "search" | "pdf" | "ocr" | "split") => only === undefined || only === name;
+const runs = (name: "search" | "pdf" | "ocr" | "media" | "split") => only === undefined || only === name;
 const errors: Report["errors"] = [];
 
 async function attempt(name: string, fn: () => Promise<void>): Promise<void> {
@@ -218,6 +223,11 @@ if (runs("ocr")) {
     ocr = await benchOcr(DEFAULT_OCR_OPTIONS, log);
   });
 }
+if (runs("media")) {
+  await attempt("media", async () => {
+    media = await benchMedia(DEFAULT_MEDIA_OPTIONS, log);
+  });
+}
 if (runs("split")) {
   await attempt("split-mode ingestion", async () => {
     split.ingestion = await benchSplitIngestion(DEFAULT_SPLIT_OPTIONS.ingestion, log);
@@ -238,12 +248,14 @@ const report: Report = {
     search: runs("search") || runs("split") ? searchOptions : null,
     pdf: runs("pdf") ? DEFAULT_PDF_OPTIONS : null,
     ocr: runs("ocr") ? DEFAULT_OCR_OPTIONS : null,
+    media: runs("media") ? DEFAULT_MEDIA_OPTIONS : null,
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
   },
-  targets: evaluateTargets(search, pdf, ocr),
+  targets: evaluateTargets(search, pdf, ocr, media),
   search,
   pdf,
   ocr,
+  media,
   split: runs("split") ? split : null,
   errors,
 };
@@ -277,6 +289,20 @@ if (ocrResult) {
     );
   console.log(
     `  scanned PDF of ${ocrResult.scannedPdf.pages} pages through the server: ${ocrResult.scannedPdf.pagesPerSecond} pages/s`,
+  );
+}
+const mediaResult = media as MediaBenchResult | null;
+if (mediaResult) {
+  console.log(
+    `  speech, ${mediaResult.speech.engine}: real-time factor ${mediaResult.speech.medianRtf} (median of ${mediaResult.speech.rounds.length}, ${mediaResult.speech.audioS} s of speech)`,
+  );
+  for (const w of mediaResult.wer)
+    console.log(`  word error rate, ${w.recording}: ${(w.wer * 100).toFixed(1)}% (${w.errors}/${w.words})`);
+  console.log(
+    `  ${Math.round(mediaResult.longRecording.audioS / 60)}-minute recording through the server: ready in ${(mediaResult.longRecording.serverReadyMs / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `  video: ${mediaResult.video.framesRead} frames read by OCR in ${mediaResult.video.seconds} s of video, ${mediaResult.video.framesPerSecond} frames/s`,
   );
 }
 if (split.ingestion) {

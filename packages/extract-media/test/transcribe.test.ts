@@ -1,0 +1,71 @@
+import { recording, speak } from "@locus/testing";
+import { PocketsphinxSpeechToText, type SpeechSegment, type SpeechToText } from "@locus/speech-to-text";
+import type { ExtractedPassage } from "@locus/contracts";
+import { transcribeRecording } from "../src/index.ts";
+
+const quiet = { warn: () => undefined };
+
+async function run(audio: Buffer, speech: SpeechToText) {
+  const passages: ExtractedPassage[] = [];
+  const progress: number[] = [];
+  const gen = transcribeRecording(
+    audio,
+    {
+      speech,
+      logger: quiet,
+      maxDurationS: 3600,
+      chunks: { targetS: 3, maxS: 20, minPauseS: 0.3, silenceRms: 400 },
+    },
+    (p) => progress.push(p),
+  );
+  for (;;) {
+    const next = await gen.next();
+    if (next.done) return { passages, progress, durationS: next.value };
+    passages.push(next.value);
+  }
+}
+
+describe("transcribeRecording (real ffmpeg and pocketsphinx)", () => {
+  it("transcribes chunk by chunk, with times from the start of the recording, and reports progress", async () => {
+    const audio = recording([
+      1,
+      await speak("The first topic is the harbour budget."),
+      2,
+      await speak("The second topic is the lighthouse repairs."),
+      1,
+    ]);
+    const { passages, progress, durationS } = await run(audio, new PocketsphinxSpeechToText());
+    expect(durationS).toBeCloseTo((audio.length - 44) / 32_000, 1);
+    const lighthouse = passages.find((p) => /lighthouse/.test(p.content));
+    // The second sentence starts after 1 s + the first sentence (~2.5 s) + 2 s.
+    expect(lighthouse?.locator.timestamp).toBeGreaterThan(4.5);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.at(-1)).toBeCloseTo(1, 1);
+  }, 30_000);
+
+  it("goes on past a chunk the engine fails on (a stand-in engine that fails its second call)", async () => {
+    const real = new PocketsphinxSpeechToText();
+    let calls = 0;
+    const flaky: SpeechToText = {
+      name: "flaky",
+      check: () => Promise.resolve(),
+      transcribe: (pcm: Buffer): Promise<SpeechSegment[]> => {
+        calls += 1;
+        return calls === 2 ? Promise.reject(new Error("engine crashed on this chunk")) : real.transcribe(pcm);
+      },
+    };
+    const sentence = await speak("Each part of this recording is a chunk of its own.");
+    const { passages } = await run(recording([sentence, 1, sentence, 1, sentence, 1]), flaky);
+    expect(calls).toBe(3);
+    expect(passages.length).toBe(2);
+  }, 30_000);
+
+  it("fails when every chunk fails, so the bus can try the file again", async () => {
+    const broken: SpeechToText = {
+      name: "broken",
+      check: () => Promise.resolve(),
+      transcribe: () => Promise.reject(new Error("engine down")),
+    };
+    await expect(run(recording([await speak("Hello there."), 1]), broken)).rejects.toThrow("engine down");
+  });
+});
