@@ -1,5 +1,11 @@
 import { Readable } from "node:stream";
-import { extractionBlobKey, type ExtractedPassage, type FileType, type FileUploaded } from "@locus/contracts";
+import {
+  CONSUMER_GROUPS,
+  extractionBlobKey,
+  type ExtractedPassage,
+  type FileType,
+  type FileUploaded,
+} from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus, Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
@@ -58,6 +64,25 @@ export class ExtractionJob {
     private readonly deps: ExtractionJobDeps,
     private readonly extract: Extract,
   ) {}
+
+  /**
+   * Takes the uploads of one kind from the bus: the consumer group of that extractor, `concurrency`
+   * files at a time, failing a file after `maxAttempts` deliveries.
+   */
+  subscribe(
+    group: "extractor-pdf" | "extractor-image" | "extractor-audio" | "extractor-video",
+    options: { concurrency: number; maxAttempts: number },
+  ): Promise<void> {
+    return this.deps.bus.subscribe(
+      {
+        group,
+        topics: CONSUMER_GROUPS[group],
+        concurrency: options.concurrency,
+        maxAttempts: options.maxAttempts,
+      },
+      (delivery) => this.handle(delivery),
+    );
+  }
 
   async handle(delivery: Delivery<`file.uploaded.${FileType}`>): Promise<void> {
     const { fileId, userId, blobKey } = delivery.message;

@@ -147,16 +147,7 @@ const EnvSchema = z.object({
 });
 
 /** Modules that run the work of one target each; `all` is every one of them. */
-const MODULES = [
-  "gateway",
-  "files",
-  "extractor-pdf",
-  "extractor-image",
-  "extractor-audio",
-  "extractor-video",
-  "indexer",
-  "search",
-] as const;
+const MODULES = TARGETS.filter((t) => t !== "all");
 
 export type Plan = "free" | "pro" | "enterprise";
 

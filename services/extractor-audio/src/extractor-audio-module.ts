@@ -1,4 +1,3 @@
-import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { MediaReadError, transcribeRecording } from "@locus/extract-media";
@@ -49,14 +48,6 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
       }
     },
   );
-  await deps.bus.subscribe(
-    {
-      group: "extractor-audio",
-      topics: CONSUMER_GROUPS["extractor-audio"],
-      concurrency: deps.concurrency,
-      maxAttempts: deps.maxAttempts,
-    },
-    (delivery) => job.handle(delivery),
-  );
+  await job.subscribe("extractor-audio", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   return { stop: () => Promise.resolve() };
 }

@@ -1,4 +1,3 @@
-import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import {
@@ -44,15 +43,7 @@ export async function startExtractorImageModule(deps: ExtractorImageDeps): Promi
       }
     },
   );
-  await deps.bus.subscribe(
-    {
-      group: "extractor-image",
-      topics: CONSUMER_GROUPS["extractor-image"],
-      // One image at a time per recogniser: more would only queue inside the engine.
-      concurrency: deps.engine.workers,
-      maxAttempts: deps.maxAttempts,
-    },
-    (delivery) => job.handle(delivery),
-  );
+  // One image at a time per recogniser: more would only queue inside the engine.
+  await job.subscribe("extractor-image", { concurrency: deps.engine.workers, maxAttempts: deps.maxAttempts });
   return { stop: () => Promise.resolve() };
 }

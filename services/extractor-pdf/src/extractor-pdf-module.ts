@@ -1,4 +1,3 @@
-import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { Logger, Stoppable } from "@locus/runtime";
@@ -24,15 +23,7 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     maxHeapMb: deps.maxHeapMb,
   });
   const job = pdfExtractionJob({ blobs: deps.blobs, bus: deps.bus, logger: deps.logger }, pool, deps.scans);
-  await deps.bus.subscribe(
-    {
-      group: "extractor-pdf",
-      topics: CONSUMER_GROUPS["extractor-pdf"],
-      concurrency: deps.concurrency,
-      maxAttempts: deps.maxAttempts,
-    },
-    (delivery) => job.handle(delivery),
-  );
+  await job.subscribe("extractor-pdf", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   // The bus stops delivering when it closes; the threads end here.
   return { stop: () => pool.destroy() };
 }

@@ -1,4 +1,3 @@
-import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { MediaReadError } from "@locus/extract-media";
@@ -66,14 +65,6 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
       }
     },
   );
-  await deps.bus.subscribe(
-    {
-      group: "extractor-video",
-      topics: CONSUMER_GROUPS["extractor-video"],
-      concurrency: deps.concurrency,
-      maxAttempts: deps.maxAttempts,
-    },
-    (delivery) => job.handle(delivery),
-  );
+  await job.subscribe("extractor-video", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   return { stop: () => Promise.resolve() };
 }
