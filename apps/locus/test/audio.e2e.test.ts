@@ -6,8 +6,9 @@ import {
   removeDataDir,
   speak,
   startLocus,
-  waitForFile,
+  uploadAndWait,
   type Client,
+  type FileRecordBody,
   type LocusProcess,
 } from "@locus/testing";
 
@@ -29,23 +30,7 @@ afterAll(async () => {
   removeDataDir(locus.dataDir);
 });
 
-interface FileBody {
-  id: string;
-  status: string;
-  file_type: string;
-  mime_type: string;
-  duration_s: number | null;
-  page_count: number | null;
-  passage_count: number | null;
-  error: { code: string; message: string } | null;
-}
-
-async function uploadReady(data: Buffer, name: string): Promise<FileBody> {
-  const res = await c.upload(data, name);
-  expect(res.status).toBe(200);
-  const { file } = (await res.json()) as { file: FileBody };
-  return (await waitForFile(c, file.id, 60_000)) as unknown as FileBody;
-}
+const uploadReady = (data: Buffer, name: string) => uploadAndWait(c, data, name, 60_000);
 
 interface Hit {
   file_id: string;
@@ -56,7 +41,7 @@ const search = async (q: string) =>
   ((await (await c.get(`/api/search?q=${encodeURIComponent(q)}`)).json()) as { results: Hit[] }).results;
 
 describe("a spoken recording", () => {
-  let file: FileBody;
+  let file: FileRecordBody;
   // Two sentences 20 s apart: the second is spoken at about 24.5 s.
   let secondAt: number;
   beforeAll(async () => {
@@ -108,10 +93,8 @@ describe("without the speech recogniser's model", () => {
       );
       const { key } = await createUserWithKey(broken.dataDir, { plan: "pro" });
       const other = client(broken.baseUrl, key);
-      const { file } = (await (
-        await other.upload(await encodeAudio(recording([1, await speak("Hello there.")]), "mp3"), "hello.mp3")
-      ).json()) as { file: { id: string } };
-      const failed = (await waitForFile(other, file.id)) as unknown as FileBody;
+      const hello = await encodeAudio(recording([1, await speak("Hello there.")]), "mp3");
+      const failed = await uploadAndWait(other, hello, "hello.mp3");
       expect(failed).toMatchObject({ status: "failed", error: { code: "speech_engine_unavailable" } });
       expect(failed.error?.message).toMatch(/install Debian's pocketsphinx-en-us package/);
     } finally {

@@ -7,8 +7,9 @@ import {
   removeDataDir,
   speak,
   startLocus,
-  waitForFile,
+  uploadAndWait,
   type Client,
+  type FileRecordBody,
   type LocusProcess,
   type VideoFormat,
 } from "@locus/testing";
@@ -31,27 +32,13 @@ afterAll(async () => {
   removeDataDir(locus.dataDir);
 });
 
-interface FileBody {
-  id: string;
-  status: string;
-  file_type: string;
-  mime_type: string;
-  duration_s: number | null;
-  passage_count: number | null;
-  error: { code: string; message: string } | null;
-}
 interface Hit {
   file_id: string;
   content: string;
   locator: { timestamp: number; timestamp_end: number; source: string; bbox?: { x: number; y: number } };
 }
 
-async function uploadReady(data: Buffer, name: string): Promise<FileBody> {
-  const res = await c.upload(data, name);
-  expect(res.status).toBe(200);
-  const { file } = (await res.json()) as { file: FileBody };
-  return (await waitForFile(c, file.id, 90_000)) as unknown as FileBody;
-}
+const uploadReady = (data: Buffer, name: string) => uploadAndWait(c, data, name, 90_000);
 const search = async (q: string, fileId: string) =>
   (
     (await (await c.get(`/api/search?q=${encodeURIComponent(q)}`)).json()) as { results: Hit[] }
@@ -61,7 +48,7 @@ const slide = async (lines: string[]) =>
   (await makeTextImage({ lines, width: 960, height: 540, fontPx: 40 })).data;
 
 describe.each(["mp4", "webm"] as VideoFormat[])("a talk with slides (%s)", (format) => {
-  let file: FileBody;
+  let file: FileRecordBody;
   beforeAll(async () => {
     // Slide one for 6 s, slide two for 6 s; a sentence spoken at about 7 s, over slide two.
     const sound = recording([7, await speak("Our budget for the lighthouse restoration is approved."), 5]);

@@ -37,3 +37,29 @@ export async function waitForFile(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A file record as the API returns it: the fields tests read. */
+export interface FileRecordBody {
+  id: string;
+  status: string;
+  file_type: string;
+  mime_type: string;
+  page_count: number | null;
+  duration_s: number | null;
+  passage_count: number | null;
+  error: { code: string; message: string } | null;
+  [k: string]: unknown;
+}
+
+/** Uploads a file and waits until it is ready or failed; throws when the upload itself is refused. */
+export async function uploadAndWait(
+  c: Client,
+  data: Buffer,
+  name: string,
+  timeoutMs = 60_000,
+): Promise<FileRecordBody> {
+  const res = await c.upload(data, name);
+  if (res.status !== 200) throw new Error(`upload of ${name} answered ${res.status}: ${await res.text()}`);
+  const { file } = (await res.json()) as { file: { id: string } };
+  return (await waitForFile(c, file.id, timeoutMs)) as unknown as FileRecordBody;
+}
