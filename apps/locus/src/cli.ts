@@ -66,8 +66,12 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
   if (noun === "index" && verb === "rebuild") {
     const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
     try {
-      const result = await rebuildSearchIndex(store, infra.blobs(), await infra.searchIndex(), (line) =>
-        out(line),
+      const result = await rebuildSearchIndex(
+        store,
+        infra.blobs(),
+        await infra.searchIndex(),
+        await infra.embedders("indexing"),
+        (line) => out(line),
       );
       out(
         `Rebuilt the ${config.adapters.searchIndex} search index from ${result.files} stored extractions ` +

@@ -1,12 +1,12 @@
-import { extractionBlobKey, type ExtractedPassage } from "@locus/contracts";
+import { extractionBlobKey } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
-import { readExtraction } from "@locus/indexer";
+import { readExtraction, withVectors, type PassageEmbedders } from "@locus/indexer";
 import type { MetadataStore } from "@locus/metadata-store";
-import type { FileRef, SearchIndex } from "@locus/search-index";
+import type { FileRef, IndexedPassage, SearchIndex } from "@locus/search-index";
 
 interface FileSource {
   file: FileRef;
-  passages: AsyncIterable<ExtractedPassage>;
+  passages: AsyncIterable<IndexedPassage>;
 }
 
 /** An index that can load a whole new copy of itself and switch to it at once (Elasticsearch). */
@@ -21,7 +21,8 @@ const PAGE = 500;
 
 /**
  * Re-creates the search index from the extractions stored with every ready file: nothing is
- * extracted again. An index that can swap to a fresh copy (Elasticsearch, behind its alias) gets
+ * extracted again, but every passage is embedded again with the configured engines (the way to
+ * give vectors to passages indexed before ai mode, or to move to another embedding model). An index that can swap to a fresh copy (Elasticsearch, behind its alias) gets
  * everything at once; the others have each file's passages replaced in turn, so searches keep
  * working throughout.
  */
@@ -29,6 +30,7 @@ export async function rebuildSearchIndex(
   store: MetadataStore,
   blobs: BlobStore,
   index: SearchIndex,
+  embedders: PassageEmbedders,
   progress: (line: string) => void,
 ): Promise<{ files: number; passages: number; missing: string[] }> {
   const missing: string[] = [];
@@ -43,7 +45,12 @@ export async function rebuildSearchIndex(
           missing.push(record.id);
           continue;
         }
-        yield { file: { userId: record.userId, fileId: record.id }, passages: readExtraction(blobs, key) };
+        // A remote engine that fails stops the rebuild (after its own retries) rather than leave
+        // passages without the vectors the rebuild was run to make.
+        yield {
+          file: { userId: record.userId, fileId: record.id },
+          passages: withVectors(readExtraction(blobs, key), embedders),
+        };
       }
       seen += page.length;
       if (page.length < PAGE) return;

@@ -5,6 +5,7 @@ import { Redis } from "ioredis";
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
+import { LocalEmbedder, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
 import { OcrEngine } from "@locus/extract-ocr";
 import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
 import type { PresignBlob } from "@locus/files";
@@ -21,6 +22,7 @@ import {
   SqliteSearchIndex,
   type SearchIndex,
 } from "@locus/search-index";
+import { ExtractiveSummarizer, OpenAiSummarizer, type Summarizer } from "@locus/summarizer";
 
 /** The configured metadata store (not yet migrated): for the server and the operator CLI alike. */
 export function createMetadataStore(config: LocusConfig): MetadataStore {
@@ -46,6 +48,7 @@ export class Infrastructure {
   private index?: Promise<SearchIndex>;
   private redisClient?: Redis;
   private ocr?: OcrEngine;
+  private local?: Promise<LocalEmbedder>;
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly checks: Record<string, () => Promise<void>> = {};
 
@@ -74,6 +77,59 @@ export class Infrastructure {
       });
     }
     return new PocketsphinxSpeechToText({ modelDir: speech.pocketsphinxModelDir });
+  }
+
+  /**
+   * The offline embedder, one per process (its word vectors take about 100 MB): loaded on first
+   * use, converted from the npm package first if `pnpm install` did not already.
+   */
+  localEmbedder(): Promise<LocalEmbedder> {
+    this.local ??= (async () => {
+      const vectors = await loadWordVectors(this.config.ai.wordVectorsPath, (message) =>
+        this.logger.info(message),
+      );
+      return new LocalEmbedder(vectors);
+    })();
+    return this.local;
+  }
+
+  /**
+   * The engines that embed passages (`indexing`, patient: a file can wait) or questions (`search`,
+   * quick to give up, since a caller waits and the local vectors can answer instead).
+   */
+  async embedders(purpose: "indexing" | "search"): Promise<{ local: Embedder; remote?: Embedder }> {
+    const local = await this.localEmbedder();
+    const { ai, openai } = this.config;
+    if (ai.embedder !== "openai") return { local };
+    if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
+    const patience =
+      purpose === "indexing"
+        ? { timeoutMs: openai.timeoutMs, maxRetries: openai.maxRetries }
+        : { timeoutMs: ai.timeoutMs, maxRetries: ai.maxRetries };
+    const remote = new OpenAiEmbedder({
+      baseURL: openai.baseUrl,
+      apiKey: openai.apiKey,
+      model: openai.embedModel,
+      ...(openai.embedDimensions ? { dimensions: openai.embedDimensions } : {}),
+      ...patience,
+    });
+    return { local, remote };
+  }
+
+  /** The summary engines of ai search: the extractive one always, a chat model when configured. */
+  async summarizers(): Promise<{ local: Summarizer; remote?: Summarizer }> {
+    const local = new ExtractiveSummarizer(await this.localEmbedder());
+    const { ai, openai } = this.config;
+    if (ai.summarizer !== "openai") return { local };
+    if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
+    const remote = new OpenAiSummarizer({
+      baseURL: openai.baseUrl,
+      apiKey: openai.apiKey,
+      model: openai.chatModel,
+      timeoutMs: ai.timeoutMs,
+      maxRetries: ai.maxRetries,
+    });
+    return { local, remote };
   }
 
   /**
@@ -184,7 +240,10 @@ export class Infrastructure {
   private async createSearchIndex(): Promise<SearchIndex> {
     switch (this.config.adapters.searchIndex) {
       case "postgres":
-        return new PostgresSearchIndex(this.postgres());
+        return new PostgresSearchIndex({
+          ...this.postgres(),
+          vectorCacheBytes: this.config.ai.vectorCacheBytes,
+        });
       case "elasticsearch": {
         const es = this.config.elasticsearch;
         if (!es) throw new Error("Elasticsearch is not configured");
@@ -197,10 +256,16 @@ export class Infrastructure {
           requestTimeoutMs: es.requestTimeoutMs,
           maxRetries: es.maxRetries,
           indexPrefix: es.indexPrefix,
+          // Known only when asked of the model; otherwise the cluster takes the first vector's.
+          ...(this.config.ai.embedder === "openai" && this.config.openai.embedDimensions
+            ? { remoteVectorDims: this.config.openai.embedDimensions }
+            : {}),
         });
       }
       case "sqlite":
-        return new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"));
+        return new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"), {
+          vectorCacheBytes: this.config.ai.vectorCacheBytes,
+        });
     }
   }
 

@@ -137,6 +137,7 @@ export function moduleDescriptors(
         startIndexerModule({
           blobs: infra.blobs(),
           index: await infra.searchIndex(),
+          embedders: await infra.embedders("indexing"),
           bus: await infra.messageBus(),
           logger: log("indexer"),
           maxAttempts: config.maxAttempts,
@@ -146,7 +147,12 @@ export function moduleDescriptors(
       name: "search",
       dependsOn: [],
       start: async () => {
-        running.search = new SearchService(await infra.searchIndex(), await infra.metadataStore());
+        running.search = new SearchService(
+          await infra.searchIndex(),
+          await infra.metadataStore(),
+          { embedders: await infra.embedders("search"), summarizers: await infra.summarizers() },
+          log("search"),
+        );
         if (identity) running.routers.push(searchInternalRouter(running.search, identity));
         return noop;
       },

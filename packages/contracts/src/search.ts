@@ -23,10 +23,44 @@ export const SearchResultDto = z.object({
 });
 export type SearchResultDto = z.infer<typeof SearchResultDto>;
 
+/** One marker [n] of an ai summary: the result it cites and the words quoted from it. */
+export const CitationDto = z.object({
+  n: z.number().int().min(1),
+  file_id: z.string(),
+  original_name: z.string(),
+  /** Where the quote is: the cited result's locator, narrowed to the quoted lines when known. */
+  locator: Locator,
+  quote: z.string(),
+  /** Position of the cited result in `results` (from 0). */
+  result_index: z.number().int().min(0),
+});
+export type CitationDto = z.infer<typeof CitationDto>;
+
+/** A remote AI engine that failed during this search, and what answered instead. */
+export const AiFallbackDto = z.object({
+  component: z.enum(["embedder", "summarizer"]),
+  /** The engine that failed (its model name). */
+  engine: z.string(),
+  /** The engine used instead. */
+  used: z.string(),
+  reason: z.string(),
+});
+export type AiFallbackDto = z.infer<typeof AiFallbackDto>;
+
 export const SearchResponseDto = z.object({
   results: z.array(SearchResultDto),
   count: z.number().int().min(0),
   mode: SearchMode,
   sandbox: z.literal(true).optional(),
+  // ai mode only:
+  summary: z.string().optional(),
+  citations: z.array(CitationDto).optional(),
+  /** False when the documents do not answer the question (the summary says so and cites nothing). */
+  answered: z.boolean().optional(),
+  /** What wrote the summary: "local", a model's name, or "sandbox". */
+  summary_source: z.string().optional(),
+  /** What made the question's vector: "local", a model's name, or "sandbox". */
+  vector_source: z.string().optional(),
+  fallbacks: z.array(AiFallbackDto).optional(),
 });
 export type SearchResponseDto = z.infer<typeof SearchResponseDto>;

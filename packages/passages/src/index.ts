@@ -5,3 +5,4 @@ export {
   type NumberedLine,
   type PassageOptions,
 } from "./windows.ts";
+export { words, withoutStopWords, isStopWord } from "./words.ts";

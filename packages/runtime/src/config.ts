@@ -102,6 +102,15 @@ const EnvSchema = z.object({
   LOCUS_OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default("whisper-1"),
   LOCUS_OPENAI_TIMEOUT_MS: int(60_000, 100),
   LOCUS_OPENAI_MAX_RETRIES: int(2, 0, 10),
+  LOCUS_EMBEDDER: z.enum(["local", "openai"]).default("local"),
+  LOCUS_SUMMARIZER: z.enum(["local", "openai"]).default("local"),
+  LOCUS_OPENAI_EMBED_MODEL: z.string().min(1).default("text-embedding-3-small"),
+  LOCUS_OPENAI_EMBED_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
+  LOCUS_OPENAI_CHAT_MODEL: z.string().min(1).default("gpt-4o-mini"),
+  LOCUS_AI_TIMEOUT_MS: int(8_000, 100),
+  LOCUS_AI_MAX_RETRIES: int(1, 0, 10),
+  LOCUS_WORD_VECTORS_PATH: z.string().min(1).optional(),
+  LOCUS_VECTOR_CACHE_MB: int(256, 0, 65_536),
   LOCUS_SERVICE_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
@@ -201,6 +210,22 @@ export interface LocusConfig {
     transcribeModel: string;
     timeoutMs: number;
     maxRetries: number;
+    embedModel: string;
+    /** Shorter vectors asked of the embedding model (text-embedding-3 takes it), when set. */
+    embedDimensions: number | undefined;
+    chatModel: string;
+  };
+  /** ai search: which engines, and how long a search waits for a remote one. */
+  ai: {
+    embedder: "local" | "openai";
+    summarizer: "local" | "openai";
+    /** Longest wait for one remote call made while a search waits (the question's vector, the summary). */
+    timeoutMs: number;
+    maxRetries: number;
+    /** The converted word vectors; unset: beside @locus/embedder, made on first use. */
+    wordVectorsPath: string | undefined;
+    /** Memory for users' passage vectors kept between searches (SQLite and Postgres indexes). */
+    vectorCacheBytes: number;
   };
   logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
   adapters: {
@@ -285,6 +310,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
   if (e.LOCUS_RATE_LIMIT_STORE === "redis") need(e.REDIS_URL, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
   if (e.LOCUS_SPEECH_ENGINE === "openai")
     need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_SPEECH_ENGINE=openai");
+  if (e.LOCUS_EMBEDDER === "openai") need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_EMBEDDER=openai");
+  if (e.LOCUS_SUMMARIZER === "openai") need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_SUMMARIZER=openai");
   if (e.LOCUS_BLOB_STORE === "s3") need(e.S3_BUCKET, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
 
   // What this process runs decides what it must share with the others.
@@ -360,6 +387,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       transcribeModel: e.LOCUS_OPENAI_TRANSCRIBE_MODEL,
       timeoutMs: e.LOCUS_OPENAI_TIMEOUT_MS,
       maxRetries: e.LOCUS_OPENAI_MAX_RETRIES,
+      embedModel: e.LOCUS_OPENAI_EMBED_MODEL,
+      embedDimensions: e.LOCUS_OPENAI_EMBED_DIMENSIONS,
+      chatModel: e.LOCUS_OPENAI_CHAT_MODEL,
+    },
+    ai: {
+      embedder: e.LOCUS_EMBEDDER,
+      summarizer: e.LOCUS_SUMMARIZER,
+      timeoutMs: e.LOCUS_AI_TIMEOUT_MS,
+      maxRetries: e.LOCUS_AI_MAX_RETRIES,
+      wordVectorsPath: e.LOCUS_WORD_VECTORS_PATH,
+      vectorCacheBytes: e.LOCUS_VECTOR_CACHE_MB * 1024 * 1024,
     },
     logLevel: e.LOCUS_LOG_LEVEL,
     adapters: {

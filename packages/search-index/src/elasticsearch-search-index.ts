@@ -4,15 +4,18 @@ import {
   type TransportRequestOptions,
   type estypes,
 } from "@elastic/elasticsearch";
-import { LocusError, type ExtractedPassage, type Locator } from "@locus/contracts";
+import { LocusError, type Locator } from "@locus/contracts";
 import {
   normaliseScore,
   queryTerms,
   withoutStopWords,
   words,
   type FileRef,
+  type IndexedPassage,
   type PassageHit,
   type SearchIndex,
+  type VectorQuery,
+  type VectorSlot,
 } from "./search-index.ts";
 
 /**
@@ -20,7 +23,7 @@ import {
  * `<prefix>-v<N>`, and a deployment moves to a new version with `rebuild()` (a fresh index, loaded
  * from stored extractions, swapped in behind the alias), never by editing a live mapping.
  */
-export const ELASTICSEARCH_MAPPING_VERSION = 1;
+export const ELASTICSEARCH_MAPPING_VERSION = 2;
 
 export interface ElasticsearchSearchIndexOptions {
   /** Cluster URL, e.g. `https://es.internal:9200`. One of `node` or `cloudId` (unless `client`). */
@@ -52,8 +55,18 @@ export interface ElasticsearchSearchIndexOptions {
   bulkMaxAttempts?: number;
   /** First back-off between those attempts, in ms, doubling each time up to 5 s (default 250). */
   bulkRetryDelayMs?: number;
-  /** Dimensions of the (not yet populated) passage vector field (default 384). */
-  vectorDims?: number;
+  /**
+   * Dimensions of the `local` vectors, those of the offline embedder (default 100). A vector of
+   * another length is rejected by the cluster, failing its file's indexing. Changing it changes the
+   * mapping: an existing index keeps its dimensions until `rebuild()` moves to a fresh one.
+   */
+  localVectorDims?: number;
+  /**
+   * Dimensions of the `remote` vectors, those of the configured remote embedder. Unset (the
+   * default), Elasticsearch 8.x takes them from the first remote vector the index receives. Either
+   * way they are fixed for the index's life: a remote model of other dimensions needs `rebuild()`.
+   */
+  remoteVectorDims?: number;
   /** Primary shards of a new index (default: the cluster's, 1 in 8.x). Routing by user needs more than 1 to matter. */
   shards?: number;
   /** Replicas of a new index (default: the cluster's, 1). */
@@ -70,6 +83,11 @@ interface PassageDocument {
   content: string;
   words: string;
   locator: Locator;
+  /** Per slot present: the vector as plain numbers, and its space (see PassageVectors). */
+  local_vector?: number[];
+  local_space?: string;
+  remote_vector?: number[];
+  remote_space?: string;
 }
 
 type HitSource = Pick<PassageDocument, "file_id" | "content" | "locator">;
@@ -84,6 +102,10 @@ const MAX_RESULT_WINDOW = 10_000;
 /** Index names: lower case, no characters Elasticsearch forbids, no leading `-`, `_` or `+`. */
 const PREFIX_PATTERN = /^[a-z0-9][a-z0-9._-]{0,200}$/;
 const UNAVAILABLE = "The search index is unavailable; try again shortly.";
+const VECTOR_SLOTS: readonly VectorSlot[] = ["local", "remote"];
+const DEFAULT_LOCAL_DIMS = 100;
+/** Elasticsearch's ceiling for `k` and `num_candidates` of a kNN search. */
+const MAX_KNN_CANDIDATES = 10_000;
 
 /**
  * Settings and mappings of a passage index (what an index template would hold; the adapter creates
@@ -103,12 +125,25 @@ const UNAVAILABLE = "The search index is unavailable; try again shortly.";
  *   the same text would double the index for nothing a search uses (see `search` on highlighting).
  * - `locator`: typed for range queries and sorting later; `bbox` is kept in `_source` only.
  * - `kind` (pdf, image, audio, video) is mapped for filters to come; the port does not carry it yet.
- * - `vector` leaves room for passage embeddings (the ai search issue); nothing populates it yet, and
- *   an absent vector costs nothing. Changing `dims` is a mapping change: bump the version, rebuild.
+ * - `local_vector` and `remote_vector`: each passage's vectors (see PassageVectors), indexed for
+ *   approximate kNN (HNSW) with cosine similarity, each beside its space (`local_space`,
+ *   `remote_space`, keywords) that a vector search filters on. `local_vector` has `localVectorDims`
+ *   dimensions (default 100); `remote_vector` has `remoteVectorDims` when given, else Elasticsearch
+ *   8.x sets them from the first vector indexed. A passage without a vector in a slot costs nothing
+ *   there. Other dimensions take a fresh index: `rebuild()`.
+ * - `_source.excludes` leaves both vectors out of the stored `_source`. As JSON they are several
+ *   times the size of the passage's text (100 floats of up to 20 characters each, per slot), and
+ *   nothing reads them back: searches name the fields they return, and `rebuild()` is handed its
+ *   passages with their vectors from the stored extractions, never reading this index. They stay
+ *   in the kNN index, which is all a vector search uses. The price: `_reindex` or `_update` would
+ *   drop them, and the adapter uses neither (it writes whole documents, and moves to a new index
+ *   with `rebuild()`).
  * - `_routing.required`: every write must name its user's shard; a write that forgot would
  *   otherwise land on another shard and duplicate a passage instead of replacing it.
  */
-export function passageIndexBody(options: { vectorDims?: number; shards?: number; replicas?: number } = {}): {
+export function passageIndexBody(
+  options: { localVectorDims?: number; remoteVectorDims?: number; shards?: number; replicas?: number } = {},
+): {
   settings: estypes.IndicesIndexSettings;
   mappings: estypes.MappingTypeMapping;
 } {
@@ -134,6 +169,7 @@ export function passageIndexBody(options: { vectorDims?: number; shards?: number
     mappings: {
       dynamic: "strict",
       _routing: { required: true },
+      _source: { excludes: VECTOR_SLOTS.map((slot) => `${slot}_vector`) },
       properties: {
         user_id: { type: "keyword" },
         file_id: { type: "keyword" },
@@ -159,12 +195,20 @@ export function passageIndexBody(options: { vectorDims?: number; shards?: number
           },
         },
         kind: { type: "keyword" },
-        vector: {
+        local_vector: {
           type: "dense_vector",
-          dims: options.vectorDims ?? 384,
+          dims: options.localVectorDims ?? DEFAULT_LOCAL_DIMS,
           index: true,
           similarity: "cosine",
         },
+        local_space: { type: "keyword" },
+        remote_vector: {
+          type: "dense_vector",
+          ...(options.remoteVectorDims !== undefined ? { dims: options.remoteVectorDims } : {}),
+          index: true,
+          similarity: "cosine",
+        },
+        remote_space: { type: "keyword" },
       },
     },
   };
@@ -185,6 +229,8 @@ interface BulkItem {
  *   user id, so one tenant's passages sit on one shard and a search touches only that shard.
  * - User text never reaches a query parser: queries are `match`/`match_phrase` over the shared
  *   `queryTerms`, which are only letters, marks and digits.
+ * - Vectors: each passage's `local` and `remote` vectors, each with its space, in `dense_vector`
+ *   fields; `vectorSearch` is one approximate kNN search (HNSW) filtered on the user and the space.
  * - Versioned index behind an alias: reads and writes go to the alias `<prefix>`; the physical index
  *   is `<prefix>-v<N>` (N = ELASTICSEARCH_MAPPING_VERSION) and `rebuild()` swaps in a new one.
  * - Unreachable, timing out or overloaded clusters surface as LocusError("unavailable") (503 at
@@ -197,6 +243,8 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
   private readonly body: ReturnType<typeof passageIndexBody>;
+  /** Dimensions each slot's vectors must have, where known (remote's may be left to the cluster). */
+  private readonly dims: Partial<Record<VectorSlot, number>>;
   private ready: Promise<void> | undefined;
   private closed = false;
 
@@ -210,7 +258,13 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     this.batchSize = positiveInteger("bulkBatchSize", options.bulkBatchSize ?? DEFAULT_BATCH);
     this.maxAttempts = positiveInteger("bulkMaxAttempts", options.bulkMaxAttempts ?? 6);
     this.retryDelayMs = options.bulkRetryDelayMs ?? 250;
-    this.body = passageIndexBody(options);
+    const local = positiveInteger("localVectorDims", options.localVectorDims ?? DEFAULT_LOCAL_DIMS);
+    const remote =
+      options.remoteVectorDims === undefined
+        ? undefined
+        : positiveInteger("remoteVectorDims", options.remoteVectorDims);
+    this.dims = { local, ...(remote !== undefined ? { remote } : {}) };
+    this.body = passageIndexBody({ ...options, localVectorDims: local, remoteVectorDims: remote });
     this.client = options.client ?? new Client(clientOptions(options));
   }
 
@@ -268,7 +322,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * file is searchable when this returns (the indexer then marks it ready) without forcing a
    * refresh per file. An empty replacement has no bulk request: its delete forces the refresh.
    */
-  async replaceFilePassages(file: FileRef, passages: AsyncIterable<ExtractedPassage>): Promise<number> {
+  async replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number> {
     await this.whenReady();
     const batches = this.batches(this.alias);
     let count = 0;
@@ -308,18 +362,38 @@ export class ElasticsearchSearchIndex implements SearchIndex {
         routing: query.userId,
         ...searchBody(query.userId, terms, size),
       });
-      return response.hits.hits.flatMap((hit) =>
-        hit._source
-          ? [
-              {
-                fileId: hit._source.file_id,
-                content: hit._source.content,
-                locator: hit._source.locator,
-                score: normaliseScore(hit._score ?? 0),
-              },
-            ]
-          : [],
-      );
+      return hitsOf(response, normaliseScore);
+    } catch (err) {
+      throw this.failure(err);
+    }
+  }
+
+  /**
+   * One approximate kNN search (HNSW) of the slot's field, routed to the user's shard and filtered
+   * (inside the kNN search, so `k` counts only matching passages) on the user and the query's
+   * space. Elasticsearch's cosine `_score` is (1 + cos) / 2; hits carry cos, negatives as 0.
+   *
+   * A query that could match nothing sends no request: a limit below 1 (or NaN), an unknown slot,
+   * a vector that is empty, all zeros (cosine is undefined for it, and Elasticsearch rejects it) or
+   * not finite, or one whose length is not the slot's known dimensions (no passage of this index
+   * can hold a vector of that space; SQLite and Postgres return nothing for it either). With
+   * `remoteVectorDims` unset, a remote query of other dimensions than the index's is the cluster's
+   * 400, passed through.
+   */
+  async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
+    const { userId, slot, vector } = query;
+    const size = Math.min(MAX_KNN_CANDIDATES, Math.max(0, Math.floor(query.limit)));
+    if (!(size > 0) || !VECTOR_SLOTS.includes(slot) || !storable(vector)) return [];
+    const dims = this.dims[slot];
+    if (dims !== undefined && vector.length !== dims) return [];
+    await this.whenReady();
+    try {
+      const response = await this.client.search<HitSource>({
+        index: this.alias,
+        routing: userId,
+        ...vectorSearchBody(query, size),
+      });
+      return hitsOf(response, (score) => Math.min(1, Math.max(0, 2 * score - 1)));
     } catch (err) {
       throw this.failure(err);
     }
@@ -352,7 +426,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * re-index files changed since it started).
    */
   async rebuild(
-    source: AsyncIterable<{ file: FileRef; passages: AsyncIterable<ExtractedPassage> }>,
+    source: AsyncIterable<{ file: FileRef; passages: AsyncIterable<IndexedPassage> }>,
   ): Promise<{ files: number; passages: number }> {
     const target = `${this.alias}-v${ELASTICSEARCH_MAPPING_VERSION}-${Date.now()}`;
     let created = false;
@@ -565,6 +639,60 @@ export function searchBody(
 }
 
 /**
+ * The kNN search request body (without index and routing) for a query of at most `size` hits
+ * (1 to 10,000): exported for the tests' exact assertions. `num_candidates`, the neighbours each
+ * shard considers, is four times the hits wanted (at least 100, at most Elasticsearch's 10,000):
+ * more candidates trade speed for recall.
+ */
+export function vectorSearchBody(
+  query: Pick<VectorQuery, "userId" | "slot" | "space" | "vector">,
+  size: number,
+): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "knn"> {
+  return {
+    size,
+    track_total_hits: false,
+    _source: ["file_id", "content", "locator"],
+    knn: {
+      field: `${query.slot}_vector`,
+      query_vector: Array.from(query.vector),
+      k: size,
+      num_candidates: Math.min(MAX_KNN_CANDIDATES, Math.max(100, size * 4)),
+      filter: [{ term: { user_id: query.userId } }, { term: { [`${query.slot}_space`]: query.space } }],
+    },
+  };
+}
+
+/** A search's hits as PassageHits, in the cluster's order, each `_score` mapped by `score`. */
+function hitsOf(response: estypes.SearchResponse<HitSource>, score: (raw: number) => number): PassageHit[] {
+  return response.hits.hits.flatMap((hit) =>
+    hit._source && hit._id !== undefined
+      ? [
+          {
+            id: hit._id,
+            fileId: hit._source.file_id,
+            content: hit._source.content,
+            locator: hit._source.locator,
+            score: score(hit._score ?? 0),
+          },
+        ]
+      : [],
+  );
+}
+
+/**
+ * A vector that cosine similarity can use: not empty, finite, and not all zeros (its magnitude
+ * would be 0, which Elasticsearch rejects for cosine; JSON would turn NaN and Infinity into null).
+ */
+function storable(vector: Float32Array): boolean {
+  let nonZero = false;
+  for (const value of vector) {
+    if (!Number.isFinite(value)) return false;
+    if (value !== 0) nonZero = true;
+  }
+  return nonZero;
+}
+
+/**
  * The id is the user, file and position: a redelivered replacement overwrites the same documents.
  * The user is part of it because `_id` is unique per shard only, and users share shards; each part
  * is URI-encoded so that no two (user, file) pairs can spell the same id.
@@ -572,7 +700,13 @@ export function searchBody(
 export const passageId = (file: FileRef, ord: number): string =>
   `${encodeURIComponent(file.userId)}:${encodeURIComponent(file.fileId)}:${ord}`;
 
-function bulkItem(file: FileRef, ord: number, passage: ExtractedPassage): BulkItem {
+/**
+ * A passage's bulk lines. Each vector present goes in as plain numbers with its space; one that
+ * cosine cannot use (all zeros, as a passage with no known word gets from the local embedder, or
+ * not finite) is left out with its space, so the passage is indexed without a vector in that slot
+ * instead of being rejected.
+ */
+function bulkItem(file: FileRef, ord: number, passage: IndexedPassage): BulkItem {
   const doc: PassageDocument = {
     user_id: file.userId,
     file_id: file.fileId,
@@ -581,6 +715,12 @@ function bulkItem(file: FileRef, ord: number, passage: ExtractedPassage): BulkIt
     words: words(passage.content).join(" "),
     locator: passage.locator,
   };
+  for (const slot of VECTOR_SLOTS) {
+    const given = passage.vectors?.[slot];
+    if (!given || !storable(given.vector)) continue;
+    doc[`${slot}_vector`] = Array.from(given.vector);
+    doc[`${slot}_space`] = given.space;
+  }
   const action = JSON.stringify({ index: { _id: passageId(file, ord), routing: file.userId } });
   const document = JSON.stringify(doc);
   return { action, document, bytes: Buffer.byteLength(action) + Buffer.byteLength(document) + 2 };

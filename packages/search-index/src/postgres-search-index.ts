@@ -1,15 +1,18 @@
 import { types } from "node:util";
 import pg from "pg";
-import { LocusError, type ExtractedPassage, type Locator } from "@locus/contracts";
+import { LocusError, type Locator } from "@locus/contracts";
 import {
   normaliseScore,
   queryTerms,
   withoutStopWords,
   words,
   type FileRef,
+  type IndexedPassage,
   type PassageHit,
   type SearchIndex,
+  type VectorQuery,
 } from "./search-index.ts";
+import { VectorCache, VectorMatrix, vectorBytes } from "./vector-matrix.ts";
 
 export interface PostgresSearchIndexOptions {
   connectionString: string;
@@ -20,7 +23,11 @@ export interface PostgresSearchIndexOptions {
   schema?: string;
   /** Connections kept open (default 10). A replacement holds one while its stream lasts. */
   poolSize?: number;
+  /** Memory for users' vectors kept between ai searches, per process (default 256 MB). */
+  vectorCacheBytes?: number;
 }
+
+type PassageRow = { id: string; file_id: string; content: string; locator: Locator };
 
 /** Passages per INSERT, and a cap on their text, so memory stays flat whatever the file's size. */
 const BATCH_ROWS = 500;
@@ -45,6 +52,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  *   intersects the caller's posting list with each word's, so a search never walks other users'
  *   matches. Without btree_gin (not installable by this role), a plain GIN on tsv plus the
  *   user_id filter is still correct, only slower when other users share the words.
+ * - Vectors are bytea columns beside the passage (each slot with its space), searched exactly in
+ *   the search process's memory (see VectorMatrix), so no extension (pgvector) is needed. The
+ *   `vector_generations` row of a user changes in every transaction that changes their passages,
+ *   so each search process knows when its cached copy is stale.
  * - Every table is named with its schema rather than through search_path, so isolation does not
  *   depend on a startup parameter that PgBouncer's transaction pooling would drop, or that a
  *   connection string's own `options` would override.
@@ -54,6 +65,8 @@ export class PostgresSearchIndex implements SearchIndex {
   private readonly schema: string;
   private readonly passages: string;
   private readonly config: string;
+  private readonly generations: string;
+  private readonly vectors: VectorCache;
   private migrated: Promise<void> | undefined;
   private closed = false;
 
@@ -65,6 +78,8 @@ export class PostgresSearchIndex implements SearchIndex {
       );
     }
     this.passages = `${this.schema}.passages`;
+    this.generations = `${this.schema}.vector_generations`;
+    this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
     this.config = `'${this.schema}.locus_english'::regconfig`;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
@@ -79,7 +94,7 @@ export class PostgresSearchIndex implements SearchIndex {
     this.pool.on("error", () => undefined);
   }
 
-  async replaceFilePassages(file: FileRef, passages: AsyncIterable<ExtractedPassage>): Promise<number> {
+  async replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number> {
     await this.ready();
     const client = await this.connect();
     try {
@@ -93,7 +108,7 @@ export class PostgresSearchIndex implements SearchIndex {
         file.fileId,
       ]);
       let count = 0;
-      let batch: ExtractedPassage[] = [];
+      let batch: IndexedPassage[] = [];
       let chars = 0;
       for await (const passage of passages) {
         batch.push(passage);
@@ -107,6 +122,7 @@ export class PostgresSearchIndex implements SearchIndex {
       }
       await this.insert(client, file, batch, count);
       count += batch.length;
+      await this.bumpGeneration(client, file.userId);
       await client.query("COMMIT");
       client.release();
       return count;
@@ -128,6 +144,7 @@ export class PostgresSearchIndex implements SearchIndex {
         file.userId,
         file.fileId,
       ]);
+      await this.bumpGeneration(client, file.userId);
       await client.query("COMMIT");
       client.release();
     } catch (err) {
@@ -147,24 +164,56 @@ export class PostgresSearchIndex implements SearchIndex {
     // 1 + log(length), so one mention in a long passage ranks below a short passage with both
     // words (BM25 penalises length the same way). Ties keep insertion order, so results are stable.
     const sql = `
-      SELECT p.file_id, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
+      SELECT p.id, p.file_id, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
       FROM ${this.passages} AS p, (SELECT ${tsquery} AS query) AS q
       WHERE p.user_id = $1 AND p.tsv @@ q.query
       ORDER BY rank DESC, p.id
       LIMIT $2`;
     try {
-      const { rows } = await this.pool.query<{
-        file_id: string;
-        content: string;
-        locator: Locator;
-        rank: number;
-      }>(sql, [query.userId, Math.max(0, Math.floor(query.limit)), ...terms]);
-      return rows.map((r) => ({
-        fileId: r.file_id,
-        content: r.content,
-        locator: r.locator,
-        score: normaliseScore(r.rank),
-      }));
+      const { rows } = await this.pool.query<PassageRow & { rank: number }>(sql, [
+        query.userId,
+        Math.max(0, Math.floor(query.limit)),
+        ...terms,
+      ]);
+      return rows.map((r) => hitOf(r, normaliseScore(r.rank)));
+    } catch (err) {
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
+    const { userId, slot, space } = query;
+    if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];
+    await this.ready();
+    try {
+      const generation = await this.pool.query<{ generation: string }>(
+        `SELECT generation FROM ${this.generations} WHERE user_id = $1`,
+        [userId],
+      );
+      const matrix = await this.vectors.get(
+        JSON.stringify([userId, slot, space]),
+        generation.rows[0]?.generation ?? "0",
+        async () => {
+          const { rows } = await this.pool.query<{ id: string; bytes: Buffer }>(
+            `SELECT id, ${slot}_vector AS bytes FROM ${this.passages}
+             WHERE user_id = $1 AND ${slot}_space = $2 AND ${slot}_vector IS NOT NULL ORDER BY id`,
+            [userId, space],
+          );
+          return VectorMatrix.fromRows(rows, query.vector.length);
+        },
+      );
+      const nearest = matrix.nearest(query.vector, query.limit);
+      if (nearest.length === 0) return [];
+      const { rows } = await this.pool.query<PassageRow>(
+        `SELECT id, file_id, content, locator FROM ${this.passages} WHERE user_id = $1 AND id = ANY($2::bigint[])`,
+        [userId, nearest.map((n) => n.id)],
+      );
+      const byId = new Map(rows.map((r) => [String(r.id), r]));
+      // A passage replaced since the matrix was read is skipped rather than shown stale.
+      return nearest.flatMap((n) => {
+        const row = byId.get(n.id);
+        return row ? [hitOf(row, Math.max(0, n.score))] : [];
+      });
     } catch (err) {
       throw unavailableIfDown(err);
     }
@@ -189,19 +238,38 @@ export class PostgresSearchIndex implements SearchIndex {
     return JSON.stringify(["locus-search-index", this.schema, file.userId, file.fileId]);
   }
 
+  /** Marks the user's passages changed (inside the transaction that changes them). */
+  private async bumpGeneration(client: pg.PoolClient, userId: string): Promise<void> {
+    await client.query(
+      `INSERT INTO ${this.generations} (user_id, generation) VALUES ($1, 1)
+       ON CONFLICT (user_id) DO UPDATE SET generation = ${this.generations}.generation + 1`,
+      [userId],
+    );
+  }
+
   private async insert(
     client: pg.PoolClient,
     file: FileRef,
-    batch: readonly ExtractedPassage[],
+    batch: readonly IndexedPassage[],
     from: number,
   ): Promise<void> {
     if (batch.length === 0) return;
+    const vectors = (slot: (typeof VECTOR_SLOTS)[number]) => [
+      batch.map((p) => p.vectors?.[slot]?.space ?? null),
+      batch.map((p) => {
+        const v = p.vectors?.[slot];
+        return v ? vectorBytes(v.vector) : null;
+      }),
+    ];
     // One statement per batch whatever its size: arrays instead of a placeholder per value, so a
     // batch never nears the protocol's 65,535-parameter limit.
     await client.query(
-      `INSERT INTO ${this.passages} (user_id, file_id, ord, content, locator, tsv)
-       SELECT $1, $2, t.ord, t.content, t.locator::json, to_tsvector(${this.config}, t.words)
-       FROM unnest($3::int[], $4::text[], $5::text[], $6::text[]) AS t(ord, content, locator, words)`,
+      `INSERT INTO ${this.passages}
+         (user_id, file_id, ord, content, locator, tsv, local_space, local_vector, remote_space, remote_vector)
+       SELECT $1, $2, t.ord, t.content, t.locator::json, to_tsvector(${this.config}, t.words),
+              t.local_space, t.local_vector, t.remote_space, t.remote_vector
+       FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::text[], $10::bytea[])
+         AS t(ord, content, locator, words, local_space, local_vector, remote_space, remote_vector)`,
       [
         file.userId,
         file.fileId,
@@ -211,6 +279,8 @@ export class PostgresSearchIndex implements SearchIndex {
         batch.map((p) => p.content.replaceAll("\u0000", "")),
         batch.map((p) => JSON.stringify(p.locator)),
         batch.map((p) => words(p.content).map(foldDiacritics).join(" ")),
+        ...vectors("local"),
+        ...vectors("remote"),
       ],
     );
   }
@@ -299,8 +369,31 @@ export class PostgresSearchIndex implements SearchIndex {
             content text NOT NULL,
             locator json NOT NULL,
             tsv tsvector NOT NULL,
+            local_space text,
+            local_vector bytea,
+            remote_space text,
+            remote_vector bytea,
             CONSTRAINT passages_file_ord_key UNIQUE (user_id, file_id, ord)
           )`);
+      }
+      // Tables made before ai mode: the vector columns come NULL until `locus index rebuild`.
+      const columns = await client.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'passages'`,
+        [this.schema],
+      );
+      const have = new Set(columns.rows.map((c) => c.column_name));
+      for (const slot of VECTOR_SLOTS) {
+        if (!have.has(`${slot}_vector`)) {
+          await client.query(
+            `ALTER TABLE ${this.passages} ADD COLUMN IF NOT EXISTS ${slot}_space text,
+                                          ADD COLUMN IF NOT EXISTS ${slot}_vector bytea`,
+          );
+        }
+      }
+      if (await missing("vector_generations")) {
+        await client.query(
+          `CREATE TABLE ${this.generations} (user_id text PRIMARY KEY, generation bigint NOT NULL)`,
+        );
       }
       const gin = composite ? "passages_user_tsv_idx" : "passages_tsv_idx";
       if ((await missing("passages_user_tsv_idx")) && (await missing("passages_tsv_idx"))) {
@@ -324,6 +417,16 @@ export class PostgresSearchIndex implements SearchIndex {
 const LATIN_DIACRITICS = /(?<=\p{Script=Latin})[\u0300-\u036f]+/gu;
 const foldDiacritics = (word: string): string =>
   word.normalize("NFD").replace(LATIN_DIACRITICS, "").normalize("NFC");
+
+const VECTOR_SLOTS = ["local", "remote"] as const;
+
+const hitOf = (row: PassageRow, score: number): PassageHit => ({
+  id: String(row.id),
+  fileId: row.file_id,
+  content: row.content,
+  locator: row.locator,
+  score,
+});
 
 async function rollbackAndRelease(client: pg.PoolClient): Promise<void> {
   try {

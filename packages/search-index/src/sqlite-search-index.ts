@@ -2,18 +2,28 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import type { ExtractedPassage, Locator } from "@locus/contracts";
+import type { Locator } from "@locus/contracts";
 import {
   normaliseScore,
   queryTerms,
   withoutStopWords,
   words,
   type FileRef,
+  type IndexedPassage,
   type PassageHit,
   type SearchIndex,
+  type VectorQuery,
 } from "./search-index.ts";
+import { VectorCache, VectorMatrix, vectorBytes } from "./vector-matrix.ts";
 
 const BATCH = 500;
+
+export interface SqliteSearchIndexOptions {
+  /** Memory for users' vectors kept between ai searches (default 256 MB). */
+  vectorCacheBytes?: number;
+}
+
+type PassageRow = { id: number; file_id: string; content: string; locator: string };
 
 /**
  * Each user's words are indexed as distinct terms: "<tenant>_<word>". A query then reads only the
@@ -34,15 +44,21 @@ const indexedText = (tenant: string, content: string) =>
  * external-content FTS5 table indexes their tenant-prefixed words, kept in step by triggers.
  * Words are split in JavaScript (see `words`), and FTS5 only stems them (Porter) and folds
  * diacritics, so queries and passages are tokenised the same way.
+ *
+ * Vectors are BLOB columns beside the passage (each slot with its space) and searched exactly in
+ * memory (see VectorMatrix); `vector_generations` counts each user's changes, so a cached matrix
+ * is used only while it is still the user's passages.
  */
 export class SqliteSearchIndex implements SearchIndex {
   private readonly db: BetterSqlite3.Database;
   private readonly searchStatement: BetterSqlite3.Statement<
     [string, number, string],
-    { file_id: string; content: string; locator: string; rank: number }
+    PassageRow & { rank: number }
   >;
+  private readonly vectors: VectorCache;
 
-  constructor(path: string) {
+  constructor(path: string, options: SqliteSearchIndexOptions = {}) {
+    this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new BetterSqlite3(path);
     this.db.pragma("journal_mode = WAL");
@@ -50,7 +66,7 @@ export class SqliteSearchIndex implements SearchIndex {
     this.db.pragma("synchronous = NORMAL");
     this.migrate();
     this.searchStatement = this.db.prepare(`
-      SELECT p.file_id, p.content, p.locator, f.rank
+      SELECT p.id, p.file_id, p.content, p.locator, f.rank
       FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rank LIMIT ?) AS f
       JOIN passages p ON p.id = f.rowid
       WHERE p.user_id = ?
@@ -87,24 +103,65 @@ export class SqliteSearchIndex implements SearchIndex {
         terms TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS passages_staging_batch_idx ON passages_staging(batch);
+      CREATE INDEX IF NOT EXISTS passages_user_idx ON passages(user_id);
+      CREATE TABLE IF NOT EXISTS vector_generations (
+        user_id TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL
+      );
     `);
+    // Indexes made before ai mode have no vector columns: add them (NULL until `index rebuild`).
+    for (const table of ["passages", "passages_staging"]) {
+      const columns = new Set(
+        this.db
+          .prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`)
+          .all()
+          .map((c) => c.name),
+      );
+      for (const slot of VECTOR_SLOTS) {
+        if (!columns.has(`${slot}_vector`)) {
+          this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${slot}_space TEXT;
+                        ALTER TABLE ${table} ADD COLUMN ${slot}_vector BLOB;`);
+        }
+      }
+    }
   }
 
-  async replaceFilePassages(file: FileRef, passages: AsyncIterable<ExtractedPassage>): Promise<number> {
+  /** Marks the user's passages changed: cached vector matrices of theirs are stale. */
+  private bumpGeneration(userId: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO vector_generations (user_id, generation) VALUES (?, 1)
+         ON CONFLICT(user_id) DO UPDATE SET generation = generation + 1`,
+      )
+      .run(userId);
+  }
+
+  async replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number> {
     // Passages arrive as a stream of unknown length: stage them in batches, then swap the whole
     // set in one transaction so searches never see a mix of old and new.
     const tenant = tenantOf(file.userId);
     const batch = `${file.fileId}:${process.pid}:${Date.now()}:${Math.random()}`;
     const stage = this.db.prepare(
-      `INSERT INTO passages_staging (batch, ord, content, locator, terms) VALUES (?, ?, ?, ?, ?)`,
+      `INSERT INTO passages_staging (batch, ord, content, locator, terms, ${VECTOR_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const stageMany = this.db.transaction((rows: ExtractedPassage[], from: number) => {
+    const stageMany = this.db.transaction((rows: IndexedPassage[], from: number) => {
       rows.forEach((p, i) =>
-        stage.run(batch, from + i, p.content, JSON.stringify(p.locator), indexedText(tenant, p.content)),
+        stage.run(
+          batch,
+          from + i,
+          p.content,
+          JSON.stringify(p.locator),
+          indexedText(tenant, p.content),
+          ...VECTOR_SLOTS.flatMap((slot) => {
+            const v = p.vectors?.[slot];
+            return v ? [v.space, vectorBytes(v.vector)] : [null, null];
+          }),
+        ),
       );
     });
     let count = 0;
-    let pending: ExtractedPassage[] = [];
+    let pending: IndexedPassage[] = [];
     try {
       for await (const passage of passages) {
         pending.push(passage);
@@ -122,11 +179,13 @@ export class SqliteSearchIndex implements SearchIndex {
           .run(file.fileId, file.userId);
         this.db
           .prepare(
-            `INSERT INTO passages (user_id, file_id, ord, content, locator, terms)
-             SELECT ?, ?, ord, content, locator, terms FROM passages_staging WHERE batch = ? ORDER BY ord`,
+            `INSERT INTO passages (user_id, file_id, ord, content, locator, terms, ${VECTOR_COLUMNS})
+             SELECT ?, ?, ord, content, locator, terms, ${VECTOR_COLUMNS}
+             FROM passages_staging WHERE batch = ? ORDER BY ord`,
           )
           .run(file.userId, file.fileId, batch);
         this.db.prepare(`DELETE FROM passages_staging WHERE batch = ?`).run(batch);
+        this.bumpGeneration(file.userId);
       })();
       return count;
     } catch (err) {
@@ -136,7 +195,10 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   deleteFilePassages(file: FileRef): Promise<void> {
-    this.db.prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`).run(file.fileId, file.userId);
+    this.db.transaction(() => {
+      this.db.prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`).run(file.fileId, file.userId);
+      this.bumpGeneration(file.userId);
+    })();
     return Promise.resolve();
   }
 
@@ -147,14 +209,48 @@ export class SqliteSearchIndex implements SearchIndex {
     // Terms hold only letters, marks and digits, so quoting them keeps every FTS operator out.
     const match = terms.map((t) => `"${tenant}_${t}"`).join(" OR ");
     const rows = this.searchStatement.all(match, query.limit, query.userId);
-    return Promise.resolve(
-      rows.map((r) => ({
-        fileId: r.file_id,
-        content: r.content,
-        locator: JSON.parse(r.locator) as Locator,
-        score: normaliseScore(-r.rank),
-      })),
+    return Promise.resolve(rows.map((r) => hitOf(r, normaliseScore(-r.rank))));
+  }
+
+  async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
+    const { userId, slot, space } = query;
+    if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];
+    const generation =
+      this.db
+        .prepare<[string], { generation: number }>(
+          `SELECT generation FROM vector_generations WHERE user_id = ?`,
+        )
+        .get(userId)?.generation ?? 0;
+    const matrix = await this.vectors.get(JSON.stringify([userId, slot, space]), String(generation), () => {
+      const rows = this.db
+        .prepare<[string, string], { id: number; bytes: Buffer }>(
+          `SELECT id, ${slot}_vector AS bytes FROM passages
+           WHERE user_id = ? AND ${slot}_space = ? AND ${slot}_vector IS NOT NULL ORDER BY id`,
+        )
+        .all(userId, space);
+      return Promise.resolve(
+        VectorMatrix.fromRows(
+          rows.map((r) => ({ id: String(r.id), bytes: r.bytes })),
+          query.vector.length,
+        ),
+      );
+    });
+    const nearest = matrix.nearest(query.vector, query.limit);
+    if (nearest.length === 0) return [];
+    const rows = new Map(
+      this.db
+        .prepare<unknown[], PassageRow>(
+          `SELECT id, file_id, content, locator FROM passages
+           WHERE user_id = ? AND id IN (${nearest.map(() => "?").join(",")})`,
+        )
+        .all(userId, ...nearest.map((n) => Number(n.id)))
+        .map((r) => [String(r.id), r]),
     );
+    // A passage replaced since the matrix was read is skipped rather than shown stale.
+    return nearest.flatMap((n) => {
+      const row = rows.get(n.id);
+      return row ? [hitOf(row, Math.max(0, n.score))] : [];
+    });
   }
 
   check(): Promise<void> {
@@ -167,3 +263,14 @@ export class SqliteSearchIndex implements SearchIndex {
     return Promise.resolve();
   }
 }
+
+const VECTOR_SLOTS = ["local", "remote"] as const;
+const VECTOR_COLUMNS = VECTOR_SLOTS.map((slot) => `${slot}_space, ${slot}_vector`).join(", ");
+
+const hitOf = (row: PassageRow, score: number): PassageHit => ({
+  id: String(row.id),
+  fileId: row.file_id,
+  content: row.content,
+  locator: JSON.parse(row.locator) as Locator,
+  score,
+});

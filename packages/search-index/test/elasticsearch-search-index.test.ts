@@ -17,9 +17,18 @@ import { LocusError, type ExtractedPassage } from "@locus/contracts";
 import {
   ELASTICSEARCH_MAPPING_VERSION,
   ElasticsearchSearchIndex,
+  passageIndexBody,
+  vectorSearchBody,
   type ElasticsearchSearchIndexOptions,
 } from "../src/elasticsearch-search-index.ts";
-import { queryTerms, withoutStopWords, type FileRef } from "../src/search-index.ts";
+import {
+  queryTerms,
+  withoutStopWords,
+  type FileRef,
+  type IndexedPassage,
+  type PassageVectors,
+  type VectorQuery,
+} from "../src/search-index.ts";
 import { HOSTILE_QUERIES, searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
 
 // The mock's typings declare an ES default export on a CommonJS module; at run time the default
@@ -145,7 +154,7 @@ interface SearchBody {
 interface CreateBody {
   aliases?: Record<string, unknown>;
   settings: Record<string, unknown>;
-  mappings: { properties: { vector: { dims: number } } };
+  mappings: { _source?: unknown; properties: Record<string, unknown> };
 }
 
 /** The action lines of a bulk request (every other line; documents in between). */
@@ -259,6 +268,7 @@ const EXPECTED_SETTINGS = {
 const EXPECTED_MAPPINGS = {
   dynamic: "strict",
   _routing: { required: true },
+  _source: { excludes: ["local_vector", "remote_vector"] },
   properties: {
     user_id: { type: "keyword" },
     file_id: { type: "keyword" },
@@ -283,17 +293,72 @@ const EXPECTED_MAPPINGS = {
       },
     },
     kind: { type: "keyword" },
-    vector: { type: "dense_vector", dims: 384, index: true, similarity: "cosine" },
+    local_vector: { type: "dense_vector", dims: 100, index: true, similarity: "cosine" },
+    local_space: { type: "keyword" },
+    remote_vector: { type: "dense_vector", index: true, similarity: "cosine" },
+    remote_space: { type: "keyword" },
   },
 };
 
 const file = (userId = "user-1", fileId = "file-1"): FileRef => ({ userId, fileId });
 
-/** The document and action lines the adapter should send for passage `ord` of `f`. */
-const bulkPair = (f: FileRef, ord: number, passage: ExtractedPassage, words: string) => [
+/**
+ * The document and action lines the adapter should send for passage `ord` of `f`, with `vectors`
+ * (written out by hand, not derived from the passage) when the document should carry any.
+ */
+const bulkPair = (
+  f: FileRef,
+  ord: number,
+  passage: ExtractedPassage,
+  words: string,
+  vectors: Record<string, unknown> = {},
+) => [
   { index: { _id: `${f.userId}:${f.fileId}:${ord}`, routing: f.userId } },
-  { user_id: f.userId, file_id: f.fileId, ord, content: passage.content, words, locator: passage.locator },
+  {
+    user_id: f.userId,
+    file_id: f.fileId,
+    ord,
+    content: passage.content,
+    words,
+    locator: passage.locator,
+    ...vectors,
+  },
 ];
+
+/** A unit vector of `dims` dimensions along axis `axis`, with `extra` set after it. */
+const axisVector = (dims: number, axis = 0, extra: Record<number, number> = {}): Float32Array => {
+  const v = new Float32Array(dims);
+  v[axis] = 1;
+  for (const [i, value] of Object.entries(extra)) v[Number(i)] = value;
+  return v;
+};
+
+const withVectors = (passage: ExtractedPassage, vectors: PassageVectors): IndexedPassage => ({
+  ...passage,
+  vectors,
+});
+
+const vectorSearchRequest = (
+  query: Pick<VectorQuery, "userId" | "slot" | "space" | "vector">,
+  size: number,
+  numCandidates: number,
+): Sent => ({
+  method: "POST",
+  path: `/${ALIAS}/_search`,
+  querystring: { routing: query.userId },
+  body: {
+    size,
+    track_total_hits: false,
+    _source: ["file_id", "content", "locator"],
+    knn: {
+      field: `${query.slot}_vector`,
+      query_vector: [...query.vector],
+      k: size,
+      num_candidates: numCandidates,
+      filter: [{ term: { user_id: query.userId } }, { term: { [`${query.slot}_space`]: query.space } }],
+    },
+  },
+});
 
 const searchRequest = (userId: string, text: string, size: number, phrase: boolean): Sent => ({
   method: "POST",
@@ -408,7 +473,13 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
 
     it("names the alias and index after indexPrefix, and sizes shards, replicas and vectors as told", async () => {
       cluster.state.aliasExists = false;
-      const index = open({ indexPrefix: "acme-passages", shards: 6, replicas: 2, vectorDims: 1536 });
+      const index = open({
+        indexPrefix: "acme-passages",
+        shards: 6,
+        replicas: 2,
+        localVectorDims: 384,
+        remoteVectorDims: 1536,
+      });
       await index.check();
       const create = cluster.sent[1]!;
       expect(create.path).toBe(`/acme-passages-v${ELASTICSEARCH_MAPPING_VERSION}`);
@@ -418,7 +489,47 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
         index: { number_of_shards: 6, number_of_replicas: 2 },
         ...EXPECTED_SETTINGS,
       });
-      expect(body.mappings.properties.vector.dims).toBe(1536);
+      expect(body.mappings.properties).toMatchObject({
+        local_vector: { type: "dense_vector", dims: 384, index: true, similarity: "cosine" },
+        local_space: { type: "keyword" },
+        remote_vector: { type: "dense_vector", dims: 1536, index: true, similarity: "cosine" },
+        remote_space: { type: "keyword" },
+      });
+      expect(body.mappings.properties).not.toHaveProperty("vector");
+    });
+
+    it("maps two vector fields with their spaces: local of 100 dims by default, remote's left to the cluster", () => {
+      const { mappings } = passageIndexBody();
+      const vectorFields = Object.entries(mappings.properties ?? {}).filter(([name]) =>
+        /vector|space/.test(name),
+      );
+      expect(Object.fromEntries(vectorFields)).toEqual({
+        local_vector: { type: "dense_vector", dims: 100, index: true, similarity: "cosine" },
+        local_space: { type: "keyword" },
+        remote_vector: { type: "dense_vector", index: true, similarity: "cosine" },
+        remote_space: { type: "keyword" },
+      });
+      // Unset dims must be absent, not undefined or null: Elasticsearch rejects `"dims": null`.
+      expect(Object.keys(mappings.properties?.remote_vector ?? {})).not.toContain("dims");
+      // Vectors stay out of the stored _source; every field a search returns stays in it.
+      expect(mappings._source).toEqual({ excludes: ["local_vector", "remote_vector"] });
+      expect(
+        passageIndexBody({ localVectorDims: 8, remoteVectorDims: 3072 }).mappings.properties,
+      ).toMatchObject({
+        local_vector: { dims: 8 },
+        remote_vector: { dims: 3072 },
+      });
+    });
+
+    it("rejects vector dimensions that are not positive integers", () => {
+      for (const dims of [0, -1, 1.5, Number.NaN]) {
+        expect(
+          () => new ElasticsearchSearchIndex({ node: "http://localhost:9200", localVectorDims: dims }),
+        ).toThrow(/localVectorDims/);
+        expect(
+          () => new ElasticsearchSearchIndex({ node: "http://localhost:9200", remoteVectorDims: dims }),
+        ).toThrow(/remoteVectorDims/);
+      }
     });
 
     it("when another process created the index first, adds nothing if the alias is there", async () => {
@@ -610,6 +721,50 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
         .filter((r) => r.path.endsWith("/_bulk"))
         .map((r) => actionsOf(r)[0]!.index._id);
       expect(ids).toEqual(["a%3Ab:c:0", "a:b%3Ac:0"]);
+    });
+
+    it("writes each vector as plain numbers with its space, and leaves out vectors cosine cannot take", async () => {
+      const f = file();
+      const local = axisVector(100, 3, { 4: -0.5 });
+      const remote = new Float32Array([0.25, -0.5, 0.125]);
+      const passages: IndexedPassage[] = [
+        withVectors(textPassage("both slots"), {
+          local: { space: "local:wink-sg-100d:sif-0.001", vector: local },
+          remote: { space: "openai:text-embedding-3-small", vector: remote },
+        }),
+        // A passage without a known word gets a zero local vector: indexed without it.
+        withVectors(textPassage("zero local"), {
+          local: { space: "local:wink-sg-100d:sif-0.001", vector: new Float32Array(100) },
+          remote: { space: "openai:text-embedding-3-small", vector: remote },
+        }),
+        withVectors(textPassage("unusable vectors"), {
+          local: { space: "local:wink-sg-100d:sif-0.001", vector: new Float32Array(0) },
+          remote: { space: "openai:text-embedding-3-small", vector: new Float32Array([Number.NaN, 1, 0]) },
+        }),
+        withVectors(textPassage("no vectors"), {}),
+        textPassage("older caller"),
+      ];
+      expect(await open().replaceFilePassages(f, streamOf(passages))).toBe(5);
+      const bulk = cluster.calls().find((r) => r.path.endsWith("/_bulk"))!;
+      const localNumbers = Array.from({ length: 100 }, (_, i) => (i === 3 ? 1 : i === 4 ? -0.5 : 0));
+      expect(bulk.body).toEqual([
+        ...bulkPair(f, 0, passages[0]!, "both slots", {
+          local_vector: localNumbers,
+          local_space: "local:wink-sg-100d:sif-0.001",
+          remote_vector: [0.25, -0.5, 0.125],
+          remote_space: "openai:text-embedding-3-small",
+        }),
+        ...bulkPair(f, 1, passages[1]!, "zero local", {
+          remote_vector: [0.25, -0.5, 0.125],
+          remote_space: "openai:text-embedding-3-small",
+        }),
+        ...bulkPair(f, 2, passages[2]!, "unusable vectors"),
+        ...bulkPair(f, 3, passages[3]!, "no vectors"),
+        ...bulkPair(f, 4, passages[4]!, "older caller"),
+      ]);
+      // Plain JSON arrays on the wire, not a typed array's {"0":…,"1":…} object.
+      const documents = (bulk.body as Array<Record<string, unknown>>).filter((_, i) => i % 2 === 1);
+      expect(Array.isArray(documents[0]!.local_vector)).toBe(true);
     });
 
     it("retries a bulk request rejected with 429, with back-off, then succeeds", async () => {
@@ -833,8 +988,14 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
           : undefined,
       );
       expect(await open().search({ userId: "u", text: "revenue", limit: 5 })).toEqual([
-        { fileId: "f1", content: "Revenue, up.", locator, score: 0.75 },
-        { fileId: "f2", content: "revenues", locator: { timestamp: 61, source: "speech" }, score: 0.5 },
+        { id: "u:f1:0", fileId: "f1", content: "Revenue, up.", locator, score: 0.75 },
+        {
+          id: "u:f2:5",
+          fileId: "f2",
+          content: "revenues",
+          locator: { timestamp: 61, source: "speech" },
+          score: 0.5,
+        },
       ]);
     });
 
@@ -948,12 +1109,201 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
     });
   });
 
+  describe("vectorSearch", () => {
+    const LOCAL_SPACE = "local:wink-sg-100d:sif-0.001";
+    const REMOTE_SPACE = "openai:text-embedding-3-small";
+
+    it("sends one kNN search on the slot's field, routed to the user, filtered on user and space", async () => {
+      const index = open({ remoteVectorDims: 3 });
+      const local = {
+        userId: "user-7",
+        slot: "local" as const,
+        space: LOCAL_SPACE,
+        vector: axisVector(100, 2),
+      };
+      const remote = {
+        userId: "user-8",
+        slot: "remote" as const,
+        space: REMOTE_SPACE,
+        vector: new Float32Array([0.5, -0.5, 0.25]),
+      };
+      await index.vectorSearch({ ...local, limit: 7 });
+      await index.vectorSearch({ ...remote, limit: 40 });
+      await index.vectorSearch({ ...local, limit: 5_000 });
+      await index.vectorSearch({ ...local, limit: 50_000 });
+      expect(cluster.calls()).toEqual([
+        vectorSearchRequest(local, 7, 100),
+        vectorSearchRequest(remote, 40, 160),
+        vectorSearchRequest(local, 5_000, 10_000),
+        vectorSearchRequest(local, 10_000, 10_000),
+      ]);
+      // The exported body is what goes on the wire, and holds no query a user's text could shape.
+      expect(cluster.calls()[1]!.body).toEqual(vectorSearchBody(remote, 40));
+      expect([...clauseTypes(cluster.calls()[0]!.body)].filter((k) => QUERY_TYPES.has(k))).toEqual(["term"]);
+    });
+
+    it("maps hits to PassageHits with the cluster's cosine _score, (1 + cos) / 2, back to cos (negatives as 0)", async () => {
+      const hit = (id: string, score: number) => ({
+        _index: V1,
+        _id: id,
+        _score: score,
+        _source: { file_id: `file-of-${id}`, content: `passage ${id}`, locator: { page: 1, source: "text" } },
+      });
+      cluster.on((req) =>
+        req.path.endsWith("/_search")
+          ? {
+              took: 1,
+              timed_out: false,
+              hits: {
+                hits: [hit("a", 1), hit("b", 0.875), hit("c", 0.5), hit("d", 0.25), hit("e", 0)],
+              },
+            }
+          : undefined,
+      );
+      const hits = await open().vectorSearch({
+        userId: "u",
+        slot: "local",
+        space: LOCAL_SPACE,
+        vector: axisVector(100),
+        limit: 5,
+      });
+      expect(hits).toEqual(
+        [
+          ["a", 1],
+          ["b", 0.75],
+          ["c", 0],
+          ["d", 0],
+          ["e", 0],
+        ].map(([id, score]) => ({
+          id,
+          fileId: `file-of-${id}`,
+          content: `passage ${id}`,
+          locator: { page: 1, source: "text" },
+          score,
+        })),
+      );
+    });
+
+    it("sends no request for a query that can match nothing", async () => {
+      const index = open({ remoteVectorDims: 3 });
+      const base = {
+        userId: "u",
+        slot: "local" as const,
+        space: LOCAL_SPACE,
+        vector: axisVector(100),
+        limit: 5,
+      };
+      const nothing: VectorQuery[] = [
+        { ...base, limit: 0 },
+        { ...base, limit: -3 },
+        { ...base, limit: 0.5 },
+        { ...base, limit: Number.NaN },
+        { ...base, slot: "cloud" as VectorQuery["slot"] },
+        { ...base, slot: "__proto__" as VectorQuery["slot"] },
+        { ...base, vector: new Float32Array(0) },
+        { ...base, vector: new Float32Array(100) },
+        { ...base, vector: axisVector(100, 0, { 1: Number.NaN }) },
+        { ...base, vector: axisVector(100, 0, { 1: Number.POSITIVE_INFINITY }) },
+        // Dimensions the slot's vectors cannot have: no passage holds a vector of that space.
+        { ...base, vector: axisVector(384) },
+        { ...base, slot: "remote", space: REMOTE_SPACE, vector: axisVector(1536) },
+      ];
+      for (const query of nothing) expect(await index.vectorSearch(query)).toEqual([]);
+      expect(cluster.sent).toEqual([]);
+    });
+
+    it("leaves remote dimensions it was not given to the cluster", async () => {
+      const query = { userId: "u", slot: "remote" as const, space: REMOTE_SPACE, vector: axisVector(1536) };
+      await open().vectorSearch({ ...query, limit: 3 });
+      expect(cluster.calls()).toEqual([vectorSearchRequest(query, 3, 100)]);
+    });
+
+    it("fails with unavailable when a vector search gets 503 (after the client's own retries)", async () => {
+      cluster.on((req) =>
+        req.path.endsWith("/_search")
+          ? responseError(503, "search_phase_execution_exception", "all shards failed")
+          : undefined,
+      );
+      const index = new ElasticsearchSearchIndex({ client: cluster.client({ maxRetries: 1 }) });
+      opened.push(index);
+      const err = await failureOf(
+        index.vectorSearch({
+          userId: "u",
+          slot: "local",
+          space: LOCAL_SPACE,
+          vector: axisVector(100),
+          limit: 5,
+        }),
+      );
+      expect(err).toBeInstanceOf(LocusError);
+      expect(err).toMatchObject({
+        code: "unavailable",
+        status: 503,
+        message: "The search index is unavailable; try again shortly.",
+      });
+      expect(cluster.calls().filter((r) => r.path.endsWith("/_search"))).toHaveLength(2);
+    });
+
+    it("fails with unavailable when the cluster refuses connections", async () => {
+      // The alias check passes; the search itself (then the ready index's next call) cannot connect.
+      cluster.on((req) =>
+        req.path.endsWith("/_search")
+          ? new errors.ConnectionError("connect ECONNREFUSED 127.0.0.1:9200")
+          : undefined,
+      );
+      const index = new ElasticsearchSearchIndex({ client: cluster.client({ maxRetries: 0 }) });
+      opened.push(index);
+      const err = await failureOf(
+        index.vectorSearch({
+          userId: "u",
+          slot: "local",
+          space: LOCAL_SPACE,
+          vector: axisVector(100),
+          limit: 5,
+        }),
+      );
+      expect(err).toBeInstanceOf(LocusError);
+      expect(err).toMatchObject({ code: "unavailable", status: 503 });
+    });
+
+    it("passes other errors through, and checks for the alias again after it is found gone", async () => {
+      let searches = 0;
+      cluster.on((req) => {
+        if (!req.path.endsWith("/_search")) return undefined;
+        searches += 1;
+        if (searches === 1) return responseError(404, "index_not_found_exception", "no such index");
+        if (searches === 2) return responseError(400, "illegal_argument_exception", "bad knn");
+        return undefined;
+      });
+      const index = open();
+      const query = {
+        userId: "u",
+        slot: "local" as const,
+        space: LOCAL_SPACE,
+        vector: axisVector(100),
+        limit: 5,
+      };
+      await expect(index.vectorSearch(query)).rejects.toMatchObject({ statusCode: 404 });
+      const err = await failureOf(index.vectorSearch(query));
+      expect(err).not.toBeInstanceOf(LocusError);
+      expect(err).toMatchObject({ name: "ResponseError", statusCode: 400 });
+      expect(cluster.sent.map((r) => `${r.method} ${r.path}`)).toEqual([
+        `HEAD /_alias/${ALIAS}`,
+        `POST /${ALIAS}/_search`,
+        `HEAD /_alias/${ALIAS}`,
+        `POST /${ALIAS}/_search`,
+      ]);
+    });
+  });
+
   describe("rebuild", () => {
     it("loads a new index, refreshes it, swaps the alias in one request and deletes the old index", async () => {
       const a = file("user-a", "file-a");
       const b = file("user-b", "file-b");
       const passagesA = [textPassage("alpha one"), textPassage("alpha two"), textPassage("alpha three")];
-      const passagesB = [textPassage("beta one")];
+      const passagesB = [
+        withVectors(textPassage("beta one"), { local: { space: "local:test", vector: axisVector(100, 7) } }),
+      ];
       const index = open({ bulkBatchSize: 2 });
       const result = await index.rebuild(
         each([
@@ -969,7 +1319,10 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       const target = created!.path.slice(1);
       expect(target).toMatch(new RegExp(`^${ALIAS}-v${ELASTICSEARCH_MAPPING_VERSION}-\\d+$`));
       const pairsA = passagesA.map((p, i) => bulkPair(a, i, p, p.content));
-      const pairB = bulkPair(b, 0, passagesB[0]!, "beta one");
+      const pairB = bulkPair(b, 0, passagesB[0]!, "beta one", {
+        local_vector: Array.from({ length: 100 }, (_, i) => (i === 7 ? 1 : 0)),
+        local_space: "local:test",
+      });
       expect(cluster.sent).toEqual([
         { method: "HEAD", path: `/_alias/${ALIAS}`, querystring: {}, body: null },
         { method: "GET", path: `/_alias/${ALIAS}`, querystring: {}, body: null },
@@ -1000,7 +1353,14 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       await open().rebuild(each([{ file: file(), passages: streamOf([textPassage("first")]) }]));
       const swap = cluster.sent.find((r) => r.path === "/_aliases");
       expect((swap?.body as { actions: unknown[] }).actions).toEqual([
-        { add: { index: expect.stringMatching(/^locus-passages-v1-\d+$/), alias: ALIAS } },
+        {
+          add: {
+            index: expect.stringMatching(
+              new RegExp(`^locus-passages-v${ELASTICSEARCH_MAPPING_VERSION}-\\d+$`),
+            ),
+            alias: ALIAS,
+          },
+        },
       ]);
       // No old index to look up or delete.
       expect(cluster.sent.some((r) => r.path === `/_alias/${ALIAS}` && r.method === "GET")).toBe(false);
@@ -1113,6 +1473,28 @@ describe("ElasticsearchSearchIndex connection settings against a local HTTP serv
       await index.close();
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it("search and vectorSearch fail with unavailable when nothing listens", async () => {
+    const index = new ElasticsearchSearchIndex({ node: "http://127.0.0.1:1", maxRetries: 0 });
+    try {
+      const vectorErr = await failureOf(
+        index.vectorSearch({
+          userId: "u",
+          slot: "local",
+          space: "local:test",
+          vector: axisVector(100),
+          limit: 5,
+        }),
+      );
+      expect(vectorErr).toBeInstanceOf(LocusError);
+      expect(vectorErr).toMatchObject({ code: "unavailable", status: 503 });
+      const searchErr = await failureOf(index.search({ userId: "u", text: "revenue", limit: 5 }));
+      expect(searchErr).toBeInstanceOf(LocusError);
+      expect(searchErr).toMatchObject({ code: "unavailable", status: 503 });
+    } finally {
+      await index.close();
     }
   });
 

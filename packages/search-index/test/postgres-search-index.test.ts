@@ -209,6 +209,32 @@ describe("PostgresSearchIndex", () => {
     }
   });
 
+  it("upgrades a table made before ai mode: vector columns added, keyword search unchanged", async () => {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.passages (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, user_id text NOT NULL, file_id text NOT NULL,
+      ord integer NOT NULL, content text NOT NULL, locator json NOT NULL, tsv tsvector NOT NULL,
+      CONSTRAINT passages_file_ord_key UNIQUE (user_id, file_id, ord))`);
+    const file = newFile();
+    const vector = Float32Array.from([0.6, 0.8]);
+    expect(
+      await index.vectorSearch({ userId: file.userId, slot: "remote", space: "s", vector, limit: 5 }),
+    ).toEqual([]);
+    await index.replaceFilePassages(
+      file,
+      streamOf([{ ...textPassage("upgraded puffin"), vectors: { remote: { space: "s", vector } } }]),
+    );
+    expect(await index.search({ userId: file.userId, text: "puffin", limit: 5 })).toHaveLength(1);
+    const hits = await index.vectorSearch({
+      userId: file.userId,
+      slot: "remote",
+      space: "s",
+      vector,
+      limit: 5,
+    });
+    expect(hits.map((h) => [h.content, Math.round(h.score * 1000) / 1000])).toEqual([["upgraded puffin", 1]]);
+  });
+
   it("keeps its tables in its own schema, and two processes starting together create them once", async () => {
     const a = open(schema);
     const b = open(schema);
@@ -218,7 +244,7 @@ describe("PostgresSearchIndex", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
       [schema],
     );
-    expect(tables.rows.map((r) => r.table_name)).toEqual(["passages"]);
+    expect(tables.rows.map((r) => r.table_name).sort()).toEqual(["passages", "vector_generations"]);
     const file = newFile();
     await a.replaceFilePassages(file, streamOf([textPassage("created once")]));
     expect(await b.search({ userId: file.userId, text: "created", limit: 5 })).toHaveLength(1);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ExtractedPassage, Locator } from "@locus/contracts";
-import type { FileRef, SearchIndex } from "../src/search-index.ts";
+import type { FileRef, IndexedPassage, SearchIndex, VectorSlot } from "../src/search-index.ts";
 
 export interface SearchIndexHarness {
   index: SearchIndex;
@@ -12,7 +12,7 @@ export interface SearchIndexContractOptions {
   settle?: () => Promise<void>;
 }
 
-export async function* streamOf(passages: readonly ExtractedPassage[]): AsyncGenerator<ExtractedPassage> {
+export async function* streamOf<P extends ExtractedPassage>(passages: readonly P[]): AsyncGenerator<P> {
   for (const p of passages) {
     await Promise.resolve();
     yield p;
@@ -87,7 +87,7 @@ export function searchIndexContract(
 
     const newFile = (userId: string = randomUUID()): FileRef => ({ userId, fileId: randomUUID() });
 
-    const replace = async (file: FileRef, passages: readonly ExtractedPassage[]) => {
+    const replace = async (file: FileRef, passages: readonly IndexedPassage[]) => {
       const count = await index.replaceFilePassages(file, streamOf(passages));
       await settle();
       return count;
@@ -112,6 +112,7 @@ export function searchIndexContract(
       const hits = await search(file.userId, "revenue");
       expect(hits).toHaveLength(1);
       expect(hits[0]).toEqual({
+        id: expect.any(String),
         fileId: file.fileId,
         content: passage.content,
         locator: passage.locator,
@@ -395,6 +396,114 @@ export function searchIndexContract(
       const file = newFile();
       await replace(file, [textPassage("some text")]);
       expect(await search(file.userId, "xylophone")).toEqual([]);
+    });
+
+    describe("vectors", () => {
+      /** A unit vector of 4 dimensions pointing mostly along `axis`. */
+      const unit = (...values: number[]) => {
+        const length = Math.hypot(...values);
+        return Float32Array.from(values, (v) => v / length);
+      };
+      const withVectors = (
+        content: string,
+        line: number,
+        vectors: Partial<Record<VectorSlot, Float32Array>>,
+        space = "test-space",
+      ): IndexedPassage => ({
+        ...textPassage(content, 1, line),
+        vectors: Object.fromEntries(
+          Object.entries(vectors).map(([slot, vector]) => [slot, { space, vector }]),
+        ),
+      });
+      const nearest = (
+        userId: string,
+        vector: Float32Array,
+        limit = 10,
+        slot: VectorSlot = "local",
+        space = "test-space",
+      ) => index.vectorSearch({ userId, slot, space, vector, limit });
+
+      it("finds the nearest passages first, with cosine scores in [0, 1], at most `limit`", async () => {
+        const file = newFile();
+        await replace(file, [
+          withVectors("due north", 1, { local: unit(1, 0, 0, 0) }),
+          withVectors("north by east", 2, { local: unit(1, 0.5, 0, 0) }),
+          withVectors("due east", 3, { local: unit(0, 1, 0, 0) }),
+          withVectors("due south", 4, { local: unit(-1, 0, 0, 0) }),
+        ]);
+        const hits = await nearest(file.userId, unit(1, 0.1, 0, 0));
+        expect(hits.map((h) => h.content)).toEqual(["due north", "north by east", "due east", "due south"]);
+        expect(hits[0]).toEqual({
+          id: expect.any(String),
+          fileId: file.fileId,
+          content: "due north",
+          locator: { page: 1, line: 1, line_end: 1, source: "text" },
+          score: expect.any(Number),
+        });
+        expect(hits[0]!.score).toBeCloseTo(0.995, 2);
+        expect(hits[3]!.score).toBe(0);
+        for (let i = 1; i < hits.length; i++)
+          expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+        expect(await nearest(file.userId, unit(1, 0, 0, 0), 2)).toHaveLength(2);
+      });
+
+      it("a passage has the same id in keyword and vector search", async () => {
+        const file = newFile();
+        await replace(file, [withVectors("albatross over the sea", 1, { local: unit(0, 0, 1, 0) })]);
+        const [byWords] = await search(file.userId, "albatross");
+        const [byVector] = await nearest(file.userId, unit(0, 0, 1, 0));
+        expect(byVector?.id).toBe(byWords?.id);
+      });
+
+      it("compares only vectors of the query's slot and space, and skips passages without one", async () => {
+        const file = newFile();
+        await replace(file, [
+          withVectors("local only", 1, { local: unit(1, 0, 0, 0) }),
+          withVectors("remote only", 2, { remote: unit(1, 0, 0, 0) }),
+          withVectors("both", 3, { local: unit(0, 1, 0, 0), remote: unit(0, 1, 0, 0) }),
+          withVectors("another space", 4, { local: unit(1, 0, 0, 0) }, "other-space"),
+          textPassage("no vectors at all", 1, 5),
+        ]);
+        const local = await nearest(file.userId, unit(1, 0, 0, 0));
+        expect(local.map((h) => h.content)).toEqual(["local only", "both"]);
+        const remote = await nearest(file.userId, unit(1, 0, 0, 0), 10, "remote");
+        expect(remote.map((h) => h.content)).toEqual(["remote only", "both"]);
+        const other = await nearest(file.userId, unit(1, 0, 0, 0), 10, "local", "other-space");
+        expect(other.map((h) => h.content)).toEqual(["another space"]);
+        expect(await nearest(file.userId, unit(1, 0, 0, 0), 10, "local", "no-such-space")).toEqual([]);
+      });
+
+      it("never returns another user's passages", async () => {
+        const mine = newFile();
+        const theirs = newFile();
+        await replace(mine, [withVectors("mine", 1, { local: unit(0, 1, 0, 0) })]);
+        await replace(theirs, [withVectors("theirs", 1, { local: unit(1, 0, 0, 0) })]);
+        expect((await nearest(mine.userId, unit(1, 0, 0, 0))).map((h) => h.content)).toEqual(["mine"]);
+        expect(await nearest(randomUUID(), unit(1, 0, 0, 0))).toEqual([]);
+      });
+
+      it("a replaced or deleted file's old vectors are never found again", async () => {
+        const file = newFile();
+        const other = newFile(file.userId);
+        await replace(file, [withVectors("old version", 1, { local: unit(1, 0, 0, 0) })]);
+        await replace(other, [withVectors("other file", 1, { local: unit(0, 0, 0, 1) })]);
+        expect((await nearest(file.userId, unit(1, 0, 0, 0), 1))[0]?.content).toBe("old version");
+
+        await replace(file, [withVectors("new version", 1, { local: unit(0, 1, 0, 0) })]);
+        const afterReplace = await nearest(file.userId, unit(1, 0, 0, 0));
+        expect(afterReplace.map((h) => h.content).sort()).toEqual(["new version", "other file"]);
+
+        await index.deleteFilePassages(file);
+        await settle();
+        expect((await nearest(file.userId, unit(1, 0, 0, 0))).map((h) => h.content)).toEqual(["other file"]);
+      });
+
+      it("a limit of 0 or a query of another length returns nothing rather than failing", async () => {
+        const file = newFile();
+        await replace(file, [withVectors("four dimensions", 1, { local: unit(1, 0, 0, 0) })]);
+        expect(await nearest(file.userId, unit(1, 0, 0, 0), 0)).toEqual([]);
+        expect(await nearest(file.userId, unit(1, 0, 0))).toEqual([]);
+      });
     });
 
     describe("any text is a safe query", () => {

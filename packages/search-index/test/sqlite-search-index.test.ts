@@ -46,6 +46,42 @@ describe("SqliteSearchIndex on disk", () => {
     }
   });
 
+  it("opens an index made before ai mode: keyword search works, vectors come with the next replacement", async () => {
+    const file = { userId: randomUUID(), fileId: randomUUID() };
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(join(dir, "nested"), { recursive: true });
+    const old = new BetterSqlite3(path);
+    // The schema as the first release made it: no vector columns, no generations.
+    old.exec(`
+      CREATE TABLE passages (id INTEGER PRIMARY KEY, user_id TEXT NOT NULL, file_id TEXT NOT NULL,
+        ord INTEGER NOT NULL, content TEXT NOT NULL, locator TEXT NOT NULL, terms TEXT NOT NULL);
+      CREATE TABLE passages_staging (batch TEXT NOT NULL, ord INTEGER NOT NULL, content TEXT NOT NULL,
+        locator TEXT NOT NULL, terms TEXT NOT NULL);`);
+    old.close();
+    const upgraded = new SqliteSearchIndex(path);
+    try {
+      const vector = Float32Array.from([0, 1]);
+      expect(
+        await upgraded.vectorSearch({ userId: file.userId, slot: "local", space: "s", vector, limit: 5 }),
+      ).toEqual([]);
+      await upgraded.replaceFilePassages(
+        file,
+        streamOf([{ ...textPassage("upgraded puffin"), vectors: { local: { space: "s", vector } } }]),
+      );
+      expect(await upgraded.search({ userId: file.userId, text: "puffin", limit: 5 })).toHaveLength(1);
+      const hits = await upgraded.vectorSearch({
+        userId: file.userId,
+        slot: "local",
+        space: "s",
+        vector,
+        limit: 5,
+      });
+      expect(hits.map((h) => h.content)).toEqual(["upgraded puffin"]);
+    } finally {
+      await upgraded.close();
+    }
+  });
+
   it("an indexer and a search process on the same file see each other's writes", async () => {
     const indexer = new SqliteSearchIndex(path);
     const searcher = new SqliteSearchIndex(path);

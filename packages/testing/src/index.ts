@@ -5,3 +5,5 @@ export * from "./signing-s3-server.ts";
 export * from "./split-stack.ts";
 export * from "./image-factory.ts";
 export * from "./media-factory.ts";
+export * from "./paraphrases.ts";
+export * from "./fake-openai-server.ts";

@@ -74,9 +74,17 @@ export const openApiDocument = {
         operationId: "search",
         summary: "Search the caller's indexed passages",
         description:
-          "Quick mode ranks passages with BM25 over the caller's `ready` files. `score` is s/(1+s) of the " +
-          "BM25 score s, so it lies in [0, 1) and compares across queries of similar length. " +
-          "mode=ai answers 501 until semantic search is enabled on the server.",
+          "Searches the caller's `ready` files.\n\n" +
+          "**quick** ranks passages with BM25 (keywords, stemmed). `score` is s/(1+s) of the BM25 score s, so it " +
+          "lies in [0, 1) and compares across queries of similar length.\n\n" +
+          "**ai** is hybrid: BM25 and the question's vector against every passage's vector (semantic: it finds " +
+          "passages that answer in other words), fused by reciprocal rank; `score` is the fused score over its best " +
+          "possible value (1 = first by both measures). It adds `summary`, a few sentences answering the question " +
+          "from the best results with markers [1], [2]… (each a `citations` entry pointing at a returned result, " +
+          "with the quoted words and their locator); `answered: false` when the documents do not answer (the " +
+          "summary then says so and cites nothing); `summary_source` and `vector_source` (`local` for the offline " +
+          "engines, or the model's name); and `fallbacks` when a configured remote engine failed and the local one " +
+          "answered instead.",
         parameters: [
           {
             name: "q",
@@ -115,7 +123,6 @@ export const openApiDocument = {
           },
           ...commonErrors,
           "422": validationError,
-          "501": errorResponse("mode=ai is not enabled on this server."),
         },
       },
     },
@@ -421,10 +428,61 @@ export const openApiDocument = {
           count: { type: "integer", minimum: 0 },
           mode: { type: "string", enum: ["quick", "ai"] },
           sandbox: { type: "boolean", const: true },
-          summary: { type: "string" },
-          citations: { type: "array", items: { type: "object" } },
-          summary_source: { type: "string" },
+          summary: { type: "string", description: "ai mode: the answer, with citation markers [n]." },
+          citations: {
+            type: "array",
+            description: "ai mode: one entry per marker of the summary.",
+            items: { $ref: "#/components/schemas/Citation" },
+          },
+          answered: {
+            type: "boolean",
+            description: "ai mode: false when the documents do not answer the question.",
+          },
+          summary_source: {
+            type: "string",
+            description: "ai mode: what wrote the summary: `local`, a model's name, or `sandbox`.",
+          },
+          vector_source: {
+            type: "string",
+            description: "ai mode: what made the question's vector: `local`, a model's name, or `sandbox`.",
+          },
+          fallbacks: {
+            type: "array",
+            description: "ai mode: remote engines that failed during this search, and what answered instead.",
+            items: {
+              type: "object",
+              required: ["component", "engine", "used", "reason"],
+              properties: {
+                component: { type: "string", enum: ["embedder", "summarizer"] },
+                engine: { type: "string" },
+                used: { type: "string" },
+                reason: { type: "string" },
+              },
+              additionalProperties: false,
+            },
+          },
         },
+        additionalProperties: false,
+      },
+      Citation: {
+        type: "object",
+        required: ["n", "file_id", "original_name", "locator", "quote", "result_index"],
+        properties: {
+          n: { type: "integer", minimum: 1, description: "The marker [n] in the summary." },
+          file_id: { type: "string" },
+          original_name: { type: "string" },
+          locator: {
+            $ref: "#/components/schemas/Locator",
+            description: "Where the quote is: the cited result's locator, narrowed to the quoted lines.",
+          },
+          quote: { type: "string", description: "The words of the result the claim rests on." },
+          result_index: {
+            type: "integer",
+            minimum: 0,
+            description: "Position of the cited result in `results`.",
+          },
+        },
+        additionalProperties: false,
       },
       PreviewUrl: {
         type: "object",

@@ -50,7 +50,7 @@ export function sandboxUpload(input: {
   });
 }
 
-export function sandboxSearch(params: SearchParams): SearchResponseDto & Record<string, unknown> {
+export function sandboxSearch(params: SearchParams): SearchResponseDto {
   const files = { original_name: SANDBOX_FILE_NAME, file_type: "pdf" as const };
   const results = [
     {
@@ -68,24 +68,25 @@ export function sandboxSearch(params: SearchParams): SearchResponseDto & Record<
       files,
     },
   ].slice(0, params.limit);
-  const response: SearchResponseDto & Record<string, unknown> = {
-    results,
-    count: results.length,
-    mode: params.mode,
-    sandbox: true,
-  };
-  if (params.mode === "ai") {
-    response.summary = `Sandbox summary for "${params.q}": the example document mentions it twice [1][2].`;
-    response.citations = results.map((r, i) => ({
+  const response: SearchResponseDto = { results, count: results.length, mode: params.mode, sandbox: true };
+  if (params.mode !== "ai") return response;
+  // Shaped like a live ai answer: one marker per citation, each pointing at a returned result.
+  const markers = results.map((_, i) => `[${i + 1}]`).join("");
+  return {
+    ...response,
+    summary: `Sandbox summary for "${params.q}": the example document mentions it ${results.length === 1 ? "once" : "twice"} ${markers}.`,
+    citations: results.map((r, i) => ({
       n: i + 1,
       file_id: r.file_id,
       original_name: r.files.original_name,
       locator: r.locator,
       quote: r.content,
-    }));
-    response.summary_source = "sandbox";
-  }
-  return response;
+      result_index: i,
+    })),
+    answered: true,
+    summary_source: "sandbox",
+    vector_source: "sandbox",
+  };
 }
 
 /** A one-page PDF that sandbox preview links serve, built once from a few lines of PDF syntax. */

@@ -4,17 +4,19 @@ import type { Bus } from "@locus/bus";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { PassageIndexer } from "./passage-indexer.ts";
+import type { PassageEmbedders } from "./passage-vectors.ts";
 
 export interface IndexerDeps {
   blobs: BlobStore;
   index: SearchIndex;
+  embedders: PassageEmbedders;
   bus: Bus;
   logger: Logger;
   maxAttempts: number;
 }
 
 export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> {
-  const indexer = new PassageIndexer(deps.blobs, deps.index, deps.bus, deps.logger);
+  const indexer = new PassageIndexer(deps.blobs, deps.index, deps.embedders, deps.bus, deps.logger);
   await deps.bus.subscribe(
     {
       group: "indexer",

@@ -4,6 +4,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus, Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
+import { withVectors, type PassageEmbedders } from "./passage-vectors.ts";
 
 /** A stored extraction (JSON lines, one passage each), read and checked passage by passage. */
 export async function* readExtraction(blobs: BlobStore, key: string): AsyncGenerator<ExtractedPassage> {
@@ -14,14 +15,15 @@ export async function* readExtraction(blobs: BlobStore, key: string): AsyncGener
 }
 
 /**
- * Writes a file's stored extraction into the search index (replacing whatever the file had, so a
- * redelivered message never duplicates passages), then reports the file indexed. Removes a
- * deleted file's passages and extraction.
+ * Writes a file's stored extraction into the search index with each passage's vectors (replacing
+ * whatever the file had, so a redelivered message never duplicates passages), then reports the
+ * file indexed. Removes a deleted file's passages and extraction.
  */
 export class PassageIndexer {
   constructor(
     private readonly blobs: BlobStore,
     private readonly index: SearchIndex,
+    private readonly embedders: PassageEmbedders,
     private readonly bus: Bus,
     private readonly logger: Logger,
   ) {}
@@ -48,7 +50,16 @@ export class PassageIndexer {
       return;
     }
     try {
-      const passages = readExtraction(this.blobs, extractionKey);
+      // A remote embedding engine that keeps failing costs the file its remote vectors on the last
+      // attempt only; before that the attempt fails and the bus tries again later.
+      const passages = withVectors(readExtraction(this.blobs, extractionKey), this.embedders, {
+        onRemoteFailure: final ? "skip" : "throw",
+        onSkip: (err) =>
+          this.logger.warn(
+            { err, fileId },
+            "the remote embedding engine failed on the last attempt: indexing without its vectors",
+          ),
+      });
       const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
       await this.bus.publish("file.indexed", {
         fileId,

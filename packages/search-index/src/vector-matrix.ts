@@ -1,0 +1,114 @@
+/**
+ * Exact nearest-neighbour search in memory, for the backends that keep vectors as plain column
+ * values (SQLite, Postgres): one user's vectors of one space as a single Float32Array, scanned
+ * with a dot product each. A scan of 100,000 passages of 100 dimensions takes about 15 ms; it is
+ * exact, so no recall is lost to an approximate index, and it needs no database extension.
+ *
+ * Vectors are stored as raw little-endian float32 bytes (the byte order of every machine Locus
+ * runs on: x86-64 and arm64).
+ */
+
+export const vectorBytes = (vector: Float32Array): Buffer =>
+  Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+
+export class VectorMatrix {
+  private constructor(
+    readonly ids: readonly string[],
+    readonly dimensions: number,
+    private readonly values: Float32Array,
+  ) {}
+
+  /** Rows of (id, vector bytes); rows whose length is not `dimensions` are skipped. */
+  static fromRows(rows: readonly { id: string; bytes: Uint8Array }[], dimensions: number): VectorMatrix {
+    const ids: string[] = [];
+    const values = new Float32Array(rows.length * dimensions);
+    const byteLength = dimensions * 4;
+    for (const row of rows) {
+      if (row.bytes.byteLength !== byteLength) continue;
+      // A copy of the bytes into the matrix: the row's buffer may not be 4-byte aligned.
+      new Uint8Array(values.buffer, ids.length * byteLength, byteLength).set(row.bytes);
+      ids.push(row.id);
+    }
+    return new VectorMatrix(ids, dimensions, values.subarray(0, ids.length * dimensions));
+  }
+
+  get bytes(): number {
+    return this.values.byteLength + this.ids.length * 48;
+  }
+
+  /** The `k` rows most similar to the query, best first (ties: the earlier row first). */
+  nearest(query: Float32Array, k: number): { id: string; score: number }[] {
+    const d = this.dimensions;
+    if (query.length !== d || k <= 0) return [];
+    const best: { row: number; score: number }[] = [];
+    let threshold = -Infinity;
+    const values = this.values;
+    for (let row = 0, base = 0; row < this.ids.length; row++, base += d) {
+      let score = 0;
+      for (let i = 0; i < d; i++) score += (values[base + i] ?? 0) * (query[i] ?? 0);
+      if (best.length === k && score <= threshold) continue;
+      // Insertion into a short sorted list: k is at most a few hundred.
+      let at = best.length;
+      while (at > 0 && (best[at - 1]?.score ?? 0) < score) at--;
+      best.splice(at, 0, { row, score });
+      if (best.length > k) best.pop();
+      if (best.length === k) threshold = best[k - 1]?.score ?? -Infinity;
+    }
+    return best.map((b) => ({ id: this.ids[b.row] ?? "", score: b.score }));
+  }
+}
+
+/**
+ * Users' matrices, kept while their passages do not change: each is tagged with the user's
+ * generation (a counter the index bumps in every transaction that changes the user's passages),
+ * and a search that sees another generation loads the matrix again. Bounded by bytes, least
+ * recently used first out; a matrix larger than the whole budget is used once and not kept.
+ */
+export class VectorCache {
+  private readonly entries = new Map<string, { generation: string; matrix: Promise<VectorMatrix> }>();
+  private used = 0;
+  private readonly sizes = new Map<string, number>();
+
+  constructor(private readonly maxBytes: number) {}
+
+  async get(key: string, generation: string, load: () => Promise<VectorMatrix>): Promise<VectorMatrix> {
+    const entry = this.entries.get(key);
+    if (entry && entry.generation === generation) {
+      // Most recently used last (Map keeps insertion order).
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      return entry.matrix;
+    }
+    this.forget(key);
+    // Concurrent searches of one user share one load.
+    const matrix = load();
+    this.entries.set(key, { generation, matrix });
+    try {
+      const loaded = await matrix;
+      if (this.entries.get(key)?.matrix === matrix) this.account(key, loaded.bytes);
+      return loaded;
+    } catch (err) {
+      if (this.entries.get(key)?.matrix === matrix) this.forget(key);
+      throw err;
+    }
+  }
+
+  private account(key: string, bytes: number): void {
+    if (bytes > this.maxBytes) {
+      this.forget(key);
+      return;
+    }
+    this.sizes.set(key, bytes);
+    this.used += bytes;
+    for (const oldest of this.entries.keys()) {
+      if (this.used <= this.maxBytes) break;
+      if (oldest !== key) this.forget(oldest);
+    }
+  }
+
+  private forget(key: string): void {
+    this.entries.delete(key);
+    this.used -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
+  }
+}
