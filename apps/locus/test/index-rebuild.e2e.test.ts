@@ -1,10 +1,12 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
 import {
   client,
   createUserWithKey,
   makePdf,
   pageWith,
+  PARAPHRASES,
   removeDataDir,
   runCli,
   startLocus,
@@ -54,5 +56,56 @@ it("brings back a lost embedded index without extracting again", async () => {
     expect(after).toMatchObject({ updated_at: before.updated_at, passage_count: before.passage_count });
   } finally {
     await second.stop();
+  }
+}, 120_000);
+
+it("gives vectors to passages indexed without them (before ai mode), so ai mode finds paraphrases", async () => {
+  const dir = tempDataDir();
+  const statement = PARAPHRASES[21]!; // the overheated engine
+  try {
+    const locus = await startLocus({ dataDir: dir });
+    const { key } = await createUserWithKey(dir, { plan: "pro" });
+    const c = client(locus.baseUrl, key);
+    const ask = async () =>
+      (
+        (await (await c.get(`/api/search?q=${encodeURIComponent(statement.question)}&mode=ai`)).json()) as {
+          results: { file_id: string }[];
+        }
+      ).results.map((r) => r.file_id);
+    let fileId = "";
+    try {
+      const res = await c.upload(await makePdf({ pages: [[statement.statement]] }), "car.pdf");
+      fileId = ((await res.json()) as { file: { id: string } }).file.id;
+      await waitForFile(c, fileId);
+      expect(await ask()).toEqual([fileId]);
+    } finally {
+      await locus.stop();
+    }
+    // As an index written by the release before ai mode holds them: passages without vectors.
+    const db = new BetterSqlite3(join(dir, "index.sqlite"));
+    db.exec("UPDATE passages SET local_space = NULL, local_vector = NULL");
+    db.close();
+
+    const again = await startLocus({ dataDir: dir });
+    try {
+      const c2 = client(again.baseUrl, key);
+      const askAgain = async () =>
+        (
+          (await (
+            await c2.get(`/api/search?q=${encodeURIComponent(statement.question)}&mode=ai`)
+          ).json()) as {
+            results: { file_id: string }[];
+          }
+        ).results.map((r) => r.file_id);
+      // No shared word and no vector: nothing to find it by.
+      expect(await askAgain()).toEqual([]);
+      const rebuilt = await runCli(dir, ["index", "rebuild"]);
+      expect(rebuilt.code).toBe(0);
+      expect(await askAgain()).toEqual([fileId]);
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    removeDataDir(dir);
   }
 }, 120_000);

@@ -103,7 +103,10 @@ export class SqliteSearchIndex implements SearchIndex {
         terms TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS passages_staging_batch_idx ON passages_staging(batch);
-      CREATE INDEX IF NOT EXISTS passages_user_idx ON passages(user_id);
+      -- Serves replace and delete (user and file) and the vector scan (user), in one index: with a
+      -- second index on user_id alone, SQLite would pick it for "file_id = ? AND user_id = ?" and
+      -- walk every passage of the user to replace one file.
+      CREATE INDEX IF NOT EXISTS passages_user_file_idx ON passages(user_id, file_id);
       CREATE TABLE IF NOT EXISTS vector_generations (
         user_id TEXT PRIMARY KEY,
         generation INTEGER NOT NULL
