@@ -129,8 +129,8 @@ async function benchSize(
 ): Promise<AiSizeResult> {
   return withTempDir("locus-bench-ai-", async (dataDir) => {
     log(`ai ${size}: writing ${size} passages with their vectors (+25% of another user) ...`);
-    const started = performance.now();
     const { email, key } = await createUserWithKey(dataDir, { plan: "enterprise" });
+    const started = performance.now();
     const store = createSqliteMetadataStore(join(dataDir, "metadata.sqlite"));
     const index = new SqliteSearchIndex(join(dataDir, "index.sqlite"));
     const handbookId = randomUUID();

@@ -62,11 +62,11 @@ export interface Report {
   split: SplitBenchResult | null;
   /** Benchmarks that crashed, with the error. */
   errors: { benchmark: string; error: string }[];
-  /** Sections a partial run (`--only`) kept from the previous report, and that report's date. */
-  carriedOver?: { sections: string[]; from: string };
+  /** Sections a partial run (`--only`) kept from earlier reports, each with the date it was measured. */
+  carriedOver?: Partial<Record<Section, string>>;
 }
 
-type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split";
+export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split";
 
 /**
  * A partial run (`--only x`) keeps the other sections of the last report instead of dropping them,
@@ -79,7 +79,7 @@ export function carryOver(r: Report, ran: readonly Section[]): Report {
   } catch {
     return r;
   }
-  const kept: Section[] = [];
+  const kept: Partial<Record<Section, string>> = {};
   const merged: Report = { ...r, options: { ...r.options } };
   for (const section of ["search", "ai", "pdf", "ocr", "media", "split"] as const) {
     if (ran.includes(section)) continue;
@@ -87,11 +87,9 @@ export function carryOver(r: Report, ran: readonly Section[]): Report {
     if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
     (merged as unknown as Record<string, unknown>)[section] = value;
     (merged.options as unknown as Record<string, unknown>)[section] = previous.options?.[section] ?? null;
-    kept.push(section);
+    kept[section] = previous.carriedOver?.[section] ?? previous.date ?? "an earlier run";
   }
-  if (kept.length === 0) return r;
-  const carried = previous.carriedOver?.from ?? previous.date ?? "an earlier run";
-  return { ...merged, carriedOver: { sections: kept, from: carried } };
+  return Object.keys(kept).length === 0 ? r : { ...merged, carriedOver: kept };
 }
 
 function tryExec(cmd: string, args: string[]): string | null {
@@ -234,9 +232,8 @@ export function renderMarkdown(r: Report): string {
   );
   out.push("- The machine is shared and noisy: read medians, and compare runs on the same machine only.");
   if (r.carriedOver) {
-    out.push(
-      `- This run measured only part; these sections come from the report of ${r.carriedOver.from}: ${r.carriedOver.sections.join(", ")}.`,
-    );
+    const kept = Object.entries(r.carriedOver).map(([section, date]) => `${section} (${date})`);
+    out.push(`- This run measured only part; the other sections come from earlier runs: ${kept.join(", ")}.`);
   }
   out.push("");
 

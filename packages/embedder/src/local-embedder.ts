@@ -46,7 +46,8 @@ export interface LocalEmbedderOptions {
  * no word. Frequencies are estimated from each word's rank in the vectors' own vocabulary
  * (Zipf's law: p ∝ 1 / rank), which the source lists most frequent first.
  *
- * Cost: a dictionary lookup and 100 multiply-adds per word, about 10 µs for a passage of 50 words.
+ * Cost: a dictionary lookup and 100 multiply-adds per word, about 35 µs for a passage of 300
+ * characters.
  */
 export class LocalEmbedder implements Embedder {
   readonly name = "local";

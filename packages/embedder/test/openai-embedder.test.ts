@@ -9,6 +9,7 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 beforeEach(() => {
   fake.behaviour = "ok";
+  fake.refuseNext = { count: 0, status: 429 };
   fake.seen.length = 0;
 });
 
@@ -59,6 +60,16 @@ it("sends batches of at most batchSize texts, and never a text without words", a
   expect(fake.seen.map((r) => r.body.input)).toEqual([["one heron", "two herons"], ["three herons"]]);
   expect(vectors.map(isZero)).toEqual([false, true, false, true, false, true]);
   expect(vectors.every((v) => v.length === 32)).toBe(true);
+});
+
+it("a 429 or 503 is retried after the server's wait, and the retry's answer is used", async () => {
+  fake.refuseNext = { count: 1, status: 429 };
+  const [v] = await engine().embed(["heron"]);
+  expect(v).toHaveLength(32);
+  fake.refuseNext = { count: 1, status: 503 };
+  const [w] = await engine().embed(["heron"]);
+  expect(Array.from(w!)).toEqual(Array.from(v!));
+  expect(fake.seen).toHaveLength(4);
 });
 
 it("a failing server ends in an EmbedderError after its retries", async () => {

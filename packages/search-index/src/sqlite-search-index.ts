@@ -65,10 +65,12 @@ export class SqliteSearchIndex implements SearchIndex {
     this.db.pragma("busy_timeout = 5000");
     this.db.pragma("synchronous = NORMAL");
     this.migrate();
+    // CROSS JOIN fixes the order: the few FTS matches first, each looked up by rowid. Left to the
+    // planner, the (user_id, file_id) index tempts it to walk all of the user's passages instead.
     this.searchStatement = this.db.prepare(`
       SELECT p.id, p.file_id, p.content, p.locator, f.rank
       FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rank LIMIT ?) AS f
-      JOIN passages p ON p.id = f.rowid
+      CROSS JOIN passages p ON p.id = f.rowid
       WHERE p.user_id = ?
       ORDER BY f.rank`);
   }

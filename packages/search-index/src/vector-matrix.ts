@@ -1,7 +1,7 @@
 /**
  * Exact nearest-neighbour search in memory, for the backends that keep vectors as plain column
  * values (SQLite, Postgres): one user's vectors of one space as a single Float32Array, scanned
- * with a dot product each. A scan of 100,000 passages of 100 dimensions takes about 15 ms; it is
+ * with a dot product each. A scan of 100,000 passages of 100 dimensions takes about 20 ms; it is
  * exact, so no recall is lost to an approximate index, and it needs no database extension.
  *
  * Vectors are stored as raw little-endian float32 bytes (the byte order of every machine Locus
@@ -45,7 +45,8 @@ export class VectorMatrix {
     const values = this.values;
     for (let row = 0, base = 0; row < this.ids.length; row++, base += d) {
       let score = 0;
-      for (let i = 0; i < d; i++) score += (values[base + i] ?? 0) * (query[i] ?? 0);
+      // Indexes are in range by construction; `?? 0` here would cost a third of the scan.
+      for (let i = 0; i < d; i++) score += values[base + i]! * query[i]!;
       if (best.length === k && score <= threshold) continue;
       // Insertion into a short sorted list: k is at most a few hundred.
       let at = best.length;

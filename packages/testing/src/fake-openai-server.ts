@@ -35,6 +35,8 @@ export interface FakeOpenAi {
   apiKey: string;
   seen: SeenRequest[];
   behaviour: FakeBehaviour;
+  /** The next `count` requests get `status` (429 "slow down", 503…) before `behaviour` applies again. */
+  refuseNext: { count: number; status: number };
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function startFakeOpenAi(
     apiKey,
     seen: [],
     behaviour: "ok",
+    refuseNext: { count: 0, status: 429 },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -77,6 +80,11 @@ export async function startFakeOpenAi(
       fake.seen.push({ path: req.url ?? "", authorization: req.headers.authorization, body });
       if (req.headers.authorization !== `Bearer ${apiKey}`)
         return error(res, 401, "Incorrect API key provided.");
+      if (fake.refuseNext.count > 0) {
+        fake.refuseNext.count -= 1;
+        res.setHeader("retry-after-ms", "10");
+        return reply(res, fake.refuseNext.status, { error: { message: "Rate limit reached; slow down." } });
+      }
       if (fake.behaviour === "hang") return;
       if (fake.behaviour === "fail")
         return reply(res, 500, { error: { message: "The server had an error." } });
