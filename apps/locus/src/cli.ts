@@ -1,4 +1,6 @@
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { hashPassword, passwordProblem } from "@locus/dashboard";
 import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
 import type { KeyType, MetadataStore, Plan } from "@locus/metadata-store";
 import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
@@ -9,6 +11,7 @@ import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
  * Operator commands against the same data as the running server, through the same configuration
  * (SQLite in WAL mode, so both can work at once; or the shared Postgres):
  *   locus users create --email E [--plan free|pro|enterprise]
+ *   locus users password --email E                          (the dashboard password, read from stdin)
  *   locus keys create --email E --type live|test [--name N]   (the key alone on the last line)
  *   locus keys list --email E
  *   locus keys revoke KEY_OR_ID
@@ -17,6 +20,7 @@ import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
+  pnpm locus users password --email E      (reads the new dashboard password from standard input)
   pnpm locus keys create --email E --type live|test [--name N]
   pnpm locus keys list --email E
   pnpm locus keys revoke KEY_OR_ID
@@ -101,6 +105,23 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     if (await store.findUserByEmail(email)) throw new UsageError(`A user with email ${email} already exists`);
     const user = await store.createUser({ email, plan });
     out(`Created user ${user.email} (id ${user.id}, plan ${user.plan})`);
+    return;
+  }
+
+  if (noun === "users" && verb === "password") {
+    const user = await userByEmail(store, normaliseEmail(values.email));
+    // From standard input, never an argument: arguments end up in shell history and `ps`.
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    let password = "";
+    for await (const line of lines) {
+      password = line;
+      break;
+    }
+    lines.close();
+    const problem = passwordProblem(password, user.email);
+    if (problem) throw new UsageError(problem);
+    await store.setPasswordHash(user.id, await hashPassword(password));
+    out(`Set the dashboard password of ${user.email}; they can sign in at /dashboard.`);
     return;
   }
 

@@ -1,4 +1,6 @@
+import { createHmac } from "node:crypto";
 import type { Router } from "express";
+import { dashboardRouter, DashboardSessions } from "@locus/dashboard";
 import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/extract-ocr";
 import { startExtractorAudioModule } from "@locus/extractor-audio";
 import { startExtractorImageModule } from "@locus/extractor-image";
@@ -171,9 +173,19 @@ export function moduleDescriptors(
           (config.searchUrl && remote ? new SearchHttpClient(config.searchUrl, remote) : undefined);
         if (!files || !search)
           throw new Error("the gateway needs the files and search services, here or by URL");
+        const store = await infra.metadataStore();
+        // The web dashboard is served by every gateway. Its sessions are signed with a key of their
+        // own, derived from the signing secret (shared by every gateway, like preview links).
+        const sessions = new DashboardSessions(
+          store,
+          createHmac("sha256", await infra.signingSecret())
+            .update("locus dashboard sessions v1")
+            .digest(),
+          { secureCookie: config.publicUrl?.startsWith("https://") ?? false },
+        );
         running.routers.unshift(
           createGatewayRouter({
-            store: await infra.metadataStore(),
+            store,
             files,
             search,
             logger: log("gateway"),
@@ -181,6 +193,16 @@ export function moduleDescriptors(
             rateLimits: config.rateLimits,
             redis: infra.redis(),
             publicUrl: config.publicUrl,
+            sessions,
+          }),
+          dashboardRouter({
+            store,
+            sessions,
+            logger: log("dashboard"),
+            rateLimits: config.rateLimits,
+            monthlyUploadQuota: config.monthlyUploadQuota,
+            maxUploadBytes: config.maxUploadBytes,
+            signUpsPerHour: config.signUpsPerHour,
           }),
         );
         running.errorMappers.push(multipartErrors(config.maxUploadBytes));

@@ -10,6 +10,8 @@ export const ErrorCodes = {
   rate_limited: { status: 429, transient: true },
   quota_exceeded: { status: 429, transient: false },
   bad_request: { status: 400, transient: false },
+  forbidden: { status: 403, transient: false },
+  conflict: { status: 409, transient: false },
   not_implemented: { status: 501, transient: false },
   unavailable: { status: 503, transient: true },
   internal: { status: 500, transient: true },

@@ -9,16 +9,36 @@ import type {
   KeyType,
   MetadataStore,
   Plan,
+  Session,
   User,
 } from "./metadata-store.ts";
 import { migrationProvider } from "./migrations.ts";
 import type { ApiKeysTable, Database, FilesTable, UsersTable } from "./schema.ts";
 
-const toUser = (r: Selectable<UsersTable>): User => ({
+const toUser = (r: Omit<Selectable<UsersTable>, "password_hash">): User => ({
   id: r.id,
   email: r.email,
   plan: r.plan as Plan,
   createdAt: r.created_at,
+});
+
+/** The owning user's columns, for the queries that join a key or a session to its user. */
+const OWNER_COLUMNS = [
+  "users.email as user_email",
+  "users.plan as user_plan",
+  "users.created_at as user_created_at",
+] as const;
+
+const ownerOf = (r: {
+  user_id: string;
+  user_email: string;
+  user_plan: string;
+  user_created_at: string;
+}): User => ({
+  id: r.user_id,
+  email: r.user_email,
+  plan: r.user_plan as Plan,
+  createdAt: r.user_created_at,
 });
 
 const toKey = (r: Selectable<ApiKeysTable>): ApiKey => ({
@@ -162,6 +182,71 @@ export class KyselyMetadataStore implements MetadataStore {
     return row ? toUser(row) : null;
   }
 
+  async findCredentials(email: string): Promise<{ user: User; passwordHash: string | null } | null> {
+    const row = await this.db.selectFrom("users").selectAll().where("email", "=", email).executeTakeFirst();
+    return row ? { user: toUser(row), passwordHash: row.password_hash } : null;
+  }
+
+  async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
+    await this.db
+      .updateTable("users")
+      .set({ password_hash: passwordHash })
+      .where("id", "=", userId)
+      .execute();
+  }
+
+  async createSession(session: Omit<Session, "revokedAt">): Promise<Session> {
+    await this.db
+      .insertInto("sessions")
+      .values({
+        id: session.id,
+        user_id: session.userId,
+        created_at: session.createdAt,
+        expires_at: session.expiresAt,
+        revoked_at: null,
+      })
+      .execute();
+    return { ...session, revokedAt: null };
+  }
+
+  async findActiveSession(id: string, now: string): Promise<{ session: Session; user: User } | null> {
+    const row = await this.db
+      .selectFrom("sessions")
+      .innerJoin("users", "users.id", "sessions.user_id")
+      .select([
+        "sessions.id",
+        "sessions.user_id",
+        "sessions.created_at",
+        "sessions.expires_at",
+        "sessions.revoked_at",
+        ...OWNER_COLUMNS,
+      ])
+      .where("sessions.id", "=", id)
+      .where("sessions.revoked_at", "is", null)
+      .where("sessions.expires_at", ">", now)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      session: {
+        id: row.id,
+        userId: row.user_id,
+        createdAt: row.created_at,
+        expiresAt: row.expires_at,
+        revokedAt: row.revoked_at,
+      },
+      user: ownerOf(row),
+    };
+  }
+
+  async revokeSession(id: string, at: string): Promise<void> {
+    await this.db
+      .updateTable("sessions")
+      .set({ revoked_at: at })
+      .where("id", "=", id)
+      .where("revoked_at", "is", null)
+      .execute();
+  }
+
   async createKey(input: {
     userId: string;
     name: string;
@@ -198,9 +283,7 @@ export class KyselyMetadataStore implements MetadataStore {
         "api_keys.created_at",
         "api_keys.last_used_at",
         "api_keys.revoked_at",
-        "users.email as user_email",
-        "users.plan as user_plan",
-        "users.created_at as user_created_at",
+        ...OWNER_COLUMNS,
       ])
       .where("api_keys.hash", "=", hash)
       .where("api_keys.revoked_at", "is", null)
@@ -208,12 +291,7 @@ export class KyselyMetadataStore implements MetadataStore {
     if (!row) return null;
     return {
       key: toKey(row),
-      user: {
-        id: row.user_id,
-        email: row.user_email,
-        plan: row.user_plan as Plan,
-        createdAt: row.user_created_at,
-      },
+      user: ownerOf(row),
     };
   }
 
@@ -227,10 +305,11 @@ export class KyselyMetadataStore implements MetadataStore {
     return rows.map(toKey);
   }
 
-  async revokeKey(by: { id: string } | { hash: string }): Promise<ApiKey | null> {
+  async revokeKey(by: { id: string; userId?: string } | { hash: string }): Promise<ApiKey | null> {
     const now = new Date().toISOString();
     let query = this.db.updateTable("api_keys").set({ revoked_at: now }).where("revoked_at", "is", null);
     query = "id" in by ? query.where("id", "=", by.id) : query.where("hash", "=", by.hash);
+    if ("id" in by && by.userId !== undefined) query = query.where("user_id", "=", by.userId);
     const row = await query.returningAll().executeTakeFirst();
     return row ? toKey(row) : null;
   }

@@ -10,6 +10,15 @@ export interface User {
   createdAt: string;
 }
 
+/** A signed-in dashboard session; the cookie carries its id, the store decides if it still holds. */
+export interface Session {
+  id: string;
+  userId: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
 export interface ApiKey {
   id: string;
   userId: string;
@@ -65,6 +74,14 @@ export interface MetadataStore {
   createUser(input: { email: string; plan: Plan }): Promise<User>;
   findUserByEmail(email: string): Promise<User | null>;
   findUserById(id: string): Promise<User | null>;
+  /** The user and their password hash (null when none is set), for signing in. */
+  findCredentials(email: string): Promise<{ user: User; passwordHash: string | null } | null>;
+  setPasswordHash(userId: string, passwordHash: string): Promise<void>;
+
+  createSession(session: Omit<Session, "revokedAt">): Promise<Session>;
+  /** The session and its user, when it exists, is not revoked and has not expired at `now`. */
+  findActiveSession(id: string, now: string): Promise<{ session: Session; user: User } | null>;
+  revokeSession(id: string, at: string): Promise<void>;
 
   /** Stores a key by its hash; the key itself is never stored. */
   createKey(input: {
@@ -77,8 +94,11 @@ export interface MetadataStore {
   /** The unrevoked key with this hash and its owner, or null. */
   findActiveKeyByHash(hash: string): Promise<{ key: ApiKey; user: User } | null>;
   listKeys(userId: string): Promise<ApiKey[]>;
-  /** Revokes by key id or by key hash; returns the revoked key, or null when none matched. */
-  revokeKey(by: { id: string } | { hash: string }): Promise<ApiKey | null>;
+  /**
+   * Revokes by key id (of that user only, when `userId` is given) or by key hash; returns the
+   * revoked key, or null when none matched.
+   */
+  revokeKey(by: { id: string; userId?: string } | { hash: string }): Promise<ApiKey | null>;
   touchKey(id: string, at: string): Promise<void>;
 
   createFile(record: FileRecord): Promise<void>;

@@ -70,6 +70,22 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("files").addColumn("duration_s", "double precision").execute();
     },
   },
+  "0003_dashboard_accounts": {
+    // Signing in to the dashboard: a password hash per user (null for users made by the CLI until
+    // they set one) and server-side sessions, so signing out ends a session everywhere at once.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("users").addColumn("password_hash", "text").execute();
+      await db.schema
+        .createTable("sessions")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .addColumn("revoked_at", "text")
+        .execute();
+      await db.schema.createIndex("sessions_user_idx").on("sessions").column("user_id").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -6,6 +6,15 @@ export interface UsersTable {
   email: string;
   plan: string;
   created_at: string;
+  password_hash: Generated<string | null>;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
 }
 
 export interface ApiKeysTable {
@@ -50,4 +59,5 @@ export interface Database {
   api_keys: ApiKeysTable;
   files: FilesTable;
   usage: UsageTable;
+  sessions: SessionsTable;
 }

@@ -238,6 +238,46 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
       });
     });
 
+    describe("dashboard accounts", () => {
+      it("a new user has no password; one that is set is found with the user by email", async () => {
+        const user = await newUser("pro");
+        expect(await store.findCredentials(user.email)).toEqual({ user, passwordHash: null });
+        await store.setPasswordHash(user.id, "scrypt$hash");
+        expect(await store.findCredentials(user.email)).toEqual({ user, passwordHash: "scrypt$hash" });
+        expect(await store.findCredentials("nobody@example.test")).toBeNull();
+        // The hash never rides along with the user elsewhere.
+        expect(await store.findUserById(user.id)).toEqual(user);
+      });
+
+      it("finds a session with its user until it is revoked or expires", async () => {
+        const user = await newUser();
+        const session = await store.createSession({
+          id: randomUUID(),
+          userId: user.id,
+          createdAt: "2026-01-01T00:00:00.000Z",
+          expiresAt: "2026-01-08T00:00:00.000Z",
+        });
+        expect(session.revokedAt).toBeNull();
+        expect(await store.findActiveSession(session.id, "2026-01-02T00:00:00.000Z")).toEqual({
+          session,
+          user,
+        });
+        expect(await store.findActiveSession(session.id, "2026-01-08T00:00:00.000Z")).toBeNull();
+        expect(await store.findActiveSession(randomUUID(), "2026-01-02T00:00:00.000Z")).toBeNull();
+        await store.revokeSession(session.id, "2026-01-03T00:00:00.000Z");
+        expect(await store.findActiveSession(session.id, "2026-01-03T00:00:01.000Z")).toBeNull();
+      });
+
+      it("revokes a key by id only for its owner when the user is given", async () => {
+        const owner = await newUser();
+        const other = await newUser();
+        const key = await newKey(owner.id);
+        expect(await store.revokeKey({ id: key.id, userId: other.id })).toBeNull();
+        expect((await store.listKeys(owner.id))[0]?.revokedAt).toBeNull();
+        expect((await store.revokeKey({ id: key.id, userId: owner.id }))?.id).toBe(key.id);
+      });
+    });
+
     describe("files", () => {
       it("creates a file and reads it back unchanged", async () => {
         const user = await newUser();

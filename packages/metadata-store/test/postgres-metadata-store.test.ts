@@ -270,13 +270,18 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "files",
       "kysely_migration",
       "kysely_migration_lock",
+      "sessions",
       "usage",
       "users",
     ]);
     const { rows } = await adminPool().query<{ name: string }>(
       `select name from "${schema}".kysely_migration`,
     );
-    expect(rows.map((r) => r.name)).toEqual(["0001_initial", "0002_file_duration"]);
+    expect(rows.map((r) => r.name)).toEqual([
+      "0001_initial",
+      "0002_file_duration",
+      "0003_dashboard_accounts",
+    ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });
     expect(await third.findUserById(user.id)).toEqual(user);

@@ -111,6 +111,7 @@ const EnvSchema = z.object({
   LOCUS_AI_MAX_RETRIES: int(1, 0, 10),
   LOCUS_WORD_VECTORS_PATH: z.string().min(1).optional(),
   LOCUS_VECTOR_CACHE_MB: int(256, 0, 65_536),
+  LOCUS_SIGNUPS_PER_HOUR: int(10, 1),
   LOCUS_SERVICE_NAME: z
     .string()
     .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
@@ -227,6 +228,8 @@ export interface LocusConfig {
     /** Memory for users' passage vectors kept between searches (SQLite and Postgres indexes). */
     vectorCacheBytes: number;
   };
+  /** Dashboard accounts one client address may create in an hour. */
+  signUpsPerHour: number;
   logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
   adapters: {
     metadataStore: "sqlite" | "postgres";
@@ -399,6 +402,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       wordVectorsPath: e.LOCUS_WORD_VECTORS_PATH,
       vectorCacheBytes: e.LOCUS_VECTOR_CACHE_MB * 1024 * 1024,
     },
+    signUpsPerHour: e.LOCUS_SIGNUPS_PER_HOUR,
     logLevel: e.LOCUS_LOG_LEVEL,
     adapters: {
       metadataStore: e.LOCUS_METADATA_STORE,

@@ -130,12 +130,15 @@ export function runCli(
   dataDir: string,
   args: string[],
   env: Record<string, string> = {},
+  /** What the command reads on standard input (closed at once when not given). */
+  input = "",
 ): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/cli.ts", ...args], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOCUS_DATA_DIR: dataDir, ...env },
     });
+    child.stdin.end(input);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));

@@ -6,7 +6,7 @@ import { methodNotAllowed } from "@locus/http";
 import type { MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchApi } from "@locus/search";
-import { authenticate, principalOf } from "./authenticate.ts";
+import { authenticate, principalOf, type SessionAuthenticator } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { rateLimit } from "./rate-limit.ts";
@@ -30,6 +30,8 @@ export interface GatewayDeps {
   /** Shared rate-limit counters for several gateway replicas; per-process counts without it. */
   redis?: Redis | undefined;
   publicUrl: string | undefined;
+  /** Dashboard sessions, accepted instead of a key when the dashboard is served. */
+  sessions?: SessionAuthenticator | undefined;
 }
 
 /**
@@ -50,7 +52,10 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     res.send(SAMPLE_PDF);
   });
 
-  const guard = [authenticate(deps.store, deps.logger), rateLimit(deps.rateLimits, deps.redis)];
+  const guard = [
+    authenticate(deps.store, deps.logger, deps.sessions),
+    rateLimit(deps.rateLimits, deps.redis),
+  ];
   const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
 
   app

@@ -6,8 +6,20 @@ import { hashApiKey, keyTypeOf } from "./api-keys.ts";
 
 export interface Principal {
   user: User;
-  key: ApiKey;
+  /** The API key used, or null for a signed-in dashboard page (which acts as the live account). */
+  key: ApiKey | null;
   sandbox: boolean;
+}
+
+/**
+ * Dashboard sessions, as the gateway sees them: a page signed in to the dashboard calls the same
+ * API with its session cookie and CSRF token instead of a key (see @locus/dashboard).
+ */
+export interface SessionAuthenticator {
+  /** True when the request carries a session cookie (live or not). */
+  hasCookie(req: Request): boolean;
+  /** The session's user; 401 when the session has ended, 403 without its CSRF token. */
+  authenticate(req: Request): Promise<User>;
 }
 
 const TOUCH_INTERVAL_MS = 60_000;
@@ -25,13 +37,20 @@ export function principalOf(res: Response): Principal {
 /**
  * Bearer-key authentication. The key is looked up by its hash on every request, so a revoked key
  * is refused from the next request on, by every process sharing the store. The key itself is never
- * logged or echoed.
+ * logged or echoed. Without an Authorization header, a dashboard session cookie (with its CSRF
+ * token) is accepted instead, when the gateway serves the dashboard.
  */
-export function authenticate(store: MetadataStore, logger: Logger) {
+export function authenticate(store: MetadataStore, logger: Logger, sessions?: SessionAuthenticator) {
   const lastTouched = new Map<string, number>();
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const header = req.headers.authorization;
+    if ((header === undefined || header.trim() === "") && sessions?.hasCookie(req)) {
+      const user = await sessions.authenticate(req);
+      res.locals.principal = { user, key: null, sandbox: false } satisfies Principal;
+      next();
+      return;
+    }
     if (header === undefined || header.trim() === "") {
       throw new LocusError(
         "unauthorized",

@@ -1,5 +1,6 @@
 export { generateApiKey, hashApiKey, keyTypeOf, type NewApiKey } from "./api-keys.ts";
 export { createGatewayRouter, type GatewayDeps } from "./app.ts";
+export type { Principal, SessionAuthenticator } from "./authenticate.ts";
 export { multipartErrors } from "./multer-errors.ts";
 export { openApiDocument } from "./openapi.ts";
 export { SANDBOX_FILE_ID } from "./sandbox.ts";

@@ -64,7 +64,9 @@ export const openApiDocument = {
       "OCR for images, scanned pages and text on screen; speech to text). Each result carries a locator " +
       "(page and line for documents and images, with a box for OCR text; seconds for audio and video). " +
       "All paths need " +
-      "`Authorization: Bearer <API key>`; test keys (`sk_test_`) get instant mock answers marked `sandbox: true`.",
+      "`Authorization: Bearer <API key>`; test keys (`sk_test_`) get instant mock answers marked `sandbox: true`. " +
+      "The web dashboard (`/dashboard`, where keys are made) calls these same endpoints with its session cookie " +
+      "and an `X-CSRF-Token` header instead of a key, acting as the signed-in account's live key.",
   },
   servers: [{ url: "/" }],
   security: [{ bearerAuth: [] }],

@@ -1,0 +1,339 @@
+import {
+  createUserWithKey,
+  makePdf,
+  removeDataDir,
+  runCli,
+  startLocus,
+  waitForFile,
+  client,
+  type LocusProcess,
+} from "@locus/testing";
+
+/**
+ * The dashboard's accounts over HTTP, against the real server: sign-up and sign-in rules,
+ * sessions in cookies, CSRF, sign-in throttling, keys scoped to their owner, usage, and the CLI on
+ * the same accounts. (The browser flow is dashboard.e2e.test.ts.)
+ */
+let locus: LocusProcess;
+const PASSWORD = "several unrelated words";
+
+beforeAll(async () => {
+  // Every account here comes from 127.0.0.1: allow more than the default 10 sign-ups an hour.
+  locus = await startLocus({
+    env: { LOCUS_QUOTA_FREE: "3", LOCUS_RATE_LIMIT_FREE: "200", LOCUS_SIGNUPS_PER_HOUR: "1000" },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  expect(await locus.stop()).toBe(0);
+  removeDataDir(locus.dataDir);
+});
+
+const newEmail = () => `acct-${Math.random().toString(36).slice(2)}@example.com`;
+
+/** A browser-like client: keeps the session cookie and sends the CSRF token it was given. */
+class Browser {
+  cookie = "";
+  csrf = "";
+
+  async call(path: string, init: { method?: string; body?: unknown; csrf?: boolean | string } = {}) {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (this.cookie) headers.cookie = this.cookie;
+    const csrf = init.csrf ?? true;
+    if (csrf !== false && this.csrf) headers["x-csrf-token"] = csrf === true ? this.csrf : csrf;
+    if (init.body !== undefined) headers["content-type"] = "application/json";
+    const res = await fetch(`${locus.baseUrl}${path}`, {
+      method: init.method ?? "GET",
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    const set = res.headers.get("set-cookie");
+    if (set) this.cookie = set.split(";")[0] ?? "";
+    const text = await res.text();
+    const body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    if (body && typeof body.csrf === "string") this.csrf = body.csrf;
+    return { status: res.status, body, headers: res.headers, setCookie: set };
+  }
+
+  signUp(email: string, password = PASSWORD) {
+    return this.call("/dashboard/api/signup", { method: "POST", body: { email, password } });
+  }
+
+  signIn(email: string, password = PASSWORD) {
+    return this.call("/dashboard/api/signin", { method: "POST", body: { email, password } });
+  }
+}
+
+describe("signing up", () => {
+  it("creates a free account, signs it in with an httpOnly, SameSite=Strict session cookie", async () => {
+    const b = new Browser();
+    const email = newEmail();
+    const res = await b.signUp(email);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ user: { email, plan: "free" }, csrf: expect.any(String) });
+    expect(res.setCookie).toMatch(
+      /^locus_session=[^;]+; Max-Age=\d+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Strict$/,
+    );
+    expect((await b.call("/dashboard/api/session")).body).toEqual({
+      user: { email, plan: "free" },
+      csrf: b.csrf,
+    });
+  });
+
+  it.each([
+    [{ email: "not an email", password: PASSWORD }, /not an email address/],
+    [{ email: "short@example.com", password: "tooshort" }, /at least 10 characters/],
+    [{ email: "same@example.com", password: "same@example.com" }, /must not be your email/],
+    [{ email: "easy@example.com", password: "aaaaaaaaaaaa" }, /too easy to guess/],
+    [{ email: "x@example.com" }, /"password" is required/],
+  ])("refuses %j with a sentence", async (body, message) => {
+    const res = await new Browser().call("/dashboard/api/signup", { method: "POST", body });
+    expect(res.status).toBe(400);
+    expect(String(res.body?.detail)).toMatch(message);
+    expect(res.setCookie).toBeNull();
+  });
+
+  it("refuses a second account for the same email (any case), and a body that is not JSON", async () => {
+    const email = newEmail();
+    expect((await new Browser().signUp(email)).status).toBe(201);
+    const again = await new Browser().signUp(email.toUpperCase());
+    expect(again).toMatchObject({ status: 409, body: { detail: expect.stringMatching(/already exists/) } });
+    const res = await fetch(`${locus.baseUrl}/dashboard/api/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{not json",
+    });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe("signing in", () => {
+  it("a wrong password and an unknown email get the same 401", async () => {
+    const email = newEmail();
+    await new Browser().signUp(email);
+    const wrong = await new Browser().signIn(email, "not the password at all");
+    const unknown = await new Browser().signIn(newEmail());
+    expect(wrong).toMatchObject({ status: 401, body: { detail: "Wrong email or password." } });
+    expect(unknown).toMatchObject({ status: 401, body: { detail: "Wrong email or password." } });
+    expect((await new Browser().signIn(email)).status).toBe(200);
+  });
+
+  it("after 5 failed attempts on an account, refuses even the right password with 429 and Retry-After", async () => {
+    const email = newEmail();
+    await new Browser().signUp(email);
+    for (let i = 0; i < 5; i++)
+      expect((await new Browser().signIn(email, `wrong guess ${i}!`)).status).toBe(401);
+    const blocked = await new Browser().signIn(email);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(60);
+    expect(String(blocked.body?.detail)).toMatch(/Too many failed sign-ins/);
+  });
+
+  it("signing out ends the session on the server: the same cookie no longer works", async () => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    const cookie = b.cookie;
+    expect((await b.call("/dashboard/api/keys")).status).toBe(200);
+    const out = await b.call("/dashboard/api/signout", { method: "POST" });
+    expect(out.status).toBe(200);
+    expect(out.setCookie).toMatch(/^locus_session=;/);
+    b.cookie = cookie;
+    expect((await b.call("/dashboard/api/keys")).status).toBe(401);
+    expect((await b.call("/api/files")).status).toBe(401);
+  });
+
+  it("a forged or tampered cookie is not a session", async () => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    const [name, token] = b.cookie.split("=");
+    const [header, payload, signature] = (token ?? "").split(".");
+    b.cookie = `${name}=${header}.${payload}.${(signature ?? "").slice(0, -2)}AA`;
+    expect((await b.call("/dashboard/api/keys")).status).toBe(401);
+    b.cookie = `${name}=eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.`;
+    expect((await b.call("/dashboard/api/keys")).status).toBe(401);
+  });
+});
+
+describe("CSRF", () => {
+  it("a request riding on the cookie alone is refused (403), on the dashboard's endpoints and the API", async () => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    for (const [path, method] of [
+      ["/dashboard/api/keys", "GET"],
+      ["/dashboard/api/keys", "POST"],
+      ["/dashboard/api/usage", "GET"],
+      ["/api/files", "GET"],
+      ["/api/search?q=x", "GET"],
+    ] as const) {
+      const body = method === "POST" ? { name: "k", type: "live" } : undefined;
+      expect((await b.call(path, { method, body, csrf: false })).status).toBe(403);
+      expect((await b.call(path, { method, body, csrf: "wrong-token" })).status).toBe(403);
+    }
+    expect((await b.call("/dashboard/api/keys", { csrf: false })).body).toEqual({
+      detail: "Missing or wrong X-CSRF-Token header for this session.",
+    });
+    // Nothing was created by the refused POSTs.
+    expect((await b.call("/dashboard/api/keys")).body).toEqual([]);
+  });
+});
+
+describe("API keys", () => {
+  it("shows a new key once, lists it by prefix, and revoking it refuses the API at once", async () => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    const created = await b.call("/dashboard/api/keys", {
+      method: "POST",
+      body: { name: "deploy", type: "live" },
+    });
+    expect(created.status).toBe(201);
+    const key = String(created.body?.key);
+    expect(key).toMatch(/^sk_live_/);
+    expect(created.body).toMatchObject({
+      name: "deploy",
+      type: "live",
+      prefix: key.slice(0, 12),
+      status: "active",
+    });
+    const list = await b.call("/dashboard/api/keys");
+    expect(JSON.stringify(list.body)).not.toContain(key);
+    expect(list.body).toEqual([
+      {
+        id: created.body?.id,
+        name: "deploy",
+        type: "live",
+        prefix: key.slice(0, 12),
+        created_at: expect.any(String),
+        last_used_at: null,
+        status: "active",
+        revoked_at: null,
+      },
+    ]);
+
+    const withKey = client(locus.baseUrl, key);
+    expect((await withKey.get("/api/files")).status).toBe(200);
+    const revoked = await b.call(`/dashboard/api/keys/${String(created.body?.id)}`, { method: "DELETE" });
+    expect(revoked).toMatchObject({ status: 200, body: { status: "revoked" } });
+    expect((await withKey.get("/api/files")).status).toBe(401);
+    expect(
+      (await b.call(`/dashboard/api/keys/${String(created.body?.id)}`, { method: "DELETE" })).status,
+    ).toBe(404);
+  });
+
+  it("a test key made in the dashboard gets the sandbox's mock answers", async () => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    const created = await b.call("/dashboard/api/keys", {
+      method: "POST",
+      body: { name: "tests", type: "test" },
+    });
+    const res = await client(locus.baseUrl, String(created.body?.key)).get("/api/search?q=anything");
+    expect(((await res.json()) as { sandbox?: boolean }).sandbox).toBe(true);
+  });
+
+  it("never lists or revokes another user's keys", async () => {
+    const alice = new Browser();
+    const mallory = new Browser();
+    await alice.signUp(newEmail());
+    await mallory.signUp(newEmail());
+    const key = await alice.call("/dashboard/api/keys", {
+      method: "POST",
+      body: { name: "alice", type: "live" },
+    });
+    expect((await mallory.call("/dashboard/api/keys")).body).toEqual([]);
+    expect(
+      (await mallory.call(`/dashboard/api/keys/${String(key.body?.id)}`, { method: "DELETE" })).status,
+    ).toBe(404);
+    expect((await client(locus.baseUrl, String(key.body?.key)).get("/api/files")).status).toBe(200);
+  });
+
+  it.each([
+    [{ name: "", type: "live" }, /"name" is required/],
+    [{ name: "x", type: "prod" }, /"type" must be "live" or "test"/],
+    [{ name: "x".repeat(101), type: "live" }, /too long/],
+  ])("refuses %j", async (body, message) => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    const res = await b.call("/dashboard/api/keys", { method: "POST", body });
+    expect(res.status).toBe(400);
+    expect(String(res.body?.detail)).toMatch(message);
+  });
+});
+
+describe("files and usage through the session", () => {
+  it("uploads with the session as the live account: counted against the quota, visible to the account's keys", async () => {
+    const b = new Browser();
+    await b.signUp(newEmail());
+    const usage = await b.call("/dashboard/api/usage");
+    expect(usage.body).toEqual({
+      plan: "free",
+      rate_limit_per_second: 200,
+      monthly_upload_quota: 3,
+      uploads_this_month: 0,
+      month: new Date().toISOString().slice(0, 7),
+      max_upload_bytes: expect.any(Number),
+    });
+    const form = new FormData();
+    form.append(
+      "file",
+      new Blob([new Uint8Array(await makePdf({ pages: [["A page about otters."]] }))]),
+      "otters.pdf",
+    );
+    const res = await fetch(`${locus.baseUrl}/api/files/upload`, {
+      method: "POST",
+      headers: { cookie: b.cookie, "x-csrf-token": b.csrf },
+      body: form,
+    });
+    expect(res.status).toBe(200);
+    const { file } = (await res.json()) as { file: { id: string } };
+    expect((await b.call("/dashboard/api/usage")).body?.uploads_this_month).toBe(1);
+
+    const key = await b.call("/dashboard/api/keys", { method: "POST", body: { name: "k", type: "live" } });
+    const withKey = client(locus.baseUrl, String(key.body?.key));
+    await waitForFile(withKey, file.id);
+    const search = (await (await withKey.get("/api/search?q=otters")).json()) as {
+      results: { file_id: string }[];
+    };
+    expect(search.results.map((r) => r.file_id)).toEqual([file.id]);
+
+    // Without the CSRF token the same upload is refused, and nothing is counted.
+    const refused = await fetch(`${locus.baseUrl}/api/files/upload`, {
+      method: "POST",
+      headers: { cookie: b.cookie },
+      body: form,
+    });
+    expect(refused.status).toBe(403);
+    expect((await b.call("/dashboard/api/usage")).body?.uploads_this_month).toBe(1);
+  }, 60_000);
+});
+
+describe("the CLI on the same accounts", () => {
+  it("a user made by the CLI signs in once an operator sets a password; until then sign-up says it exists", async () => {
+    const { email } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+    expect((await new Browser().signIn(email)).status).toBe(401);
+    expect((await new Browser().signUp(email)).status).toBe(409);
+
+    const weak = await runCli(locus.dataDir, ["users", "password", "--email", email], {}, "short\n");
+    expect(weak.code).toBe(2);
+    expect(weak.stderr).toMatch(/at least 10 characters/);
+    const set = await runCli(locus.dataDir, ["users", "password", "--email", email], {}, `${PASSWORD}\n`);
+    expect(set.code).toBe(0);
+    expect(set.stdout).not.toContain(PASSWORD);
+
+    const b = new Browser();
+    expect((await b.signIn(email)).body).toMatchObject({ user: { email, plan: "pro" } });
+    // Keys the CLI made are listed in the dashboard.
+    expect((await b.call("/dashboard/api/keys")).body).toEqual([expect.objectContaining({ type: "live" })]);
+  }, 60_000);
+});
+
+it("never writes a password, a session cookie or a CSRF token to the logs", async () => {
+  const b = new Browser();
+  const email = newEmail();
+  await b.signUp(email, "a password for the logs test");
+  await new Browser().signIn(email, "a wrong password for the logs test");
+  const logs = locus.logs.join("\n");
+  expect(logs).not.toContain("a password for the logs test");
+  expect(logs).not.toContain("a wrong password for the logs test");
+  expect(logs).not.toContain(b.cookie.split("=")[1]);
+  expect(logs).not.toContain(b.csrf);
+});

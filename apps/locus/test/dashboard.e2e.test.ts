@@ -1,0 +1,267 @@
+/// <reference lib="dom" />
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import {
+  makePdf,
+  pageWith,
+  recording,
+  REPO_ROOT,
+  removeDataDir,
+  speak,
+  startLocus,
+  type LocusProcess,
+} from "@locus/testing";
+
+/**
+ * The dashboard in a real browser: Debian's Chromium (installed by .ci/packages.sh) driven by
+ * playwright-core, against the real server. One person's first day: sign up, make a live key, use
+ * it on the API, upload a PDF, watch it turn ready, search, open the result at its page, revoke the
+ * key and see the API refuse it. A screenshot of every page goes to test-artifacts/dashboard/.
+ */
+const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");
+const EMAIL = `dashboard-${Date.now()}@example.com`;
+const PASSWORD = "a long enough passphrase";
+
+let locus: LocusProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let liveKey = "";
+
+const shot = (name: string, target: Page = page) =>
+  target.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+const api = (path: string, key: string) =>
+  fetch(`${locus.baseUrl}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  locus = await startLocus({ env: { LOCUS_RATE_LIMIT_FREE: "100" } });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    // This machine's network is closed: without these, Chromium keeps trying to reach Google.
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  // Any script error on the page fails the run at the end.
+  page.on("pageerror", (err) => pageErrors.push(err.message));
+}, 60_000);
+
+const pageErrors: string[] = [];
+
+afterAll(async () => {
+  await browser?.close();
+  expect(await locus.stop()).toBe(0);
+  removeDataDir(locus.dataDir);
+});
+
+it("signs up with an email and a password, and lands on the API keys page", async () => {
+  await page.goto(`${locus.baseUrl}/dashboard`);
+  await page.getByRole("heading", { name: "Sign in to Locus" }).waitFor();
+  await shot("01-sign-in");
+  await page.getByRole("link", { name: "Create an account" }).click();
+  await page.getByLabel("Email").fill(EMAIL);
+  await page.getByLabel("Password").fill("short");
+  await page.getByRole("button", { name: "Create account" }).click();
+  // The browser's own check refuses a short password before it is sent.
+  expect(await page.getByLabel("Password").evaluate((el: HTMLInputElement) => el.validity.valid)).toBe(false);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await shot("02-sign-up");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+  await expect(page.getByText(`${EMAIL} (free)`).isVisible()).resolves.toBe(true);
+  // The session cookie is out of scripts' reach and stays on this site.
+  const [cookie] = await context.cookies();
+  expect(cookie).toMatchObject({ name: "locus_session", httpOnly: true, sameSite: "Strict" });
+}, 30_000);
+
+it("creates a live key, shows it once with a copy button and a warning, and the key works on the API", async () => {
+  await page.getByLabel("Name").fill("ci server");
+  await page.getByLabel("Environment").selectOption("live");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const field = page.locator("#new-key");
+  await field.waitFor();
+  liveKey = await field.inputValue();
+  expect(liveKey).toMatch(/^sk_live_[A-Za-z0-9_-]{32}$/);
+  await expect(page.getByText("will not be shown again").isVisible()).resolves.toBe(true);
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.getByRole("button", { name: "Copy" }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(liveKey);
+  await shot("03-key-created");
+
+  // Listed with its prefix only, never the whole key.
+  const row = page.getByRole("row", { name: /ci server/ });
+  await expect(row.textContent()).resolves.toContain(`${liveKey.slice(0, 12)}…`);
+  expect(await page.locator("table").textContent()).not.toContain(liveKey);
+  const res = await api("/api/files", liveKey);
+  expect(res.status).toBe(200);
+  // A reload shows the list without the key: it was shown once.
+  await page.reload();
+  await page.getByRole("row", { name: /ci server/ }).waitFor();
+  expect(await page.locator("#new-key").count()).toBe(0);
+}, 30_000);
+
+it("uploads a PDF with a progress bar and shows its status turning ready without a reload", async () => {
+  await page.getByRole("link", { name: "Files" }).click();
+  await page.getByRole("heading", { name: "Files", level: 1 }).waitFor();
+  const pdf = await makePdf({
+    pages: [
+      pageWith("An opening page about the harbour.", 2),
+      pageWith("Tide tables for the northern pier.", 5),
+      pageWith("The lighthouse keeper logs every passing albatross.", 9),
+    ],
+  });
+  // The drop zone works from the keyboard: Enter opens the file chooser.
+  await page.locator("label.drop").focus();
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Enter")]);
+  await chooser.setFiles({ name: "harbour log.pdf", mimeType: "application/pdf", buffer: pdf });
+  // Its progress bar fills to the end.
+  await page.waitForFunction(
+    () => document.querySelector<HTMLProgressElement>(".uploads progress")?.value === 100,
+  );
+  const row = page.locator("tr", { hasText: "harbour log.pdf" });
+  await row.waitFor();
+  await row.locator(".badge.ready").waitFor({ timeout: 60_000 });
+  await shot("04-files");
+  // The upload counts against the month's quota, as a live key's would.
+  await page.getByRole("link", { name: "Usage" }).click();
+  await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+  await expect(page.locator("dl").textContent()).resolves.toMatch(/1 of 100/);
+  await shot("05-usage");
+}, 90_000);
+
+it("searches, and a result opens the preview at the page it was found on", async () => {
+  await page.getByRole("link", { name: "Search" }).click();
+  await page.getByLabel("Search your files").fill("albatross lighthouse");
+  await page.getByRole("button", { name: "Search" }).click();
+  const result = page.locator(".result").first();
+  await result.waitFor();
+  await expect(result.textContent()).resolves.toContain("Page 3, line 9");
+  await shot("06-search");
+  await result.getByRole("button").click();
+  const dialog = page.getByRole("dialog", { name: "harbour log.pdf" });
+  await dialog.waitFor();
+  await page.locator("#pdf-page", { hasText: "Page 3 of 3" }).waitFor({ timeout: 15_000 });
+  // The page is drawn: the canvas holds pixels that are not all white.
+  const inked = await page.locator("canvas.page").evaluate((canvas: HTMLCanvasElement) => {
+    const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+    let dark = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i]! < 128) dark++;
+    return dark;
+  });
+  expect(inked).toBeGreaterThan(100);
+  await shot("07-preview-at-page");
+  await dialog.getByRole("button", { name: "Close" }).click();
+
+  // ai mode answers with a summary whose markers open their place too.
+  await page.getByLabel("Mode").selectOption("ai");
+  await page.getByLabel("Search your files").fill("What does the lighthouse keeper write down?");
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByRole("heading", { name: "Answer" }).waitFor();
+  await expect(page.locator(".summary-text").textContent()).resolves.toContain(
+    "The lighthouse keeper logs every passing albatross",
+  );
+  await shot("08-search-ai");
+  await page.getByRole("button", { name: /^Source 1: harbour log\.pdf, Page 3, line 9/ }).click();
+  await page.locator("#pdf-page", { hasText: "Page 3 of 3" }).waitFor({ timeout: 15_000 });
+  await page.getByRole("dialog", { name: "harbour log.pdf" }).getByRole("button", { name: "Close" }).click();
+}, 60_000);
+
+it("opens a recording's result at the second it was said", async () => {
+  // Twelve seconds of silence, then the phrase.
+  const audio = recording([12, await speak("Please contact the caretaker with questions."), 2]);
+  await page.getByRole("link", { name: "Files" }).click();
+  await page
+    .locator("#file-input")
+    .setInputFiles({ name: "message.wav", mimeType: "audio/wav", buffer: audio });
+  await page.locator("tr", { hasText: "message.wav" }).locator(".badge.ready").waitFor({ timeout: 90_000 });
+  await page.getByRole("link", { name: "Search" }).click();
+  await page.getByLabel("Mode").selectOption("quick");
+  await page.getByLabel("Search your files").fill("caretaker");
+  await page.getByRole("button", { name: "Search" }).click();
+  const result = page.locator(".result", { hasText: "message.wav" });
+  await result.waitFor();
+  await result.getByRole("button").click();
+  await page.locator("#media-start").waitFor();
+  await page.waitForFunction(() => (document.querySelector("audio")?.currentTime ?? 0) > 0);
+  const at = await page.locator("audio").evaluate((el: HTMLAudioElement) => el.currentTime);
+  expect(Math.abs(at - 12)).toBeLessThan(2);
+  await shot("09-preview-at-second");
+  await page.getByRole("dialog", { name: "message.wav" }).getByRole("button", { name: "Close" }).click();
+}, 120_000);
+
+it("revokes the key after a confirmation, and the API refuses it at once", async () => {
+  await page.getByRole("link", { name: "API keys" }).click();
+  await page.getByRole("button", { name: "Revoke ci server" }).click();
+  const confirm = page.getByRole("dialog", { name: "Revoke “ci server”?" });
+  await confirm.waitFor();
+  await shot("10-revoke-confirm");
+  await confirm.getByRole("button", { name: "Revoke key" }).click();
+  await page
+    .getByRole("row", { name: /ci server/ })
+    .getByText("Revoked")
+    .waitFor();
+  await shot("11-key-revoked");
+  expect((await api("/api/files", liveKey)).status).toBe(401);
+}, 30_000);
+
+it("deletes a file after a confirmation", async () => {
+  await page.getByRole("link", { name: "Files" }).click();
+  await page.locator("#file-input").setInputFiles({
+    name: "scratch.pdf",
+    mimeType: "application/pdf",
+    buffer: await makePdf({ pages: [["Scratch."]] }),
+  });
+  const row = page.locator("tr", { hasText: "scratch.pdf" });
+  await row.waitFor();
+  await page.getByRole("button", { name: "Delete scratch.pdf" }).click();
+  const confirm = page.getByRole("dialog", { name: "Delete “scratch.pdf”?" });
+  await confirm.getByRole("button", { name: "Cancel" }).click();
+  await expect(row.count()).resolves.toBe(1);
+  await page.getByRole("button", { name: "Delete scratch.pdf" }).click();
+  await confirm.getByRole("button", { name: "Delete file" }).click();
+  await row.waitFor({ state: "detached" });
+  await expect(page.locator("tr", { hasText: "harbour log.pdf" }).count()).resolves.toBe(1);
+}, 30_000);
+
+it("fits a phone-width screen, and signing out ends the session", async () => {
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+  try {
+    await phone.addCookies(await context.cookies());
+    const small = await phone.newPage();
+    await small.goto(`${locus.baseUrl}/dashboard#/files`);
+    await small.locator("tr", { hasText: "harbour log.pdf" }).waitFor();
+    // Nothing wider than the screen: no sideways scrolling.
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shot("12-phone-files", small);
+  } finally {
+    await phone.close();
+  }
+
+  const session = (await context.cookies()).find((c) => c.name === "locus_session")?.value ?? "";
+  const withCookie = { headers: { cookie: `locus_session=${session}` } };
+  expect((await fetch(`${locus.baseUrl}/dashboard/api/session`, withCookie)).status).toBe(200);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { name: "Sign in to Locus" }).waitFor();
+  // The old cookie, replayed, no longer opens anything: the session ended on the server.
+  expect((await fetch(`${locus.baseUrl}/dashboard/api/session`, withCookie)).status).toBe(401);
+  await page.goto(`${locus.baseUrl}/dashboard#/keys`);
+  await page.getByRole("heading", { name: "Sign in to Locus" }).waitFor();
+
+  // And signing in again works.
+  await page.getByLabel("Email").fill(EMAIL);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+  expect(pageErrors).toEqual([]);
+}, 60_000);

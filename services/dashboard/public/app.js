@@ -1,0 +1,952 @@
+// The Locus dashboard: one page, no build step and no third-party code but pdf.js (served by Locus
+// from its npm package). Views are drawn with DOM calls (text is always set as text, never as
+// HTML), routed by the URL's hash: #/signin, #/signup, #/keys, #/files, #/search, #/usage.
+// Files and search go through the public API (/api/...) with the session cookie and its CSRF token.
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const who = document.getElementById("who");
+const toast = document.getElementById("toast");
+
+/** The signed-in session: { user: { email, plan }, csrf } or null. */
+let session = null;
+/** Stops the current view's timers when another view is drawn. */
+let leaveView = () => {};
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+/** An element with attributes (on* as listeners) and children (strings become text nodes). */
+function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2).toLowerCase(), value);
+    else if (name === "class") element.className = value;
+    else if (value === true) element.setAttribute(name, "");
+    else element.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+function say(message) {
+  toast.textContent = message;
+  toast.classList.add("shown");
+  clearTimeout(say.timer);
+  say.timer = setTimeout(() => toast.classList.remove("shown"), 4000);
+}
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+/** A readable sentence from an error body: {detail: "..."} or FastAPI's [{msg}] list. */
+function detailOf(body, status) {
+  if (body && typeof body.detail === "string") return body.detail;
+  if (body && Array.isArray(body.detail)) return body.detail.map((d) => d.msg).join("; ");
+  return `The server answered ${status}.`;
+}
+
+async function api(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  if (session) headers["X-CSRF-Token"] = session.csrf;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const data = text ? JSON.parse(text) : null;
+  if (res.status === 401 && session && !path.startsWith("/dashboard/api/sign")) {
+    session = null;
+    go("#/signin");
+    throw new ApiError(401, "Your session has ended: sign in again.");
+  }
+  if (!res.ok) throw new ApiError(res.status, detailOf(data, res.status));
+  return data;
+}
+
+function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+const formatDate = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
+
+function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(1)} GB`;
+}
+
+function formatSeconds(s) {
+  const whole = Math.floor(s);
+  const m = Math.floor(whole / 60);
+  const sec = String(whole % 60).padStart(2, "0");
+  return m >= 60 ? `${Math.floor(m / 60)}:${String(m % 60).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+/** Where a passage is, in words: "Page 3, line 17", "Lines 4–6 of page 2", "0:42–0:50". */
+function describeLocator(locator) {
+  if (!locator) return "";
+  if (locator.timestamp !== undefined) {
+    const end = locator.timestamp_end !== undefined ? `–${formatSeconds(locator.timestamp_end)}` : "";
+    const what = locator.source === "screen" ? "on screen" : "spoken";
+    return `${formatSeconds(locator.timestamp)}${end} (${what})`;
+  }
+  const parts = [];
+  if (locator.page !== undefined) parts.push(`Page ${locator.page}`);
+  if (locator.line !== undefined) {
+    parts.push(
+      locator.line_end !== undefined && locator.line_end !== locator.line
+        ? `lines ${locator.line}–${locator.line_end}`
+        : `line ${locator.line}`,
+    );
+  }
+  return parts.join(", ");
+}
+
+/** A modal question; resolves true when confirmed. */
+function confirmWith(title, text, okLabel) {
+  const dialog = document.getElementById("confirm");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-ok").textContent = okLabel;
+  dialog.returnValue = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.showModal();
+  });
+}
+
+/** Asks first; then sends the DELETE, says it is done and redraws, or shows why it failed. */
+async function confirmedDelete({ title, text, ok, path, done, reload, error }) {
+  if (!(await confirmWith(title, text, ok))) return;
+  try {
+    await api(path, { method: "DELETE" });
+    say(done);
+    await reload();
+  } catch (err) {
+    showError(error, err);
+  }
+}
+
+function view(title, ...content) {
+  leaveView();
+  leaveView = () => {};
+  document.title = `${title} · Locus dashboard`;
+  const heading = h("h1", { tabindex: "-1" }, title);
+  main.replaceChildren(heading, ...content);
+  heading.focus();
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.getAttribute("href") === location.hash) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function errorBox() {
+  return h("p", { class: "error", role: "alert", hidden: true });
+}
+
+function showError(box, err) {
+  box.textContent = err instanceof Error ? err.message : String(err);
+  box.hidden = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing in and up
+
+function accountView(mode) {
+  const signingUp = mode === "signup";
+  const error = errorBox();
+  const email = h("input", {
+    id: "email",
+    name: "email",
+    type: "email",
+    autocomplete: "email",
+    required: true,
+  });
+  const password = h("input", {
+    id: "password",
+    name: "password",
+    type: "password",
+    autocomplete: signingUp ? "new-password" : "current-password",
+    minlength: signingUp ? "10" : undefined,
+    required: true,
+    "aria-describedby": signingUp ? "password-hint" : undefined,
+  });
+  const submit = h("button", { type: "submit" }, signingUp ? "Create account" : "Sign in");
+  const form = h(
+    "form",
+    {
+      class: "card narrow",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        error.hidden = true;
+        submit.disabled = true;
+        try {
+          session = await api(`/dashboard/api/${signingUp ? "signup" : "signin"}`, {
+            method: "POST",
+            body: { email: email.value, password: password.value },
+          });
+          signedInChrome();
+          go("#/keys");
+        } catch (err) {
+          showError(error, err);
+        } finally {
+          submit.disabled = false;
+        }
+      },
+    },
+    h("label", { for: "email" }, "Email"),
+    email,
+    h("label", { for: "password" }, "Password"),
+    password,
+    signingUp
+      ? h(
+          "p",
+          { id: "password-hint", class: "hint" },
+          "At least 10 characters; a few unrelated words work well.",
+        )
+      : null,
+    error,
+    submit,
+    h(
+      "p",
+      {},
+      signingUp ? "Already have an account? " : "New to Locus? ",
+      h("a", { href: signingUp ? "#/signin" : "#/signup" }, signingUp ? "Sign in" : "Create an account"),
+    ),
+  );
+  view(signingUp ? "Create your Locus account" : "Sign in to Locus", form);
+}
+
+function signedInChrome() {
+  nav.hidden = !session;
+  who.textContent = session ? `${session.user.email} (${session.user.plan})` : "";
+}
+
+document.getElementById("signout").addEventListener("click", async () => {
+  await api("/dashboard/api/signout", { method: "POST" }).catch(() => undefined);
+  session = null;
+  signedInChrome();
+  go("#/signin");
+  say("Signed out.");
+});
+
+// ---------------------------------------------------------------------------------------------
+// API keys
+
+async function keysView() {
+  const error = errorBox();
+  const name = h("input", {
+    id: "key-name",
+    name: "name",
+    required: true,
+    maxlength: "100",
+    placeholder: "e.g. production server",
+  });
+  const type = h(
+    "select",
+    { id: "key-type", name: "type" },
+    h("option", { value: "live" }, "Live: real files, counts against the quota"),
+    h("option", { value: "test" }, "Test: instant mock answers, stores nothing"),
+  );
+  const created = h("section", { class: "card new-key", hidden: true, "aria-live": "polite" });
+  const tbody = h("tbody");
+  const table = h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      {},
+      h("caption", { class: "visually-hidden" }, "Your API keys"),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["Name", "Key", "Created", "Type", "Last used", "Status", ""].map((t) =>
+            h("th", { scope: "col" }, t),
+          ),
+        ),
+      ),
+      tbody,
+    ),
+  );
+
+  async function load() {
+    const keys = await api("/dashboard/api/keys");
+    tbody.replaceChildren(
+      ...(keys.length === 0
+        ? [h("tr", {}, h("td", { colspan: "7" }, "No keys yet: create one above."))]
+        : keys.map((key) =>
+            h(
+              "tr",
+              {},
+              h("td", { "data-label": "Name" }, key.name),
+              h("td", { "data-label": "Key" }, h("code", {}, `${key.prefix}…`)),
+              h("td", { "data-label": "Created" }, formatDate(key.created_at)),
+              h("td", { "data-label": "Type" }, key.type === "live" ? "Live" : "Test"),
+              h(
+                "td",
+                { "data-label": "Last used" },
+                key.last_used_at ? formatDate(key.last_used_at) : "Never",
+              ),
+              h(
+                "td",
+                { "data-label": "Status" },
+                h("span", { class: `badge ${key.status}` }, key.status === "active" ? "Active" : "Revoked"),
+              ),
+              h(
+                "td",
+                {},
+                key.status === "active"
+                  ? h(
+                      "button",
+                      {
+                        type: "button",
+                        class: "danger small",
+                        "aria-label": `Revoke ${key.name}`,
+                        onclick: () =>
+                          confirmedDelete({
+                            title: `Revoke “${key.name}”?`,
+                            text: "Requests with this key are refused (401) from now on. This cannot be undone.",
+                            ok: "Revoke key",
+                            path: `/dashboard/api/keys/${encodeURIComponent(key.id)}`,
+                            done: `Revoked “${key.name}”.`,
+                            reload: load,
+                            error,
+                          }),
+                      },
+                      "Revoke",
+                    )
+                  : null,
+              ),
+            ),
+          )),
+    );
+  }
+
+  function showNewKey(key) {
+    const value = h("input", {
+      id: "new-key",
+      readonly: true,
+      value: key.key,
+      class: "mono",
+      "aria-describedby": "new-key-warning",
+    });
+    const copy = h(
+      "button",
+      {
+        type: "button",
+        onclick: async () => {
+          try {
+            await navigator.clipboard.writeText(key.key);
+          } catch {
+            value.select();
+            document.execCommand("copy");
+          }
+          copy.textContent = "Copied";
+          say("Key copied to the clipboard.");
+        },
+      },
+      "Copy",
+    );
+    created.replaceChildren(
+      h("h2", {}, `Your new ${key.type} key “${key.name}”`),
+      h(
+        "p",
+        { id: "new-key-warning", class: "warning" },
+        "Copy it now: it is stored only as a hash and will not be shown again.",
+      ),
+      h("label", { for: "new-key" }, "Key"),
+      h("div", { class: "copy-row" }, value, copy),
+      h(
+        "button",
+        { type: "button", class: "secondary", onclick: () => (created.hidden = true) },
+        "I have copied it",
+      ),
+    );
+    created.hidden = false;
+    value.focus();
+    value.select();
+  }
+
+  const form = h(
+    "form",
+    {
+      class: "card",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        error.hidden = true;
+        try {
+          const key = await api("/dashboard/api/keys", {
+            method: "POST",
+            body: { name: name.value, type: type.value },
+          });
+          name.value = "";
+          showNewKey(key);
+          await load();
+        } catch (err) {
+          showError(error, err);
+        }
+      },
+    },
+    h("h2", {}, "Create a key"),
+    h(
+      "div",
+      { class: "row" },
+      h("div", {}, h("label", { for: "key-name" }, "Name"), name),
+      h("div", {}, h("label", { for: "key-type" }, "Environment"), type),
+    ),
+    error,
+    h("button", { type: "submit" }, "Create key"),
+  );
+  view("API keys", form, created, h("h2", {}, "Your keys"), table);
+  await load();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+const FINISHED = new Set(["ready", "failed"]);
+
+async function filesView() {
+  const error = errorBox();
+  const uploads = h("ul", { class: "uploads", "aria-label": "Uploads in progress" });
+  // Hidden and out of the tab order: the drop zone below is the one control (Enter or Space opens it).
+  const input = h("input", {
+    id: "file-input",
+    type: "file",
+    multiple: true,
+    class: "visually-hidden",
+    tabindex: "-1",
+  });
+  const drop = h(
+    "label",
+    { for: "file-input", class: "drop", tabindex: "0", role: "button", "aria-describedby": "drop-hint" },
+    h("strong", {}, "Choose files"),
+    " or drop them here",
+    h(
+      "span",
+      { id: "drop-hint", class: "hint" },
+      "PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio and video.",
+    ),
+  );
+  drop.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      input.click();
+    }
+  });
+  for (const type of ["dragenter", "dragover"]) {
+    drop.addEventListener(type, (event) => {
+      event.preventDefault();
+      drop.classList.add("over");
+    });
+  }
+  for (const type of ["dragleave", "drop"]) drop.addEventListener(type, () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (event) => {
+    event.preventDefault();
+    uploadAll(event.dataTransfer.files);
+  });
+  input.addEventListener("change", () => {
+    uploadAll(input.files);
+    input.value = "";
+  });
+
+  const tbody = h("tbody");
+  const table = h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      {},
+      h("caption", { class: "visually-hidden" }, "Your files"),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["Name", "Type", "Status", "Size", "Uploaded", ""].map((t) => h("th", { scope: "col" }, t)),
+        ),
+      ),
+      tbody,
+    ),
+  );
+
+  let timer;
+  let stopped = false;
+  async function load() {
+    const files = await api("/api/files?limit=200");
+    tbody.replaceChildren(
+      ...(files.length === 0
+        ? [h("tr", {}, h("td", { colspan: "6" }, "No files yet: upload one above."))]
+        : files.map(fileRow)),
+    );
+    clearTimeout(timer);
+    // Live status: look again while anything is still being read.
+    if (!stopped && files.some((f) => !FINISHED.has(f.status)))
+      timer = setTimeout(() => load().catch(() => undefined), 1500);
+  }
+  function fileRow(file) {
+    const status =
+      file.status === "failed"
+        ? h("span", { class: "badge failed", title: file.error?.message ?? "" }, "failed")
+        : h(
+            "span",
+            { class: `badge ${file.status}` },
+            file.status === "processing" && file.progress
+              ? `processing ${Math.round(file.progress * 100)}%`
+              : file.status,
+          );
+    return h(
+      "tr",
+      { "data-file": file.id },
+      h("td", { "data-label": "Name" }, file.original_name),
+      h("td", { "data-label": "Type" }, file.file_type),
+      h(
+        "td",
+        { "data-label": "Status" },
+        status,
+        file.status === "failed" && file.error ? h("div", { class: "hint" }, file.error.message) : null,
+      ),
+      h("td", { "data-label": "Size" }, formatBytes(file.size_bytes)),
+      h("td", { "data-label": "Uploaded" }, formatDate(file.created_at)),
+      h(
+        "td",
+        { class: "actions" },
+        h(
+          "button",
+          {
+            type: "button",
+            class: "secondary small",
+            "aria-label": `Preview ${file.original_name}`,
+            onclick: () => openPreview(file, null),
+          },
+          "Preview",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "danger small",
+            "aria-label": `Delete ${file.original_name}`,
+            onclick: () =>
+              confirmedDelete({
+                title: `Delete “${file.original_name}”?`,
+                text: "The file and everything found in it are removed. This cannot be undone.",
+                ok: "Delete file",
+                path: `/api/files/${encodeURIComponent(file.id)}`,
+                done: `Deleted “${file.original_name}”.`,
+                reload: load,
+                error,
+              }),
+          },
+          "Delete",
+        ),
+      ),
+    );
+  }
+
+  function uploadAll(files) {
+    for (const file of files) upload(file);
+  }
+
+  /** One upload, with its own progress bar (XMLHttpRequest reports upload progress; fetch does not). */
+  function upload(file) {
+    const bar = h("progress", { max: "100", value: "0", "aria-label": `Uploading ${file.name}` });
+    const note = h("span", { class: "hint" }, "0%");
+    const item = h("li", {}, h("span", { class: "name" }, file.name), bar, note);
+    uploads.append(item);
+    const request = new XMLHttpRequest();
+    request.open("POST", "/api/files/upload");
+    request.setRequestHeader("X-CSRF-Token", session.csrf);
+    request.upload.addEventListener("progress", (event) => {
+      if (!event.lengthComputable) return;
+      const percent = Math.round((event.loaded / event.total) * 100);
+      bar.value = percent;
+      note.textContent = `${percent}%`;
+    });
+    request.addEventListener("load", () => {
+      let body = null;
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {
+        // not JSON: the status says enough
+      }
+      if (request.status === 200) {
+        bar.value = 100;
+        note.textContent = "Uploaded; reading it now";
+        say(`Uploaded “${file.name}”.`);
+        setTimeout(() => item.remove(), 3000);
+      } else {
+        note.textContent = detailOf(body, request.status);
+        note.classList.add("error-text");
+      }
+      load().catch(() => undefined);
+    });
+    request.addEventListener("error", () => {
+      note.textContent = "The upload was cut off; try again.";
+      note.classList.add("error-text");
+    });
+    const form = new FormData();
+    form.append("file", file, file.name);
+    request.send(form);
+  }
+
+  view(
+    "Files",
+    h("section", { class: "card" }, h("h2", {}, "Upload"), drop, input, uploads),
+    error,
+    h("h2", {}, "Your files"),
+    table,
+  );
+  // After view(), which stops the view before this one.
+  leaveView = () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+  await load();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preview: a file shown at a place (a PDF at its page, a recording at its second)
+
+const previewDialog = document.getElementById("preview");
+const previewBody = document.getElementById("preview-body");
+document.getElementById("preview-close").addEventListener("click", () => previewDialog.close());
+previewDialog.addEventListener("close", () => previewBody.replaceChildren());
+
+let pdfjs;
+async function loadPdfJs() {
+  if (!pdfjs) {
+    pdfjs = await import("/dashboard/vendor/pdfjs/pdf.min.mjs");
+    pdfjs.GlobalWorkerOptions.workerSrc = "/dashboard/vendor/pdfjs/pdf.worker.min.mjs";
+  }
+  return pdfjs;
+}
+
+async function openPreview(file, locator) {
+  document.getElementById("preview-title").textContent = file.original_name;
+  document.getElementById("preview-where").textContent = locator
+    ? `Found at: ${describeLocator(locator)}`
+    : "";
+  previewBody.replaceChildren(h("p", { class: "muted" }, "Loading the preview…"));
+  previewDialog.showModal();
+  let link;
+  try {
+    link = await api(`/api/files/${encodeURIComponent(file.id)}/preview-url`);
+  } catch (err) {
+    previewBody.replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
+    return;
+  }
+  const type = file.file_type;
+  if (type === "pdf") await showPdf(link.url, locator?.page ?? 1);
+  else if (type === "image") showImage(link.url, locator);
+  else showRecording(type, link.url, locator?.timestamp ?? 0);
+}
+
+async function showPdf(url, startPage) {
+  const canvas = h("canvas", { class: "page", "aria-label": "PDF page" });
+  const status = h("span", { id: "pdf-page", "aria-live": "polite" });
+  const previous = h("button", { type: "button", class: "secondary small" }, "Previous page");
+  const next = h("button", { type: "button", class: "secondary small" }, "Next page");
+  const open = h(
+    "a",
+    { href: `${url}#page=${startPage}`, target: "_blank", rel: "noopener" },
+    "Open the PDF",
+  );
+  previewBody.replaceChildren(h("div", { class: "pager" }, previous, status, next, open), canvas);
+  let doc;
+  try {
+    const lib = await loadPdfJs();
+    doc = await lib.getDocument({ url }).promise;
+  } catch {
+    // A store that does not allow this origin to fetch (S3 without CORS): the browser's own viewer.
+    previewBody.replaceChildren(
+      h("iframe", { src: `${url}#page=${startPage}`, title: "PDF preview", class: "frame" }),
+    );
+    return;
+  }
+  let current = Math.min(Math.max(1, startPage), doc.numPages);
+  async function draw() {
+    const page = await doc.getPage(current);
+    const width = Math.min(previewBody.clientWidth || 800, 900);
+    const viewport = page.getViewport({ scale: width / page.getViewport({ scale: 1 }).width });
+    canvas.width = Math.floor(viewport.width);
+    canvas.height = Math.floor(viewport.height);
+    await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
+    status.textContent = `Page ${current} of ${doc.numPages}`;
+    canvas.setAttribute("aria-label", `Page ${current} of ${doc.numPages}`);
+    previous.disabled = current <= 1;
+    next.disabled = current >= doc.numPages;
+  }
+  previous.addEventListener("click", () => {
+    current -= 1;
+    draw();
+  });
+  next.addEventListener("click", () => {
+    current += 1;
+    draw();
+  });
+  await draw();
+}
+
+function showImage(url, locator) {
+  const img = h("img", { src: url, alt: "The uploaded image", class: "image" });
+  const frame = h("div", { class: "image-frame" }, img);
+  if (locator?.bbox) {
+    // The OCR box of the match, in the image's pixels: scaled with the image as it is drawn.
+    const box = h("div", { class: "highlight", "aria-hidden": "true" });
+    frame.append(box);
+    const place = () => {
+      const scale = img.clientWidth / img.naturalWidth;
+      Object.assign(box.style, {
+        left: `${locator.bbox.x * scale}px`,
+        top: `${locator.bbox.y * scale}px`,
+        width: `${locator.bbox.width * scale}px`,
+        height: `${locator.bbox.height * scale}px`,
+      });
+    };
+    img.addEventListener("load", place);
+  }
+  previewBody.replaceChildren(frame);
+}
+
+function showRecording(type, url, seconds) {
+  const media = h(type === "video" ? "video" : "audio", {
+    controls: true,
+    preload: "metadata",
+    src: url,
+    class: type,
+  });
+  media.addEventListener("loadedmetadata", () => {
+    media.currentTime = seconds;
+  });
+  previewBody.replaceChildren(
+    media,
+    h("p", { class: "muted", id: "media-start" }, `Starts at ${formatSeconds(seconds)}`),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search playground
+
+async function searchView() {
+  const error = errorBox();
+  const q = h("input", { id: "q", name: "q", type: "search", required: true, maxlength: "1000" });
+  const mode = h(
+    "select",
+    { id: "mode", name: "mode" },
+    h("option", { value: "quick" }, "Quick: keywords (BM25)"),
+    h("option", { value: "ai" }, "AI: meaning, with a cited summary"),
+  );
+  const output = h("section", { "aria-live": "polite", "aria-busy": "false" });
+  const form = h(
+    "form",
+    {
+      class: "card",
+      role: "search",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        error.hidden = true;
+        output.setAttribute("aria-busy", "true");
+        try {
+          const params = new URLSearchParams({ q: q.value, mode: mode.value, limit: "20" });
+          const started = performance.now();
+          const body = await api(`/api/search?${params}`);
+          showResults(body, Math.round(performance.now() - started));
+        } catch (err) {
+          showError(error, err);
+        } finally {
+          output.setAttribute("aria-busy", "false");
+        }
+      },
+    },
+    h(
+      "div",
+      { class: "row" },
+      h("div", { class: "grow" }, h("label", { for: "q" }, "Search your files"), q),
+      h("div", {}, h("label", { for: "mode" }, "Mode"), mode),
+    ),
+    error,
+    h("button", { type: "submit" }, "Search"),
+  );
+
+  function resultFile(result) {
+    return {
+      id: result.file_id,
+      original_name: result.files.original_name,
+      file_type: result.files.file_type,
+    };
+  }
+
+  function showResults(body, ms) {
+    const items = body.results.map((result, i) =>
+      h(
+        "li",
+        { class: "result" },
+        h(
+          "button",
+          {
+            type: "button",
+            class: "result-open",
+            onclick: () => openPreview(resultFile(result), result.locator),
+          },
+          h("span", { class: "result-file" }, `${i + 1}. ${result.files.original_name}`),
+          h("span", { class: "result-where" }, describeLocator(result.locator)),
+        ),
+        h("p", { class: "result-text" }, result.content),
+        h("span", { class: "hint" }, `score ${result.score.toFixed(3)}`),
+      ),
+    );
+    const parts = [
+      h("p", { class: "muted" }, `${body.count} result${body.count === 1 ? "" : "s"} in ${ms} ms`),
+    ];
+    if (body.mode === "ai" && typeof body.summary === "string") {
+      const summary = h("p", { class: "summary-text" });
+      // Markers become links to the cited result's place; the rest stays text.
+      for (const piece of body.summary.split(/(\[\d+\])/)) {
+        const marker = /^\[(\d+)\]$/.exec(piece);
+        const citation = marker && body.citations.find((c) => c.n === Number(marker[1]));
+        if (citation) {
+          summary.append(
+            h(
+              "button",
+              {
+                type: "button",
+                class: "cite",
+                "aria-label": `Source ${citation.n}: ${citation.original_name}, ${describeLocator(citation.locator)}`,
+                onclick: () =>
+                  openPreview(
+                    {
+                      id: citation.file_id,
+                      original_name: citation.original_name,
+                      file_type: body.results[citation.result_index]?.files.file_type ?? "pdf",
+                    },
+                    citation.locator,
+                  ),
+              },
+              piece,
+            ),
+          );
+        } else summary.append(piece);
+      }
+      parts.unshift(
+        h(
+          "div",
+          { class: "card summary" },
+          h("h2", {}, "Answer"),
+          summary,
+          h(
+            "p",
+            { class: "hint" },
+            `Written by ${body.summary_source}; passages matched by ${body.vector_source} vectors and keywords.`,
+          ),
+          ...(body.fallbacks ?? []).map((f) =>
+            h(
+              "p",
+              { class: "warning" },
+              `The ${f.component} ${f.engine} failed (${f.reason}); ${f.used} answered instead.`,
+            ),
+          ),
+        ),
+      );
+    }
+    parts.push(items.length > 0 ? h("ol", { class: "results" }, ...items) : h("p", {}, "Nothing found."));
+    output.replaceChildren(...parts);
+  }
+
+  view("Search", form, output);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage
+
+async function usageView() {
+  const usage = await api("/dashboard/api/usage");
+  const unlimited = usage.monthly_upload_quota === 0;
+  const used = h("progress", {
+    id: "quota",
+    max: String(unlimited ? 1 : usage.monthly_upload_quota),
+    value: String(unlimited ? 0 : usage.uploads_this_month),
+  });
+  view(
+    "Usage",
+    h(
+      "dl",
+      { class: "card facts" },
+      h("dt", {}, "Plan"),
+      h("dd", {}, usage.plan),
+      h("dt", {}, "Rate limit"),
+      h("dd", {}, `${usage.rate_limit_per_second} requests a second`),
+      h("dt", {}, `Uploads in ${usage.month} (live keys and this dashboard)`),
+      h(
+        "dd",
+        {},
+        unlimited
+          ? `${usage.uploads_this_month} (no monthly limit)`
+          : `${usage.uploads_this_month} of ${usage.monthly_upload_quota}`,
+        unlimited
+          ? null
+          : h(
+              "div",
+              {},
+              h("label", { for: "quota", class: "visually-hidden" }, "Share of the monthly quota used"),
+              used,
+            ),
+      ),
+      h("dt", {}, "Largest upload"),
+      h("dd", {}, formatBytes(usage.max_upload_bytes)),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+const ROUTES = { "#/keys": keysView, "#/files": filesView, "#/search": searchView, "#/usage": usageView };
+
+async function route() {
+  if (previewDialog.open) previewDialog.close();
+  const hash = location.hash || "#/files";
+  if (hash === "#/signin" || hash === "#/signup") {
+    if (session) return go("#/files");
+    return accountView(hash === "#/signup" ? "signup" : "signin");
+  }
+  if (!session) return go("#/signin");
+  const draw = ROUTES[hash] ?? filesView;
+  try {
+    await draw();
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 401)) {
+      view("Something went wrong", h("p", { class: "error", role: "alert" }, err.message));
+    }
+  }
+}
+
+window.addEventListener("hashchange", route);
+
+(async () => {
+  try {
+    session = await api("/dashboard/api/session");
+  } catch {
+    session = null;
+  }
+  signedInChrome();
+  await route();
+})();

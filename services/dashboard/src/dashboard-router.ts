@@ -1,0 +1,236 @@
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import express, { Router, type Request, type Response } from "express";
+import { LocusError } from "@locus/contracts";
+import { generateApiKey } from "@locus/gateway";
+import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
+import type { Logger } from "@locus/runtime";
+import { dummyHash, hashPassword, passwordProblem, verifyPassword } from "./passwords.ts";
+import type { DashboardSessions } from "./sessions.ts";
+import { DEFAULT_SIGNUP_LIMITS, SignInLimiter } from "./signin-limiter.ts";
+
+export interface DashboardDeps {
+  store: MetadataStore;
+  sessions: DashboardSessions;
+  logger: Logger;
+  rateLimits: Record<Plan, number>;
+  monthlyUploadQuota: Record<Plan, number>;
+  maxUploadBytes: number;
+  /** Accounts one client address may create in an hour (default 10). */
+  signUpsPerHour?: number;
+}
+
+const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "public");
+const PDFJS_DIR = dirname(createRequire(import.meta.url).resolve("pdfjs-dist/build/pdf.min.mjs"));
+const MAX_ACTIVE_KEYS = 100;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * The page's headers: its own scripts and styles only (no CDN, no inline script), and previews from
+ * wherever the blob store serves them (Locus itself, or S3's presigned links).
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob: data: http: https:",
+  "media-src 'self' blob: http: https:",
+  "connect-src 'self' http: https:",
+  "worker-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join("; ");
+
+const keyView = (k: ApiKey) => ({
+  id: k.id,
+  name: k.name,
+  type: k.type,
+  prefix: k.displayPrefix,
+  created_at: k.createdAt,
+  last_used_at: k.lastUsedAt,
+  status: k.revokedAt ? "revoked" : "active",
+  revoked_at: k.revokedAt,
+});
+
+function field(body: unknown, name: string, max = 320): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  if (typeof value !== "string" || value.length === 0) {
+    throw new LocusError("bad_request", `The field "${name}" is required.`);
+  }
+  if (value.length > max) throw new LocusError("bad_request", `The field "${name}" is too long.`);
+  return value;
+}
+
+function emailOf(body: unknown): string {
+  const email = field(body, "email").trim().toLowerCase();
+  if (!EMAIL.test(email)) throw new LocusError("bad_request", "That is not an email address.");
+  return email;
+}
+
+/**
+ * The web dashboard: its page and assets under /dashboard, and the account endpoints the page calls
+ * under /dashboard/api (sign-up, sign-in, sign-out, keys, usage). Files and search go through the
+ * public /api endpoints, which take the session cookie with its CSRF token as well as a key.
+ */
+export function dashboardRouter(deps: DashboardDeps): Router {
+  const router = Router();
+  const limiter = new SignInLimiter();
+  // Every sign-up counts, made or refused: a script creating accounts is slowed down either way.
+  const signUps = new SignInLimiter(
+    { ...DEFAULT_SIGNUP_LIMITS, perAddress: deps.signUpsPerHour ?? DEFAULT_SIGNUP_LIMITS.perAddress },
+    "Too many sign-ups from this address",
+  );
+  const parseJson = express.json({ limit: "16kb" });
+  // A body that is not JSON, or too large, is the client's mistake: say so (400/413), not 500.
+  const json = (req: Request, res: Response, next: (err?: unknown) => void) =>
+    parseJson(req, res, (err?: unknown) => {
+      const type = (err as { type?: unknown } | undefined)?.type;
+      if (type === "entity.too.large")
+        next(new LocusError("payload_too_large", "The request body is too large."));
+      else if (err) next(new LocusError("bad_request", "The request body must be a JSON object."));
+      else next();
+    });
+
+  router.get(["/dashboard", "/dashboard/"], (_req, res) => {
+    res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+    res.setHeader("Cache-Control", "no-store");
+    res.setHeader("X-Frame-Options", "DENY");
+    res.setHeader("Referrer-Policy", "same-origin");
+    res.sendFile(join(PUBLIC_DIR, "index.html"));
+  });
+  router.use("/dashboard/assets", express.static(PUBLIC_DIR, { index: false, maxAge: "5m" }));
+  // pdf.js, from the npm package, to show PDF previews at a page: served here, never from a CDN.
+  router.get("/dashboard/vendor/pdfjs/:file", (req, res, next) => {
+    const file = req.params.file;
+    if (file !== "pdf.min.mjs" && file !== "pdf.worker.min.mjs") {
+      next();
+      return;
+    }
+    // dotfiles: pnpm keeps packages under node_modules/.pnpm, which send() would refuse as hidden.
+    res.sendFile(join(PDFJS_DIR, file), {
+      maxAge: "1d",
+      dotfiles: "allow",
+      headers: { "Content-Type": "text/javascript" },
+    });
+  });
+
+  const signedIn = (req: Request) => deps.sessions.authenticate(req);
+
+  router.get("/dashboard/api/session", async (req, res) => {
+    const current = await deps.sessions.current(req);
+    if (!current) throw new LocusError("unauthorized", "Not signed in.");
+    res.setHeader("Cache-Control", "no-store");
+    res.json({ user: { email: current.user.email, plan: current.user.plan }, csrf: current.csrf });
+  });
+
+  router.post("/dashboard/api/signup", json, async (req, res) => {
+    const email = emailOf(req.body);
+    const password = field(req.body, "password", 1000);
+    const address = req.ip ?? "unknown";
+    signUps.check(email, address);
+    signUps.failed(email, address);
+    const problem = passwordProblem(password, email);
+    if (problem) throw new LocusError("bad_request", problem);
+    if (await deps.store.findUserByEmail(email)) {
+      throw new LocusError("conflict", "An account with this email already exists: sign in instead.");
+    }
+    let user;
+    try {
+      user = await deps.store.createUser({ email, plan: "free" });
+    } catch (err) {
+      // Two sign-ups for one address at once: the store's unique email decides.
+      if (await deps.store.findUserByEmail(email)) {
+        throw new LocusError("conflict", "An account with this email already exists: sign in instead.");
+      }
+      throw err;
+    }
+    await deps.store.setPasswordHash(user.id, await hashPassword(password));
+    const session = await deps.sessions.start(res, user);
+    deps.logger.info({ userId: user.id }, "dashboard sign-up");
+    res.status(201).json({ user: { email: user.email, plan: user.plan }, csrf: session.csrf });
+  });
+
+  router.post("/dashboard/api/signin", json, async (req, res) => {
+    const email = emailOf(req.body);
+    const password = field(req.body, "password", 1000);
+    const address = req.ip ?? "unknown";
+    limiter.check(email, address);
+    const found = await deps.store.findCredentials(email);
+    // The same work whether or not the account exists: no timing hint about which emails do.
+    const ok = await verifyPassword(password, found?.passwordHash ?? (await dummyHash()));
+    if (!found || !found.passwordHash || !ok) {
+      limiter.failed(email, address);
+      deps.logger.warn({ address }, "dashboard sign-in refused");
+      throw new LocusError("unauthorized", "Wrong email or password.");
+    }
+    limiter.succeeded(email);
+    const session = await deps.sessions.start(res, found.user);
+    res.json({ user: { email: found.user.email, plan: found.user.plan }, csrf: session.csrf });
+  });
+
+  router.post("/dashboard/api/signout", async (req, res) => {
+    // Signing out needs no CSRF token: the worst another site could do is sign the user out.
+    await deps.sessions.end(req, res);
+    res.json({ message: "Signed out" });
+  });
+
+  router.get("/dashboard/api/keys", async (req, res) => {
+    const user = await signedIn(req);
+    res.json((await deps.store.listKeys(user.id)).map(keyView));
+  });
+
+  router.post("/dashboard/api/keys", json, async (req, res) => {
+    const user = await signedIn(req);
+    const name = field(req.body, "name", 100).trim();
+    if (name.length === 0) throw new LocusError("bad_request", 'The field "name" is required.');
+    const type = (req.body as { type?: unknown }).type;
+    if (type !== "live" && type !== "test") {
+      throw new LocusError("bad_request", 'The field "type" must be "live" or "test".');
+    }
+    const active = (await deps.store.listKeys(user.id)).filter((k) => !k.revokedAt).length;
+    if (active >= MAX_ACTIVE_KEYS) {
+      throw new LocusError("bad_request", `At most ${MAX_ACTIVE_KEYS} active keys: revoke one first.`);
+    }
+    const generated = generateApiKey(type);
+    const key = await deps.store.createKey({
+      userId: user.id,
+      name,
+      type,
+      displayPrefix: generated.displayPrefix,
+      hash: generated.hash,
+    });
+    deps.logger.info({ userId: user.id, keyId: key.id, type }, "dashboard key created");
+    // The only time the whole key leaves the server.
+    res.setHeader("Cache-Control", "no-store");
+    res.status(201).json({ ...keyView(key), key: generated.key });
+  });
+
+  router.delete("/dashboard/api/keys/:id", async (req, res) => {
+    const user = await signedIn(req);
+    const revoked = await deps.store.revokeKey({ id: String(req.params.id), userId: user.id });
+    if (!revoked) throw new LocusError("not_found", "No active key with this id.");
+    deps.logger.info({ userId: user.id, keyId: revoked.id }, "dashboard key revoked");
+    res.json(keyView(revoked));
+  });
+
+  router.get("/dashboard/api/usage", async (req, res) => {
+    const user = await signedIn(req);
+    const month = new Date().toISOString().slice(0, 7);
+    res.json({
+      plan: user.plan,
+      rate_limit_per_second: deps.rateLimits[user.plan],
+      monthly_upload_quota: deps.monthlyUploadQuota[user.plan],
+      uploads_this_month: await deps.store.uploadsThisMonth(user.id, month),
+      month,
+      max_upload_bytes: deps.maxUploadBytes,
+    });
+  });
+
+  router.all("/dashboard/api/{*rest}", () => {
+    throw new LocusError("not_found", "Not Found");
+  });
+
+  return router;
+}
