@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import {
@@ -29,8 +30,31 @@ let context: BrowserContext;
 let page: Page;
 let liveKey = "";
 
-const shot = (name: string, target: Page = page) =>
-  target.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+/**
+ * A screenshot, after checking the page with axe-core (WCAG 2 A and AA rules: labels, contrast,
+ * roles, names): any serious or critical violation fails the test.
+ */
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+async function shot(name: string, target: Page = page): Promise<void> {
+  await target.addScriptTag({ path: AXE });
+  const violations = await target.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(
+            options: object,
+          ): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa"] } });
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  expect({ page: name, violations }).toEqual({ page: name, violations: [] });
+  await target.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
 
 const api = (path: string, key: string) =>
   fetch(`${locus.baseUrl}${path}`, { headers: { Authorization: `Bearer ${key}` } });
@@ -51,7 +75,8 @@ beforeAll(async () => {
       "--disable-sync",
     ],
   });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // bypassCSP lets the test inject axe-core; the page itself allows only its own scripts.
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
   page = await context.newPage();
   // Any script error on the page fails the run at the end.
   page.on("pageerror", (err) => pageErrors.push(err.message));
@@ -235,7 +260,11 @@ it("deletes a file after a confirmation", async () => {
 }, 30_000);
 
 it("fits a phone-width screen, and signing out ends the session", async () => {
-  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+  const phone = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    bypassCSP: true,
+  });
   try {
     await phone.addCookies(await context.cookies());
     const small = await phone.newPage();
