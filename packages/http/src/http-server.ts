@@ -24,7 +24,12 @@ export async function startHttpServer(
   // Requests Node rejects before any route sees them (oversized headers, broken HTTP) still get a
   // JSON body, like every other error.
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy();
+    // The client went away mid-request (closed before its declared body, or reset): nobody is
+    // left to read an answer, and the request may already have one (a 401 sent before the body
+    // ended), which a second response would follow as garbage.
+    if (!socket.writable || err.code === "HPE_INVALID_EOF_STATE" || err.code === "ECONNRESET") {
+      return socket.destroy();
+    }
     const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
     const status = tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request";
     const body = JSON.stringify({
