@@ -11,6 +11,7 @@ export {
   speak,
   removeDataDir,
   PARAPHRASES,
+  seededRandom,
   type TextImageSpec,
   startLocus,
   startSplitStack,

@@ -7,6 +7,7 @@ import {
   makePdf,
   REPO_ROOT,
   removeDataDir,
+  seededRandom,
   startLocus,
   waitForFile,
   type LocusProcess,
@@ -24,18 +25,7 @@ const SEED = 20261123;
 const REQUESTS = 3000;
 const TIMEOUT_MS = 10_000;
 
-/** mulberry32: small, seeded, enough for reproducible fuzzing. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = rng(SEED);
+const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const chance = (p: number) => random() < p;
 

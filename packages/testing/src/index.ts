@@ -7,3 +7,4 @@ export * from "./image-factory.ts";
 export * from "./media-factory.ts";
 export * from "./paraphrases.ts";
 export * from "./fake-openai-server.ts";
+export * from "./seeded-random.ts";
