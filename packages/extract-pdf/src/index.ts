@@ -16,3 +16,4 @@ export {
   type ScannedPage,
   type ScanOptions,
 } from "./extract-pdf.ts";
+export { findInflationBomb, MAX_INFLATED_STREAM_BYTES } from "./inflation-guard.ts";

@@ -1,9 +1,10 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
+import { findInflationBomb, MAX_INFLATED_STREAM_BYTES } from "./inflation-guard.ts";
 import { buildLines, type TextLine, type TextPiece } from "./lines.ts";
 
-export type PdfErrorCode = "pdf_corrupt" | "pdf_encrypted";
+export type PdfErrorCode = "pdf_corrupt" | "pdf_encrypted" | "pdf_too_complex";
 
 /** Why a PDF cannot be read, in words a person can act on. */
 export class PdfReadError extends Error {
@@ -90,6 +91,12 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
     ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
     : input;
   assertWholePdf(data);
+  if (findInflationBomb(data) !== null) {
+    throw new PdfReadError(
+      "pdf_too_complex",
+      `A compressed part of this PDF expands to more than ${MAX_INFLATED_STREAM_BYTES / 1024 / 1024} MB (a decompression bomb); Locus does not read it.`,
+    );
+  }
   let doc: PDFDocumentProxy;
   try {
     doc = await getDocument({

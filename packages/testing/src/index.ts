@@ -8,3 +8,4 @@ export * from "./media-factory.ts";
 export * from "./paraphrases.ts";
 export * from "./fake-openai-server.ts";
 export * from "./seeded-random.ts";
+export * from "./hostile-files.ts";

