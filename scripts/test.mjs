@@ -1,11 +1,12 @@
 // `pnpm test`: every test, in two phases.
 //   1. everything but the fault-injection suites, in parallel (jest's workers);
 //   2. the fault suites (*.faults.test.ts), one at a time, alone: they stop and start machine-wide
-//      services (RabbitMQ, PostgreSQL) that phase 1's suites use.
+//      services (RabbitMQ, PostgreSQL) that phase 1's suites use;
+//   3. a scan of every log line the run's Locus processes wrote, for keys, tokens and passwords.
 // Extra arguments go to jest in both phases (a path filter, -t, ...). Ends with one plain line,
 // "jest: N passed, N failed, N skipped", and a non-zero exit on any failure or when no test ran.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,10 @@ if (missingTools.length > 0) {
     );
   }
 }
+// Every Locus process a suite starts writes its log under test-artifacts/logs; the run's logs are
+// scanned for secrets at the end, so the folder starts empty.
+const LOG_DIR = "test-artifacts/logs";
+rmSync(LOG_DIR, { recursive: true, force: true });
 const dir = mkdtempSync(join(tmpdir(), "locus-jest-"));
 const phases = [
   { name: "main", extra: ["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"] },
@@ -96,7 +101,22 @@ for (const phase of phases) {
 }
 rmSync(dir, { recursive: true, force: true });
 
+// No key, token or password in any line any process logged during the run.
+let leaked = false;
+if (existsSync(LOG_DIR)) {
+  const scan = spawnSync(process.execPath, ["--import", "tsx", "packages/testing/src/log-scan.ts"], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  leaked = scan.status !== 0;
+}
+
 console.log(`jest: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+// For reports (`pnpm test:resilience`): what this run did, in one small file.
+mkdirSync("test-artifacts", { recursive: true });
+writeFileSync(
+  "test-artifacts/test-summary.json",
+  `${JSON.stringify({ args, ...totals, crashed, leaked, finished_at: new Date().toISOString() }, null, 2)}\n`,
+);
 const ran = totals.passed + totals.failed > 0;
 if (!ran) console.error("no test ran");
-process.exit(totals.failed > 0 || totals.suitesFailed > 0 || crashed || !ran ? 1 : 0);
+process.exit(totals.failed > 0 || totals.suitesFailed > 0 || crashed || leaked || !ran ? 1 : 0);

@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import amqp from "amqplib";
@@ -11,6 +10,7 @@ import {
   client,
   createUserWithKey,
   makePdf,
+  postgresCluster,
   pageWith,
   startSplitStack,
   TEST_AMQP_URL,
@@ -169,23 +169,14 @@ it("fails the file of a poison message after its retries, dead-letters it, and k
 }, 120_000);
 
 it("answers 503 while PostgreSQL is down, and recovers when it is back", async () => {
-  const version = readdirSync("/etc/postgresql")[0] ?? "15";
-  const ctl = (action: "stop" | "start") =>
-    run("pg_ctlcluster", [
-      "--skip-systemctl-redirect",
-      version,
-      "main",
-      action,
-      ...(action === "stop" ? ["-m", "fast"] : []),
-    ]);
-  await ctl("stop");
+  await postgresCluster("stop");
   try {
     const res = await c.get("/api/files");
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
     expect(((await res.json()) as { detail: string }).detail).toMatch(/unavailable; try again/);
   } finally {
-    await ctl("start");
+    await postgresCluster("start");
   }
   let status = 0;
   for (let i = 0; i < 150 && status !== 200; i++) {

@@ -9,3 +9,4 @@ export * from "./paraphrases.ts";
 export * from "./fake-openai-server.ts";
 export * from "./seeded-random.ts";
 export * from "./hostile-files.ts";
+export * from "./log-scan.ts";

@@ -1,10 +1,36 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/**
+ * Where every Locus process a test starts leaves its log, for the scan of the whole run
+ * (scripts/scan-logs.ts, called by `pnpm test`): no key, token or password may appear in any line.
+ */
+export const TEST_LOG_DIR = join(REPO_ROOT, "test-artifacts/logs");
+
+/** Environment variables whose values are secrets: their values must never reach a log. */
+const SECRET_ENV = /SECRET|PASSWORD|TOKEN|API_KEY|ACCESS_KEY/;
+
+/**
+ * Opens the log file of one process, beside a list of SHA-256 digests of the secrets it was given
+ * (the digests, never the values: the scan hashes each word of each line and looks for them).
+ */
+function openTestLog(script: string, env: Record<string, string>): (line: string) => void {
+  mkdirSync(TEST_LOG_DIR, { recursive: true });
+  const name = `${basename(script, ".ts")}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const file = join(TEST_LOG_DIR, `${name}.log`);
+  const secrets = Object.entries(env)
+    .filter(([k, v]) => SECRET_ENV.test(k) && v.length >= 8)
+    .map(([, v]) => createHash("sha256").update(v).digest("hex"));
+  writeFileSync(join(TEST_LOG_DIR, `${name}.secrets.json`), JSON.stringify(secrets));
+  writeFileSync(file, "");
+  return (line) => appendFileSync(file, `${line}\n`);
+}
 
 export interface LocusProcess {
   /** Where clients reach Locus: the server, or the gateway of the split shape. */
@@ -69,6 +95,7 @@ export function spawnLocus(options: {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...options.env },
   });
   const logs: string[] = [];
+  const writeLog = openTestLog(options.script, options.env);
   let exited = false;
   const exit = new Promise<number | null>((resolveExit) => {
     child.on("exit", (code) => {
@@ -88,6 +115,7 @@ export function spawnLocus(options: {
       buffered = lines.pop() ?? "";
       for (const line of lines) {
         logs.push(line);
+        writeLog(line);
         const m = options.ready.exec(line);
         if (m?.[1]) {
           clearTimeout(timer);

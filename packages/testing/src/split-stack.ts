@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { promisify } from "node:util";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import amqp from "amqplib";
 import pg from "pg";
 import { spawnLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
@@ -17,15 +18,34 @@ export const TEST_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export interface SplitStack extends LocusProcess {
   /** Every gateway's base URL (several with `gateways`), the first one being baseUrl. */
   gatewayUrls: string[];
+  /** Each service's own URL (its /healthz), by the launcher's name for it. */
+  serviceUrls: Record<string, string>;
   /** The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N], extractor-image). */
   pidOf(service: string): number;
   /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
   killService(service: string): void;
   s3: SigningS3Server;
   s3Bucket: string;
+  /** Every object key in this run's bucket. */
+  bucketKeys(): Promise<string[]>;
   /** Postgres schema and AMQP prefix of this run: nothing else on the machine is touched. */
   schema: string;
   amqpPrefix: string;
+}
+
+/**
+ * The first port the kernel hands out to outgoing connections: a service's port must sit below,
+ * or while it restarts after a crash an outgoing connection of any process may take its port
+ * (seen: an extractor unable to listen again for a minute).
+ */
+function ephemeralPortStart(): number {
+  try {
+    return (
+      Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32_768
+    );
+  } catch {
+    return 32_768;
+  }
 }
 
 /** A block of consecutive free ports on 127.0.0.1 (gateway, files, search, workers). */
@@ -37,7 +57,8 @@ async function freePortBlock(size: number): Promise<number> {
       server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
     });
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const base =
+      20_000 + Math.floor(Math.random() * (Math.min(50_000, ephemeralPortStart()) - 20_000 - size));
     const checks = await Promise.all(Array.from({ length: size }, (_, i) => isFree(base + i)));
     if (checks.every(Boolean)) return base;
   }
@@ -150,6 +171,48 @@ export async function startSplitStack(
     throw new Error(`no pid logged for ${service}`);
   };
   const killService = (service: string) => process.kill(pidOf(service), "SIGKILL");
+  const bucketKeys = async () => {
+    const lister = new S3Client({
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    const keys: string[] = [];
+    try {
+      let token: string | undefined;
+      do {
+        const page = await lister.send(
+          new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
+        );
+        keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ""));
+        token = page.NextContinuationToken;
+      } while (token);
+    } finally {
+      lister.destroy();
+    }
+    return keys;
+  };
+  const url = (p: number) => `http://127.0.0.1:${p}`;
+  const gatewayName = (i: number) => (gateways === 1 ? "gateway" : `gateway-${i + 1}`);
+  const serviceUrls: Record<string, string> = {
+    [gatewayName(0)]: url(port),
+    files: url(port + 1),
+    search: url(port + 2),
+    indexer: url(port + 3),
+    ...Object.fromEntries(
+      Array.from({ length: extractors }, (_, i) => [
+        extractors === 1 ? "extractor-pdf" : `extractor-pdf-${i + 1}`,
+        url(port + 4 + i),
+      ]),
+    ),
+    "extractor-image": url(port + 4 + extractors),
+    "extractor-audio": url(port + 5 + extractors),
+    "extractor-video": url(port + 6 + extractors),
+    ...Object.fromEntries(
+      Array.from({ length: gateways - 1 }, (_, i) => [gatewayName(i + 1), url(port + 4 + workers + i)]),
+    ),
+  };
   const gatewayUrls = [
     locus.baseUrl,
     ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + workers + i}`),
@@ -176,12 +239,29 @@ export async function startSplitStack(
     kill,
     s3,
     s3Bucket: bucket,
+    bucketKeys,
     schema,
     amqpPrefix,
     gatewayUrls,
+    serviceUrls,
     pidOf,
     killService,
   } satisfies SplitStack;
+}
+
+/**
+ * Stops or starts the machine's PostgreSQL cluster (Debian's pg_ctlcluster; a fast stop, as a
+ * crash or a failover would look to clients). For the fault suites, which run alone.
+ */
+export async function postgresCluster(action: "stop" | "start"): Promise<void> {
+  const version = readdirSync("/etc/postgresql")[0] ?? "15";
+  await run("pg_ctlcluster", [
+    "--skip-systemctl-redirect",
+    version,
+    "main",
+    action,
+    ...(action === "stop" ? ["-m", "fast"] : []),
+  ]);
 }
 
 /** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
