@@ -75,7 +75,7 @@ beforeAll(async () => {
   c = client(locus.baseUrl, key);
   const birds = await uploadAndWait(c, await makePdf({ pages: PAGES }), "birds.pdf", 60_000);
   expect(birds.status).toBe("ready");
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   expect(await locus.stop()).toBe(0);

@@ -105,7 +105,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         locus.baseUrl,
         (await createUserWithKey(locus.dataDir, { plan: "pro", env: locus.cliEnv })).key,
       );
-    }, 60_000);
+    }, 180_000);
 
     afterAll(async () => {
       const code = await locus.stop();
@@ -289,7 +289,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           ],
         });
         file = await uploadReady(live, pdf, "annual report.pdf");
-      }, 60_000);
+      }, 180_000);
 
       it("answers the upload with a pending record and ends ready with counts", () => {
         expect(file).toMatchObject({
@@ -425,7 +425,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           const record = await uploadReady(reader, await makePdf({ pages }), name);
           statements.forEach((st, i) => where.set(st, { fileId: record.id, page: Math.floor(i / 2) + 1 }));
         }
-      }, 120_000);
+      }, 180_000);
 
       it("finds paraphrased answers that keyword search misses", async () => {
         let quick = 0;
@@ -537,7 +537,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           ],
         ];
         scan = await uploadReady(live, await makeScannedPdf(pages), "scanned minutes.pdf");
-      }, 90_000);
+      }, 180_000);
 
       it("reads a photo of text: ready, an image with one page", () => {
         expect(photo).toMatchObject({
@@ -683,7 +683,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
       beforeAll(async () => {
         pdf = await makePdf({ pages: [["Preview me, a page about narwhals."], ["And a second page."]] });
         file = await uploadReady(live, pdf, "narwhal notes.pdf");
-      });
+      }, 180_000);
 
       it("hands out a one-hour link that serves the exact bytes inline without a key", async () => {
         const res = await live.get(`/api/files/${file.id}/preview-url`);

@@ -24,7 +24,7 @@ beforeAll(async () => {
   locus = await startLocus({ env: { LOCUS_RATE_LIMIT_PRO: "1000" } });
   const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
   c = client(locus.baseUrl, key);
-});
+}, 180_000);
 afterAll(async () => {
   expect(await locus.stop()).toBe(0);
   removeDataDir(locus.dataDir);
@@ -51,7 +51,7 @@ describe("a spoken recording", () => {
     secondAt = 2 + firstS + 20;
     const audio = recording([2, first, 20, second, 2]);
     file = await uploadReady(await encodeAudio(audio, "mp3"), "meeting.mp3");
-  }, 90_000);
+  }, 180_000);
 
   it("ends ready, an audio file with its length and no pages", () => {
     expect(file).toMatchObject({

@@ -22,7 +22,7 @@ beforeAll(async () => {
   locus = await startLocus({
     env: { LOCUS_QUOTA_FREE: "3", LOCUS_RATE_LIMIT_FREE: "200", LOCUS_SIGNUPS_PER_HOUR: "1000" },
   });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   expect(await locus.stop()).toBe(0);

@@ -80,7 +80,7 @@ beforeAll(async () => {
   page = await context.newPage();
   // Any script error on the page fails the run at the end.
   page.on("pageerror", (err) => pageErrors.push(err.message));
-}, 60_000);
+}, 180_000);
 
 const pageErrors: string[] = [];
 

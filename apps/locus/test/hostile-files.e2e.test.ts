@@ -265,7 +265,7 @@ beforeAll(async () => {
     },
   });
   c = client(locus.baseUrl, (await createUserWithKey(dataDir, { plan: "pro" })).key);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await locus?.stop();

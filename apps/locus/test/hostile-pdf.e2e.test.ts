@@ -17,7 +17,7 @@ import {
 let locus: LocusProcess;
 beforeAll(async () => {
   locus = await startLocus({ env: { LOCUS_PDF_PAGE_TIMEOUT_MS: "2000", LOCUS_RATE_LIMIT_PRO: "1000" } });
-});
+}, 180_000);
 afterAll(async () => {
   expect(await locus.stop()).toBe(0);
   removeDataDir(locus.dataDir);

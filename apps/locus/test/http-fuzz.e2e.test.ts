@@ -98,7 +98,7 @@ beforeAll(async () => {
   operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.keys(methods).map((method) => ({ method: method.toUpperCase(), path })),
   );
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   const byStatus: Record<string, number> = {};

@@ -13,7 +13,7 @@ import {
 let locus: LocusProcess;
 beforeAll(async () => {
   locus = await startLocus();
-});
+}, 180_000);
 afterAll(async () => {
   await locus.stop();
   removeDataDir(locus.dataDir);

@@ -26,7 +26,7 @@ describe("scanned PDFs (OCR in the running server)", () => {
   let locus: LocusProcess;
   beforeAll(async () => {
     locus = await startLocus({ env: { LOCUS_RATE_LIMIT_PRO: "1000" } });
-  });
+  }, 180_000);
   afterAll(async () => {
     expect(await locus.stop()).toBe(0);
     removeDataDir(locus.dataDir);
@@ -75,7 +75,7 @@ describe("images through the running server", () => {
   beforeAll(async () => {
     // A time limit no real page meets, so that every image here runs into it.
     locus = await startLocus({ env: { LOCUS_RATE_LIMIT_PRO: "1000", LOCUS_OCR_TIMEOUT_MS: "150" } });
-  });
+  }, 180_000);
   afterAll(async () => {
     expect(await locus.stop()).toBe(0);
     removeDataDir(locus.dataDir);

@@ -44,7 +44,7 @@ beforeAll(async () => {
   });
   proKey = (await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv })).key;
   gateways = stack.gatewayUrls.map((url) => client(url, proKey));
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await stack?.stop();

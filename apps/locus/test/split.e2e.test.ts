@@ -16,7 +16,7 @@ import {
 let stack: SplitStack;
 beforeAll(async () => {
   stack = await startSplitStack({ gateways: 2 });
-}, 90_000);
+}, 180_000);
 afterAll(async () => {
   await stack.stop();
 });

@@ -54,7 +54,7 @@ async function upload(pdf: Buffer, name: string): Promise<string> {
 beforeAll(async () => {
   stack = await startSplitStack({ env: { LOCUS_RATE_LIMIT_PRO: "1000", LOCUS_MAX_ATTEMPTS: "3" } });
   c = client(stack.baseUrl, (await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv })).key);
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await stack.stop();

@@ -26,7 +26,7 @@ beforeAll(async () => {
   locus = await startLocus({ env: { LOCUS_RATE_LIMIT_PRO: "1000" } });
   const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
   c = client(locus.baseUrl, key);
-});
+}, 180_000);
 afterAll(async () => {
   expect(await locus.stop()).toBe(0);
   removeDataDir(locus.dataDir);
@@ -61,7 +61,7 @@ describe.each(["mp4", "webm"] as VideoFormat[])("a talk with slides (%s)", (form
       format,
     });
     file = await uploadReady(video, `talk.${format}`);
-  }, 120_000);
+  }, 180_000);
 
   it("ends ready, a video with its length", () => {
     expect(file).toMatchObject({ status: "ready", file_type: "video", error: null });
