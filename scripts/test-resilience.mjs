@@ -126,7 +126,13 @@ if (load?.faults) {
       (r) => `| ${r.fault} | ${r.back_s ?? `outage ${r.outage_s}`} | ${r.probe_file_ready_s} |`,
     ),
     "",
-    `Under load: ${load.faults.files_accepted} files accepted, ${load.faults.uploads_refused_during_faults} upload attempts refused during faults (and retried by the client), ${load.faults.files_failed} failed, ${load.faults.orphan_files} stored though their answer was lost.`,
+    `Under load: ${load.faults.files_accepted} files accepted, ${load.faults.uploads_refused_during_faults} upload attempts refused during faults (and retried by the client), ${load.faults.files_failed} failed, ${load.faults.orphan_files} stored though their answer was lost (each must finish too).`,
+    ...(load.stall_sweep
+      ? [
+          "",
+          `An upload stored but never announced (its files service killed in between) was finished by the stall sweep ${load.stall_sweep.stranded_upload_ready_s} s after it was left (LOCUS_STALLED_AFTER_S=${load.stall_sweep.stall_after_s} in the suite; 600 by default).`,
+        ]
+      : []),
   );
 }
 if (load?.soak?.memory_mb) {

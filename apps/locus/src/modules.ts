@@ -14,9 +14,6 @@ import type { Logger, ModuleDescriptor, Target } from "@locus/runtime";
 import { SearchHttpClient, searchInternalRouter, SearchService, type SearchApi } from "@locus/search";
 import type { Infrastructure } from "./infrastructure.ts";
 
-/** Work that sat in `pending` or `processing` this long without a word is published again. */
-const STALLED_AFTER_MS = 10 * 60_000;
-
 /** What the modules of this process offer each other and the process's HTTP server. */
 export interface Running {
   files?: FilesModule;
@@ -55,7 +52,7 @@ export function moduleDescriptors(
           signingSecret: await infra.signingSecret(),
           maxUploadBytes: config.maxUploadBytes,
           monthlyUploadQuota: config.monthlyUploadQuota,
-          stalledAfterMs: STALLED_AFTER_MS,
+          stalledAfterMs: config.stalledAfterMs,
           presign: infra.presigner(),
           identity,
         });

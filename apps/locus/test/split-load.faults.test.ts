@@ -1,9 +1,13 @@
 import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import pg from "pg";
+import { S3BlobStore } from "@locus/blob-store";
+import { fileBlobKey } from "@locus/contracts";
 import {
   client,
   createUserWithKey,
@@ -40,7 +44,14 @@ const report: Record<string, unknown> = {};
 beforeAll(async () => {
   stack = await startSplitStack({
     gateways: 2,
-    env: { LOCUS_RATE_LIMIT_PRO: "1000", LOCUS_RATE_LIMIT_FREE: String(FREE_LIMIT), LOCUS_MAX_ATTEMPTS: "5" },
+    env: {
+      LOCUS_RATE_LIMIT_PRO: "1000",
+      LOCUS_RATE_LIMIT_FREE: String(FREE_LIMIT),
+      LOCUS_MAX_ATTEMPTS: "5",
+      // An upload whose files service is killed between storing its record and announcing it is
+      // picked up by the stall sweep: 20 s here instead of ten minutes, so the suite sees it end.
+      LOCUS_STALLED_AFTER_S: "20",
+    },
   });
   proKey = (await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv })).key;
   gateways = stack.gatewayUrls.map((url) => client(url, proKey));
@@ -219,7 +230,7 @@ async function account(load: Load): Promise<Record<string, number>> {
   // Uploads whose answer was lost to a fault but whose file was stored: a client would see it in
   // its list. Each must still finish like any other.
   const orphans = tokens.rows.filter((r) => !load.accepted.has(r.id)).map((r) => r.id);
-  const orphanFinal = await settle(orphans, 60_000);
+  const orphanFinal = await settle(orphans, 120_000);
   const orphansUnfinished = [...orphanFinal.values()].filter(
     (r) => r !== null && r.status !== "ready" && r.status !== "failed",
   ).length;
@@ -463,3 +474,38 @@ it("loses and duplicates nothing while each service is killed in turn and Rabbit
   }
   expect(load.accepted.size).toBeGreaterThan(20);
 }, 600_000);
+
+it("finishes an upload its files service stored but died before announcing, by the stall sweep", async () => {
+  // The state such a crash leaves: the bytes in the bucket, the record `pending`, no message.
+  const res = await gateways[0]!.upload(await loadPdf("anchor0q"), "anchor.pdf");
+  const anchor = ((await res.json()) as { file: { id: string } }).file.id;
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await db.connect();
+  const { rows } = await db.query<{ user_id: string }>(
+    `SELECT user_id FROM "${stack.schema}".files WHERE id = $1`,
+    [anchor],
+  );
+  const userId = rows[0]!.user_id;
+  const fileId = randomUUID();
+  const pdf = await loadPdf("stranded0q");
+  const blobs = new S3BlobStore(stack.blobStoreOptions);
+  await blobs.put(fileBlobKey(userId, fileId), Readable.from([pdf]));
+  const now = new Date().toISOString();
+  await db.query(
+    `INSERT INTO "${stack.schema}".files
+       (id, user_id, original_name, file_type, mime_type, size_bytes, blob_key, status, created_at, updated_at)
+     VALUES ($1, $2, 'stranded.pdf', 'pdf', 'application/pdf', $3, $4, 'pending', $5, $5)`,
+    [fileId, userId, pdf.length, fileBlobKey(userId, fileId), now],
+  );
+  await db.end();
+
+  const started = Date.now();
+  const [final] = [...(await settle([fileId], 120_000)).values()];
+  expect(final).toMatchObject({ status: "ready", passage_count: 1 });
+  // The sweep runs every half stall period (10 s) and picks files quiet for 20 s.
+  report.stall_sweep = { stall_after_s: 20, stranded_upload_ready_s: seconds(Date.now() - started) };
+  const search = (await (await gateways[1]!.get("/api/search?q=stranded0q")).json()) as {
+    results: { file_id: string }[];
+  };
+  expect(search.results.map((r) => r.file_id)).toEqual([fileId]);
+}, 180_000);

@@ -124,14 +124,7 @@ it("fails the file of a poison message after its retries, dead-letters it, and k
   const userId = rows[0]?.user_id ?? "";
 
   // An extraction that cannot be parsed, announced as this file's: the indexer fails on it every time.
-  const blobs = new S3BlobStore({
-    bucket: stack.s3Bucket,
-    region: stack.s3.region,
-    endpoint: stack.s3.endpoint,
-    forcePathStyle: true,
-    accessKeyId: stack.s3.accessKeyId,
-    secretAccessKey: stack.s3.secretAccessKey,
-  });
+  const blobs = new S3BlobStore(stack.blobStoreOptions);
   await blobs.put("poison/extraction.jsonl", Readable.from(["{not json\n"]));
   const bus = new RabbitMqBus({
     url: TEST_AMQP_URL,

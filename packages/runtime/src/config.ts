@@ -68,6 +68,7 @@ const EnvSchema = z.object({
   LOCUS_QUOTA_ENTERPRISE: int(0, 0),
   LOCUS_EXTRACT_CONCURRENCY: int(2, 1, 64),
   LOCUS_MAX_ATTEMPTS: int(3, 1, 20),
+  LOCUS_STALLED_AFTER_S: int(600, 5),
   LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
   LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
   LOCUS_OCR_LANGUAGES: z
@@ -177,6 +178,11 @@ export interface LocusConfig {
   monthlyUploadQuota: Record<Plan, number>;
   extractConcurrency: number;
   maxAttempts: number;
+  /**
+   * Split shape: a file left `pending` or `processing` this long without a word is published again
+   * (a message lost with a crashed process, an upload whose announcement never went out).
+   */
+  stalledAfterMs: number;
   /** One PDF page taking longer than this fails the file (stuck or hostile PDFs). */
   pdfPageTimeoutMs: number;
   /** Heap of one extraction thread; a file needing more fails instead of the process. */
@@ -368,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     },
     extractConcurrency: e.LOCUS_EXTRACT_CONCURRENCY,
     maxAttempts: e.LOCUS_MAX_ATTEMPTS,
+    stalledAfterMs: e.LOCUS_STALLED_AFTER_S * 1000,
     pdfPageTimeoutMs: e.LOCUS_PDF_PAGE_TIMEOUT_MS,
     extractMaxHeapMb: e.LOCUS_EXTRACT_MAX_HEAP_MB,
     ocr: {

@@ -26,6 +26,15 @@ export interface SplitStack extends LocusProcess {
   killService(service: string): void;
   s3: SigningS3Server;
   s3Bucket: string;
+  /** What an S3 blob store needs to reach this run's bucket (for tests that plant or inspect blobs). */
+  blobStoreOptions: {
+    bucket: string;
+    region: string;
+    endpoint: string;
+    forcePathStyle: true;
+    accessKeyId: string;
+    secretAccessKey: string;
+  };
   /** Every object key in this run's bucket. */
   bucketKeys(): Promise<string[]>;
   /** Postgres schema and AMQP prefix of this run: nothing else on the machine is touched. */
@@ -240,6 +249,14 @@ export async function startSplitStack(
     s3,
     s3Bucket: bucket,
     bucketKeys,
+    blobStoreOptions: {
+      bucket,
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+    },
     schema,
     amqpPrefix,
     gatewayUrls,
