@@ -20,7 +20,10 @@ export async function startHttpServer(
   // Slow or stalled clients must not hold a connection forever.
   server.requestTimeout = 10 * 60_000;
   server.headersTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+  // An idle kept-alive connection stays open longer than clients and proxies keep theirs (undici
+  // about 4 s, load balancers commonly 60 s): with Node's 5 s, a client reusing a connection just
+  // as the server closes it has its request cut (EPIPE mid-upload, seen in CI under load).
+  server.keepAliveTimeout = 65_000;
   // Requests Node rejects before any route sees them (oversized headers, broken HTTP) still get a
   // JSON body, like every other error.
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
