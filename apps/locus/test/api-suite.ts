@@ -811,7 +811,9 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           const socket = connect({ host: hostname, port: Number(port) }, () => {
             socket.write(
               `POST /api/files/upload HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${liveKey}\r\n` +
-                `Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: ${contentLength}\r\n\r\n`,
+                `Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: ${contentLength}\r\n` +
+                // The answer is read to the connection's end: ask the server to close it then.
+                "Connection: close\r\n\r\n",
             );
             socket.write(body);
             if (cut) setTimeout(() => socket.destroy(), 200);
