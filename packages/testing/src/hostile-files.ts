@@ -1,4 +1,5 @@
 import { createDeflate, deflateSync, gzipSync } from "node:zlib";
+import { wav16kHeader } from "./media-factory.ts";
 
 /**
  * Files built to hurt a reader: made byte by byte here, so each attack is exactly what its name
@@ -163,22 +164,8 @@ export function gzipped(content: Buffer): Buffer {
  * silence: a recording with an absurd declared duration.
  */
 export function wavClaiming(claimedSeconds: number): Buffer {
-  const samples = Buffer.alloc(32_000);
-  const header = Buffer.alloc(44);
   const claimed = Math.min(0xffffffff - 36, Math.round(claimedSeconds * 32_000));
-  header.write("RIFF", 0, "latin1");
-  header.writeUInt32LE(36 + claimed, 4);
-  header.write("WAVEfmt ", 8, "latin1");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(16_000, 24);
-  header.writeUInt32LE(32_000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "latin1");
-  header.writeUInt32LE(claimed, 40);
-  return Buffer.concat([header, samples]);
+  return Buffer.concat([wav16kHeader(claimed), Buffer.alloc(32_000)]);
 }
 
 /**

@@ -38,9 +38,14 @@ function wavSamples(wav: Buffer): Buffer {
 
 /** A 16 kHz mono WAV of the given samples. */
 function wav16k(samples: Buffer): Buffer {
+  return Buffer.concat([wav16kHeader(samples.length), samples]);
+}
+
+/** The header of a 16 kHz mono 16-bit WAV declaring `dataBytes` of samples (true or not). */
+export function wav16kHeader(dataBytes: number): Buffer {
   const header = Buffer.alloc(44);
   header.write("RIFF", 0, "latin1");
-  header.writeUInt32LE(36 + samples.length, 4);
+  header.writeUInt32LE(36 + dataBytes, 4);
   header.write("WAVEfmt ", 8, "latin1");
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20);
@@ -50,8 +55,8 @@ function wav16k(samples: Buffer): Buffer {
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
   header.write("data", 36, "latin1");
-  header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]);
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
 }
 
 /** Pieces of 16 kHz mono speech (from `speak`) and silences (seconds), one after the other. */
