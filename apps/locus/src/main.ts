@@ -62,6 +62,9 @@ try {
     readiness: () => infra.readiness(),
     routers: running.routers,
     errorMappers: running.errorMappers,
+    trustProxy: config.trustProxy,
+    // A process serving the public API keeps its dependencies to itself.
+    readinessDetail: !running.gateway,
   });
   http = await startHttpServer(app, {
     host: config.host,

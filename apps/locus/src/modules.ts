@@ -18,6 +18,8 @@ import type { Infrastructure } from "./infrastructure.ts";
 export interface Running {
   files?: FilesModule;
   search?: SearchService;
+  /** True when this process serves the public API (and so keeps its internals to itself). */
+  gateway?: boolean;
   /** Routes to serve, in the order modules started. */
   routers: Router[];
   errorMappers: ErrorMapper[];
@@ -200,9 +202,11 @@ export function moduleDescriptors(
             monthlyUploadQuota: config.monthlyUploadQuota,
             maxUploadBytes: config.maxUploadBytes,
             signUpsPerHour: config.signUpsPerHour,
+            redis: infra.redis(),
           }),
         );
         running.errorMappers.push(multipartErrors(config.maxUploadBytes));
+        running.gateway = true;
         return noop;
       },
     },

@@ -19,8 +19,14 @@ const PASSWORD = "several unrelated words";
 
 beforeAll(async () => {
   // Every account here comes from 127.0.0.1: allow more than the default 10 sign-ups an hour.
+  // The test is the proxy: it names the client's address in X-Forwarded-For where a test needs one.
   locus = await startLocus({
-    env: { LOCUS_QUOTA_FREE: "3", LOCUS_RATE_LIMIT_FREE: "200", LOCUS_SIGNUPS_PER_HOUR: "1000" },
+    env: {
+      LOCUS_QUOTA_FREE: "3",
+      LOCUS_RATE_LIMIT_FREE: "200",
+      LOCUS_SIGNUPS_PER_HOUR: "1000",
+      LOCUS_TRUST_PROXY: "loopback",
+    },
   });
 }, 180_000);
 
@@ -36,12 +42,16 @@ class Browser {
   cookie = "";
   csrf = "";
 
+  /** The client's address, as the (trusted, loopback) proxy in front of Locus would say it. */
+  constructor(readonly address?: string) {}
+
   async call(path: string, init: { method?: string; body?: unknown; csrf?: boolean | string } = {}) {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.cookie) headers.cookie = this.cookie;
     const csrf = init.csrf ?? true;
     if (csrf !== false && this.csrf) headers["x-csrf-token"] = csrf === true ? this.csrf : csrf;
     if (init.body !== undefined) headers["content-type"] = "application/json";
+    if (this.address) headers["x-forwarded-for"] = this.address;
     const res = await fetch(`${locus.baseUrl}${path}`, {
       method: init.method ?? "GET",
       headers,
@@ -127,6 +137,52 @@ describe("signing in", () => {
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(60);
     expect(String(blocked.body?.detail)).toMatch(/Too many failed sign-ins/);
+  });
+
+  it("counts guesses as they arrive: of 100 wrong passwords sent at once for one account, 5 are checked", async () => {
+    const email = newEmail();
+    await new Browser().signUp(email);
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => new Browser("198.51.100.10").signIn(email, `guess number ${i}`)),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(95);
+    // Refused guesses at one account did not use up the address: another account signs in from it.
+    const other = newEmail();
+    await new Browser().signUp(other);
+    expect((await new Browser("198.51.100.10").signIn(other)).status).toBe(200);
+  });
+
+  it("counts an IPv6 client by its /64: twenty failures anywhere in it close it, not its neighbours", async () => {
+    for (let i = 1; i <= 20; i++) {
+      expect((await new Browser(`2001:db8:7:7::${i.toString(16)}`).signIn(newEmail())).status).toBe(401);
+    }
+    const email = newEmail();
+    await new Browser().signUp(email);
+    const blocked = await new Browser("2001:db8:7:7:abcd::1").signIn(email);
+    expect(blocked.status).toBe(429);
+    expect((await new Browser("2001:db8:7:8::1").signIn(email)).status).toBe(200);
+  });
+
+  it("bounds password hashing: a flood from many addresses gets 503 with Retry-After, never a queue without end", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        new Browser(`203.0.113.${i % 250}`).signIn(`flood-${i}@example.com`, "not the password"),
+      ),
+    );
+    const statuses = new Set(results.map((r) => r.status));
+    expect([...statuses].sort()).toEqual([401, 503]);
+    for (const busy of results.filter((r) => r.status === 503)) {
+      expect(busy.headers.get("retry-after")).toBe("1");
+      expect(String(busy.body?.detail)).toMatch(/try again in a second/);
+    }
+    // Work waiting its turn is bounded: most of the flood was turned away at once.
+    expect(results.filter((r) => r.status === 503).length).toBeGreaterThan(50);
+    // And the queue drains: a real sign-in goes through right after.
+    const email = newEmail();
+    await new Browser().signUp(email);
+    expect((await new Browser("192.0.2.200").signIn(email)).status).toBe(200);
   });
 
   it("signing out ends the session on the server: the same cookie no longer works", async () => {

@@ -4,3 +4,4 @@ export * from "./process-app.ts";
 export * from "./service-client.ts";
 export * from "./service-identity.ts";
 export * from "./request-context.ts";
+export * from "./client-address.ts";

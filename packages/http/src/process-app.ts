@@ -11,6 +11,13 @@ export interface ProcessAppOptions {
   /** Routes of the modules this process runs, in order. */
   routers: Router[];
   errorMappers?: ErrorMapper[];
+  /** Express's "trust proxy": whose X-Forwarded-For and X-Forwarded-Proto to believe. */
+  trustProxy?: false | number | string[];
+  /**
+   * Whether /readyz names each dependency and its state. Not on a public port: it would tell
+   * anyone what Locus runs on. The states are in the log whenever a check fails.
+   */
+  readinessDetail?: boolean;
 }
 
 /**
@@ -21,6 +28,7 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.set("trust proxy", options.trustProxy ?? false);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     // A correlation id from the caller (another Locus service, or a client's proxy) is kept when it
@@ -50,7 +58,8 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
   app.get("/readyz", async (_req, res) => {
     const checks = await options.readiness();
     const ready = Object.values(checks).every((v) => v === "ok");
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "unavailable", checks });
+    const status = ready ? "ready" : "unavailable";
+    res.status(ready ? 200 : 503).json(options.readinessDetail === false ? { status } : { status, checks });
   });
 
   for (const router of options.routers) app.use(router);

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 
@@ -32,6 +33,40 @@ const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
       return n;
     });
 
+/** Express's names for address ranges (proxy-addr): loopback, link-local and private addresses. */
+const PROXY_PRESETS = ["loopback", "linklocal", "uniquelocal"];
+
+/**
+ * LOCUS_TRUST_PROXY: which proxies' X-Forwarded-For and X-Forwarded-Proto to believe. A number of
+ * hops (the closest N proxies), or addresses and CIDR ranges (and Express's presets) of the
+ * proxies, comma-separated. Unset or "false": none, so a client cannot claim another address.
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((v, ctx): false | number | string[] => {
+    const value = v?.trim() ?? "";
+    if (value === "" || value === "false") return false;
+    if (/^\d+$/.test(value)) return Number(value);
+    const entries = value.split(",").map((s) => s.trim());
+    const bad = entries.filter((entry) => {
+      if (PROXY_PRESETS.includes(entry)) return false;
+      const [address = "", bits, ...rest] = entry.split("/");
+      const family = isIP(address);
+      if (family === 0 || rest.length > 0) return true;
+      if (bits === undefined) return false;
+      return !/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128);
+    });
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a number of proxy hops, or addresses and CIDR ranges (or ${PROXY_PRESETS.join(", ")}) separated by commas; not ${bad.map((b) => `"${b}"`).join(", ")}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const EnvSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(8080, 0, 65535),
@@ -58,6 +93,7 @@ const EnvSchema = z.object({
     .url({ protocol: /^https?$/ })
     .optional()
     .transform((v) => v?.replace(/\/+$/, "")),
+  LOCUS_TRUST_PROXY: trustProxy,
   LOCUS_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   LOCUS_MAX_UPLOAD_BYTES: int(100 * 1024 * 1024, 1),
   LOCUS_RATE_LIMIT_FREE: int(5, 1),
@@ -169,6 +205,11 @@ export interface LocusConfig {
   targets: Target[];
   /** Base of links Locus hands out (preview URLs); when unset, taken from the request's Host. */
   publicUrl: string | undefined;
+  /**
+   * The proxies in front of the gateway whose X-Forwarded-For/-Proto are believed (Express's
+   * "trust proxy"): false for none, a number of hops, or their addresses and ranges.
+   */
+  trustProxy: false | number | string[];
   /** Signs preview tokens; when unset, a random secret is kept in the data directory. */
   signingSecret: string | undefined;
   maxUploadBytes: number;
@@ -360,6 +401,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     dataDir: e.LOCUS_DATA_DIR,
     targets: e.LOCUS_TARGETS,
     publicUrl: e.LOCUS_PUBLIC_URL,
+    trustProxy: e.LOCUS_TRUST_PROXY,
     signingSecret: e.LOCUS_SIGNING_SECRET,
     maxUploadBytes: e.LOCUS_MAX_UPLOAD_BYTES,
     rateLimits: {

@@ -2,13 +2,22 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { Router, type Request, type Response } from "express";
+import type { Redis } from "ioredis";
 import { LocusError } from "@locus/contracts";
+import { clientAddress } from "@locus/http";
 import { generateApiKey } from "@locus/gateway";
 import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
-import { dummyHash, hashPassword, passwordProblem, verifyPassword } from "./passwords.ts";
+import {
+  dummyHash,
+  hashPassword,
+  passwordProblem,
+  PasswordWork,
+  verifyPassword,
+  type PasswordWorkLimits,
+} from "./passwords.ts";
 import type { DashboardSessions } from "./sessions.ts";
-import { DEFAULT_SIGNUP_LIMITS, SignInLimiter } from "./signin-limiter.ts";
+import { DEFAULT_SIGNIN_LIMITS, DEFAULT_SIGNUP_LIMITS, SignInLimiter } from "./signin-limiter.ts";
 
 export interface DashboardDeps {
   store: MetadataStore;
@@ -19,6 +28,10 @@ export interface DashboardDeps {
   maxUploadBytes: number;
   /** Accounts one client address may create in an hour (default 10). */
   signUpsPerHour?: number;
+  /** Sign-in and sign-up counters shared by every gateway; per process without it. */
+  redis?: Redis | undefined;
+  /** How much password hashing runs and waits at once (defaults: DEFAULT_PASSWORD_WORK). */
+  passwordWork?: PasswordWorkLimits;
 }
 
 const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "public");
@@ -76,12 +89,13 @@ function emailOf(body: unknown): string {
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
   const router = Router();
-  const limiter = new SignInLimiter();
+  const limiter = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { redis: deps.redis, name: "signin" });
   // Every sign-up counts, made or refused: a script creating accounts is slowed down either way.
   const signUps = new SignInLimiter(
     { ...DEFAULT_SIGNUP_LIMITS, perAddress: deps.signUpsPerHour ?? DEFAULT_SIGNUP_LIMITS.perAddress },
-    "Too many sign-ups from this address",
+    { what: "Too many sign-ups from this address", redis: deps.redis, name: "signup" },
   );
+  const passwords = new PasswordWork(deps.passwordWork);
   const parseJson = express.json({ limit: "16kb" });
   // A body that is not JSON, or too large, is the client's mistake: say so (400/413), not 500.
   const json = (req: Request, res: Response, next: (err?: unknown) => void) =>
@@ -128,9 +142,8 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post("/dashboard/api/signup", json, async (req, res) => {
     const email = emailOf(req.body);
     const password = field(req.body, "password", 1000);
-    const address = req.ip ?? "unknown";
-    signUps.check(email, address);
-    signUps.failed(email, address);
+    const address = clientAddress(req);
+    await signUps.attempt(email, address);
     const problem = passwordProblem(password, email);
     if (problem) throw new LocusError("bad_request", problem);
     if (await deps.store.findUserByEmail(email)) {
@@ -146,7 +159,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       }
       throw err;
     }
-    await deps.store.setPasswordHash(user.id, await hashPassword(password));
+    await deps.store.setPasswordHash(user.id, await passwords.run(() => hashPassword(password)));
     const session = await deps.sessions.start(res, user);
     deps.logger.info({ userId: user.id }, "dashboard sign-up");
     res.status(201).json({ user: { email: user.email, plan: user.plan }, csrf: session.csrf });
@@ -155,17 +168,18 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post("/dashboard/api/signin", json, async (req, res) => {
     const email = emailOf(req.body);
     const password = field(req.body, "password", 1000);
-    const address = req.ip ?? "unknown";
-    limiter.check(email, address);
+    const address = clientAddress(req);
+    // Counted before the password is checked, so guesses sent all at once are counted too.
+    await limiter.attempt(email, address);
     const found = await deps.store.findCredentials(email);
     // The same work whether or not the account exists: no timing hint about which emails do.
-    const ok = await verifyPassword(password, found?.passwordHash ?? (await dummyHash()));
+    const stored = found?.passwordHash ?? (await dummyHash());
+    const ok = await passwords.run(() => verifyPassword(password, stored));
     if (!found || !found.passwordHash || !ok) {
-      limiter.failed(email, address);
       deps.logger.warn({ address }, "dashboard sign-in refused");
       throw new LocusError("unauthorized", "Wrong email or password.");
     }
-    limiter.succeeded(email);
+    await limiter.succeeded(email, address);
     const session = await deps.sessions.start(res, found.user);
     res.json({ user: { email: found.user.email, plan: found.user.plan }, csrf: session.csrf });
   });

@@ -1,5 +1,12 @@
 export { dashboardRouter, type DashboardDeps } from "./dashboard-router.ts";
-export { hashPassword, passwordProblem, verifyPassword } from "./passwords.ts";
+export {
+  DEFAULT_PASSWORD_WORK,
+  hashPassword,
+  passwordProblem,
+  PasswordWork,
+  verifyPassword,
+  type PasswordWorkLimits,
+} from "./passwords.ts";
 export {
   CSRF_HEADER,
   DashboardSessions,
@@ -11,5 +18,6 @@ export {
   DEFAULT_SIGNIN_LIMITS,
   DEFAULT_SIGNUP_LIMITS,
   SignInLimiter,
+  type SignInLimiterOptions,
   type SignInLimits,
 } from "./signin-limiter.ts";

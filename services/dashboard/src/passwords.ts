@@ -1,4 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { availableParallelism } from "node:os";
+import pLimit, { type LimitFunction } from "p-limit";
+import { LocusError } from "@locus/contracts";
 
 /**
  * Passwords are stored as scrypt hashes (RFC 7914, memory-hard, in Node's own crypto: no native
@@ -70,4 +73,50 @@ let dummy: Promise<string> | undefined;
 export function dummyHash(): Promise<string> {
   dummy ??= hashPassword(randomBytes(16).toString("hex"));
   return dummy;
+}
+
+export interface PasswordWorkLimits {
+  /** Hashes computed at once (each takes a libuv thread and 32 MB). */
+  concurrency: number;
+  /** Hashes waiting their turn; past this a request is refused with 503 and Retry-After. */
+  maxWaiting: number;
+}
+
+export const DEFAULT_PASSWORD_WORK: PasswordWorkLimits = {
+  // libuv's pool has 4 threads, shared with file and DNS work: never take them all.
+  concurrency: Math.max(1, Math.min(3, availableParallelism())),
+  maxWaiting: 32,
+};
+
+/**
+ * Bounds the scrypt work of sign-ins and sign-ups. scrypt is slow and memory-hard on purpose, which
+ * makes it a lever: a flood of sign-ins, each for another email from another address so that no
+ * limiter stops them, would otherwise queue hashes without end, each request waiting longer and
+ * holding its memory. Here a few run at once, a bounded number wait (under a second's worth), and
+ * the rest get a 503 with Retry-After at once, while everything else the process serves goes on.
+ */
+export class PasswordWork {
+  private readonly limit: LimitFunction;
+
+  constructor(private readonly limits: PasswordWorkLimits = DEFAULT_PASSWORD_WORK) {
+    this.limit = pLimit(limits.concurrency);
+  }
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    if (
+      this.limit.activeCount + this.limit.pendingCount >=
+      this.limits.concurrency + this.limits.maxWaiting
+    ) {
+      return Promise.reject(
+        new LocusError(
+          "unavailable",
+          "Too many sign-ins are being checked right now; try again in a second.",
+          {
+            headers: { "Retry-After": "1" },
+          },
+        ),
+      );
+    }
+    return this.limit(work);
+  }
 }

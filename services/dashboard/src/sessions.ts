@@ -13,7 +13,10 @@ const ISSUER = "locus-dashboard";
 export interface SessionOptions {
   /** How long a session lasts after signing in (default 7 days). */
   ttlMs?: number;
-  /** Send the cookie over HTTPS only. On when the public URL is https. */
+  /**
+   * Send the cookie over HTTPS only: on when the public URL is https; also set for a request that
+   * came over HTTPS (directly, or through a trusted proxy that says so in X-Forwarded-Proto).
+   */
   secureCookie: boolean;
 }
 
@@ -66,7 +69,7 @@ export class DashboardSessions {
     res.cookie(SESSION_COOKIE, token, {
       httpOnly: true,
       sameSite: "strict",
-      secure: this.options.secureCookie,
+      secure: this.options.secureCookie || res.req.secure,
       path: "/",
       maxAge: this.ttlMs,
     });
@@ -121,7 +124,7 @@ export class DashboardSessions {
     res.clearCookie(SESSION_COOKIE, {
       httpOnly: true,
       sameSite: "strict",
-      secure: this.options.secureCookie,
+      secure: this.options.secureCookie || res.req.secure,
       path: "/",
     });
   }

@@ -1,11 +1,18 @@
+import type { Redis } from "ioredis";
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
 import { LocusError } from "@locus/contracts";
 
 export interface SignInLimits {
-  /** Failed sign-ins allowed per email address in a window (default 5). */
+  /** Attempts allowed per email address in a window (default 5). */
   perEmail: number;
-  /** Failed sign-ins allowed per client address in a window (default 20: offices share addresses). */
+  /** Attempts allowed per client address in a window (default 20: offices share addresses). */
   perAddress: number;
-  /** Window length in ms (default 15 minutes). */
+  /** Window length in ms (default 15 minutes); counted in whole seconds. */
   windowMs: number;
 }
 
@@ -14,64 +21,85 @@ export const DEFAULT_SIGNIN_LIMITS: SignInLimits = { perEmail: 5, perAddress: 20
 /** New accounts from one address: 10 an hour is plenty for people and little for a script. */
 export const DEFAULT_SIGNUP_LIMITS: SignInLimits = { perEmail: 5, perAddress: 10, windowMs: 60 * 60_000 };
 
+export interface SignInLimiterOptions {
+  /** How a refusal starts: "Too many failed sign-ins". */
+  what?: string;
+  /** Shared counters for every gateway; without it each process counts on its own. */
+  redis?: Redis | undefined;
+  /** Names this limiter's counters in Redis: "signin", "signup". */
+  name?: string;
+}
+
 /**
- * Slows password guessing: after too many failed sign-ins for one email (someone guessing that
- * account) or from one address (someone trying many accounts), further attempts are refused with
- * 429 and Retry-After until the window has passed, without even checking the password. A success
- * clears the email's count. Counts live in this process (each gateway keeps its own): with N
- * gateways an attacker gets at most N times the attempts, still a handful per quarter hour.
+ * Slows password guessing: after too many attempts for one email (someone guessing that account)
+ * or from one address (someone trying many accounts), further attempts are refused with 429 and
+ * Retry-After until the window has passed, without even checking the password.
+ *
+ * An attempt is counted when it arrives, before the password is checked, in one atomic step per
+ * counter (rate-limiter-flexible: an increment in memory, or a Lua script in Redis): a hundred
+ * guesses sent at once get five checks, not a hundred. A success gives its attempt back (the email
+ * starts afresh, the address gets its point back), so only failures use up the allowance.
+ *
+ * With Redis every gateway shares the counts. If Redis fails, each gateway goes on counting in its
+ * own memory (the insurance limiter) rather than refusing everyone or letting every guess through.
  */
 export class SignInLimiter {
-  private readonly failures = new Map<string, { count: number; resetAt: number }>();
+  private readonly byEmail: RateLimiterAbstract;
+  private readonly byAddress: RateLimiterAbstract;
+  private readonly what: string;
 
-  constructor(
-    private readonly limits: SignInLimits = DEFAULT_SIGNIN_LIMITS,
-    /** How a refusal starts: "Too many failed sign-ins". */
-    private readonly what = "Too many failed sign-ins",
-  ) {}
+  constructor(limits: SignInLimits = DEFAULT_SIGNIN_LIMITS, options: SignInLimiterOptions = {}) {
+    this.what = options.what ?? "Too many failed sign-ins";
+    const name = options.name ?? "signin";
+    const duration = Math.max(1, Math.ceil(limits.windowMs / 1000));
+    const limiter = (kind: string, points: number): RateLimiterAbstract => {
+      const keyPrefix = `locus:${name}:${kind}`;
+      const memory = new RateLimiterMemory({ points, duration, keyPrefix });
+      if (!options.redis) return memory;
+      return new RateLimiterRedis({
+        storeClient: options.redis,
+        points,
+        duration,
+        keyPrefix,
+        insuranceLimiter: memory,
+      });
+    };
+    this.byEmail = limiter("email", limits.perEmail);
+    this.byAddress = limiter("address", limits.perAddress);
+  }
 
-  /** Throws 429 when either the email or the address has used up its attempts. */
-  check(email: string, address: string, now = Date.now()): void {
-    for (const [key, limit] of this.keys(email, address)) {
-      const entry = this.failures.get(key);
-      if (entry && entry.resetAt > now && entry.count >= limit) {
-        const seconds = Math.max(1, Math.ceil((entry.resetAt - now) / 1000));
-        throw new LocusError(
-          "rate_limited",
-          `${this.what}; try again in ${Math.ceil(seconds / 60)} minute(s).`,
-          {
-            headers: { "Retry-After": String(seconds) },
-          },
-        );
-      }
+  /**
+   * Counts one attempt against the email and the address, and throws 429 (with Retry-After) when
+   * either had none left. Call it before any costly check.
+   */
+  async attempt(email: string, address: string): Promise<void> {
+    // The email first: guesses at a locked account are refused without using up the address's
+    // allowance (an office behind one address is not locked out by one attacked account).
+    await this.consume(this.byEmail, email);
+    try {
+      await this.consume(this.byAddress, address);
+    } catch (err) {
+      await this.byEmail.reward(email, 1);
+      throw err;
     }
   }
 
-  /** Counts one failed attempt (or, for sign-ups, one attempt) against the email and the address. */
-  failed(email: string, address: string, now = Date.now()): void {
-    this.sweep(now);
-    for (const [key] of this.keys(email, address)) {
-      const entry = this.failures.get(key);
-      if (!entry || entry.resetAt <= now)
-        this.failures.set(key, { count: 1, resetAt: now + this.limits.windowMs });
-      else entry.count += 1;
+  private async consume(limiter: RateLimiterAbstract, key: string): Promise<void> {
+    try {
+      await limiter.consume(key);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      throw new LocusError(
+        "rate_limited",
+        `${this.what}; try again in ${Math.ceil(seconds / 60)} minute(s).`,
+        { headers: { "Retry-After": String(seconds) } },
+      );
     }
   }
 
-  succeeded(email: string): void {
-    this.failures.delete(`email:${email}`);
-  }
-
-  private keys(email: string, address: string): [string, number][] {
-    return [
-      [`email:${email}`, this.limits.perEmail],
-      [`address:${address}`, this.limits.perAddress],
-    ];
-  }
-
-  /** Drops expired windows now and then, so the map stays as small as the recent attackers. */
-  private sweep(now: number): void {
-    if (this.failures.size < 10_000) return;
-    for (const [key, entry] of this.failures) if (entry.resetAt <= now) this.failures.delete(key);
+  /** The attempt succeeded: the email starts afresh, and the address gets its attempt back. */
+  async succeeded(email: string, address: string): Promise<void> {
+    await Promise.all([this.byEmail.delete(email), this.byAddress.reward(address, 1)]);
   }
 }
