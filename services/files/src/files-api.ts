@@ -25,7 +25,10 @@ export interface FileListPage {
  * files process. Errors are LocusErrors either way.
  */
 export interface FilesApi {
+  /** Stores the file and records it `pending`; nothing processes it until announceUpload. */
   upload(user: User, input: UploadInput): Promise<FileRecordDto>;
+  /** The upload's request completed: start processing the file. */
+  announceUpload(user: User, fileId: string): Promise<void>;
   /** Undoes an upload whose request failed after the file was stored; gives its quota back. */
   discardUpload(user: User, fileId: string): Promise<void>;
   list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage>;

@@ -37,6 +37,10 @@ export function filesInternalRouter(
     const originalName = decodeURIComponent(String(req.headers["x-locus-file-name"] ?? ""));
     res.json(await files.upload(user, { originalName, body: req }));
   });
+  router.post("/internal/files/:id/announce", guard, async (req, res) => {
+    await files.announceUpload(await userOf(callerOf(res)), param(req, "id"));
+    res.status(204).end();
+  });
   router.post("/internal/files/:id/discard", guard, async (req, res) => {
     await files.discardUpload(await userOf(callerOf(res)), param(req, "id"));
     res.status(204).end();
@@ -88,6 +92,12 @@ export class FilesHttpClient implements FilesApi {
       duplex: "half",
       timeoutMs: UPLOAD_TIMEOUT_MS,
     } as RequestInit & { duplex: "half"; timeoutMs: number });
+  }
+
+  async announceUpload(user: User, fileId: string): Promise<void> {
+    await this.client.request(user.id, `/internal/files/${encodeURIComponent(fileId)}/announce`, {
+      method: "POST",
+    });
   }
 
   async discardUpload(user: User, fileId: string): Promise<void> {

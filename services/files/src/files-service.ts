@@ -114,9 +114,12 @@ export class FilesService implements FilesApi {
   ) {}
 
   /**
-   * Streams the upload into the blob store, then records it `pending` and asks for processing.
-   * The quota is taken first and given back if anything fails, and a failed upload leaves no blob
-   * and no record.
+   * Streams the upload into the blob store, then records it `pending`. The quota is taken first
+   * and given back if anything fails, and a failed upload leaves no blob and no record.
+   *
+   * Processing is not asked for here but by announceUpload, once the whole request has arrived: a
+   * request that breaks off after its file part (the client leaves, a later part breaks a limit) is
+   * discarded and refunded, and so must never have cost an extraction.
    */
   async upload(user: User, input: UploadInput): Promise<FileRecordDto> {
     const name = cleanFileName(input.originalName);
@@ -185,7 +188,6 @@ export class FilesService implements FilesApi {
         updatedAt: now.toISOString(),
       };
       await this.store.createFile(record);
-      await this.requestProcessing(record);
       return toFileDto(record);
     } catch (err) {
       input.body.resume();
@@ -193,6 +195,15 @@ export class FilesService implements FilesApi {
       if (stored) await this.blobs.delete(blobKey);
       throw err;
     }
+  }
+
+  /**
+   * The upload's request completed: asks for its processing. A file already moving (announced
+   * before, or picked up by the stall sweep) is left alone.
+   */
+  async announceUpload(user: User, fileId: string): Promise<void> {
+    const record = await this.record(user.id, fileId);
+    if (record.status === "pending") await this.requestProcessing(record);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import multer from "multer";
 import type { FilesApi } from "@locus/files";
 import { methodNotAllowed } from "@locus/http";
-import type { MetadataStore, Plan } from "@locus/metadata-store";
+import type { MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchApi } from "@locus/search";
 import { authenticate, principalOf, type SessionAuthenticator } from "./authenticate.ts";
@@ -56,6 +56,17 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     authenticate(deps.store, deps.logger, deps.sessions),
     rateLimit(deps.rateLimits, deps.redis),
   ];
+  /**
+   * Asks for an upload's processing. If the files service cannot be told now, the file is stored
+   * and recorded all the same: the stall sweep publishes it, so the upload still succeeds.
+   */
+  const announce = async (user: User, fileId: string): Promise<void> => {
+    try {
+      await deps.files.announceUpload(user, fileId);
+    } catch (err) {
+      deps.logger.warn({ err, fileId }, "could not announce the upload; the stall sweep will");
+    }
+  };
   const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
 
   app
@@ -95,6 +106,12 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         const parts = (req.files ?? []) as (Express.Multer.File & Partial<StoredUpload>)[];
         const stored = parts.find((f) => f.fieldname === "file" && f.dto);
         if (stored?.dto) {
+          // Only now, with the whole request in, is the file processed: an upload whose request
+          // broke off was discarded (and refunded) before anything was spent on it.
+          if (stored.fileId) {
+            void announce(principal.user, stored.fileId).then(() => res.json({ file: stored.dto }), next);
+            return;
+          }
           res.json({ file: stored.dto });
           return;
         }
