@@ -117,6 +117,7 @@ async function transcript(
   const quiet = { warn: () => undefined };
   for await (const p of transcribeRecording(
     audio,
+    "audio/wav",
     { speech, logger: quiet, maxDurationS: 86_400 },
     () => undefined,
   ))
@@ -204,6 +205,7 @@ export async function benchMedia(
   try {
     const reading = readVideo(
       video,
+      "video/mp4",
       {
         speech,
         engine: counting,

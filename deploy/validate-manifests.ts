@@ -11,6 +11,7 @@
  *
  * Exits 1 listing every problem, 0 with a summary of what was checked.
  */
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -255,7 +256,22 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
   if (!secretKeys.has(templateName)) {
     secretFromTemplate = true;
     const values: Record<string, string> = {};
-    for (const [k, v] of Object.entries(obj(template.stringData))) values[k] = show(v);
+    // The template's placeholders are what Locus must refuse to start with; the checks below go
+    // on with random stand-ins, as an operator who filled the template in would have.
+    for (const [k, v] of Object.entries(obj(template.stringData))) {
+      values[k] = show(v).replace(/CHANGE_ME[\w-]*/g, () => randomBytes(24).toString("base64url"));
+    }
+    const placeholders = Object.fromEntries(
+      Object.entries(obj(template.stringData)).map(([k, v]) => [k, show(v)]),
+    );
+    for (const name of ["LOCUS_INTERNAL_SECRET", "LOCUS_SIGNING_SECRET"]) {
+      if (!(name in placeholders)) continue;
+      const refused = locusConfigProblems({ [name]: placeholders[name]! }).some((p) =>
+        p.startsWith(`${name}:`),
+      );
+      if (!refused)
+        problems.push(`k8s/base/secret.example.yaml: Locus would start with the placeholder ${name}`);
+    }
     secretKeys.set(templateName, values);
   }
   const configMaps = new Map<string, Record<string, string>>();

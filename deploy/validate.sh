@@ -31,14 +31,21 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 echo "== docker-compose config ($(docker-compose version --short 2>/dev/null))"
-# Variables the file reads are left to their placeholder defaults, whatever this shell holds.
-env -u POSTGRES_PASSWORD -u RABBITMQ_PASSWORD -u MINIO_ROOT_USER -u MINIO_ROOT_PASSWORD \
-  -u LOCUS_INTERNAL_SECRET -u LOCUS_SIGNING_SECRET -u LOCUS_PUBLIC_URL \
-  docker-compose -f docker-compose.yml config -q ||
+# The file has no default for its secrets: without them it must refuse to render.
+if env -u POSTGRES_PASSWORD -u RABBITMQ_PASSWORD -u MINIO_ROOT_PASSWORD -u LOCUS_INTERNAL_SECRET \
+  -u LOCUS_SIGNING_SECRET docker-compose -f docker-compose.yml --env-file /dev/null config -q 2>/dev/null; then
+  echo "validate: docker-compose.yml renders without its secrets set: it must require them" >&2
+  exit 1
+fi
+echo "docker-compose.yml refuses to start without its secrets"
+# With secrets made as deploy/compose-env.sh makes them (and nothing else from this shell).
+secrets="$out/secrets.env"
+bash deploy/compose-env.sh --print >"$secrets"
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL \
+  docker-compose -f docker-compose.yml --env-file "$secrets" config -q ||
   { echo "validate: docker-compose.yml does not parse (message above)" >&2; exit 1; }
-env -u POSTGRES_PASSWORD -u RABBITMQ_PASSWORD -u MINIO_ROOT_USER -u MINIO_ROOT_PASSWORD \
-  -u LOCUS_INTERNAL_SECRET -u LOCUS_SIGNING_SECRET -u LOCUS_PUBLIC_URL \
-  docker-compose -f docker-compose.yml config >"$out/compose.yaml"
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL \
+  docker-compose -f docker-compose.yml --env-file "$secrets" config >"$out/compose.yaml"
 echo "docker-compose.yml parses"
 
 echo "== kubectl kustomize ($("$KUBECTL" version --client 2>/dev/null | head -n 1))"

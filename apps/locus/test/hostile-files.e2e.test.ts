@@ -1,15 +1,20 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import {
   client,
+  concatList,
   createUserWithKey,
   encodeAudio,
   gzipped,
+  hlsPlaylist,
   makeDecompressionBomb,
   makePdf,
   makeTextImage,
   makeVideo,
+  mp3Disguise,
   mp4Claiming,
   pageWith,
   pdfFlateBomb,
@@ -18,9 +23,11 @@ import {
   pdfWithReferenceLoops,
   recording,
   REPO_ROOT,
+  speak,
   startLocus,
   waitForFile,
   wavClaiming,
+  webmDisguise,
   zipArchive,
   type Client,
   type LocusProcess,
@@ -365,6 +372,71 @@ it("reads the scripted PDF's text and never runs its script", async () => {
   // The script would have called out to port 9 and alerted: no log line mentions either.
   expect(locus.logs.join("\n")).not.toMatch(/pwned|steal/);
 });
+
+it("never follows a playlist or concat list dressed as a recording, to a local file or a URL", async () => {
+  // A recording outside any upload, worth hearing: had ffmpeg followed a list to it, its words
+  // would have become passages. And a loopback server that notes every request made to it.
+  const outside = mkdtempSync(join(tmpdir(), "locus-canary-"));
+  const canary = join(outside, "canary.wav");
+  writeFileSync(canary, recording([0.5, await speak("The canary sings of copper lanterns."), 0.5]));
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url ?? "");
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/segment.wav`;
+  const lists = [
+    {
+      name: "HLS playlist dressed as MP3",
+      filename: "song.mp3",
+      data: mp3Disguise(hlsPlaylist([canary, url])),
+    },
+    {
+      name: "concat list dressed as MP3",
+      filename: "mix.mp3",
+      data: mp3Disguise(concatList([canary, "canary.wav", url])),
+    },
+    {
+      name: "HLS playlist dressed as WebM",
+      filename: "clip.webm",
+      data: webmDisguise(hlsPlaylist([canary, url])),
+    },
+    {
+      name: "concat list dressed as WebM",
+      filename: "cut.webm",
+      data: webmDisguise(concatList([canary, url])),
+    },
+  ];
+  try {
+    for (const list of lists) {
+      const res = await c.upload(list.data, list.filename);
+      expect({ attack: list.name, status: res.status }).toEqual({ attack: list.name, status: 200 });
+      const { file } = (await res.json()) as { file: { id: string } };
+      const f = (await waitForFile(c, file.id, 120_000)) as {
+        status: string;
+        error: { code: string; message: string } | null;
+      };
+      expect({ attack: list.name, status: f.status }).toEqual({ attack: list.name, status: "failed" });
+      expect(["media_unsupported", "media_corrupt"]).toContain(f.error?.code);
+      outcomes.push({
+        attack: list.name,
+        filename_length: list.filename.length,
+        bytes: list.data.length,
+        status: res.status,
+        final: f.status,
+        code: f.error?.code ?? null,
+        message: f.error?.message ?? null,
+      });
+    }
+    expect(requests).toEqual([]);
+    const heard = (await (await c.get("/api/search?q=copper+lanterns")).json()) as { results: unknown[] };
+    expect(heard.results).toEqual([]);
+  } finally {
+    server.close();
+    rmSync(outside, { recursive: true, force: true });
+  }
+}, 300_000);
 
 it("writes nothing outside the data folder, and nothing under a name the uploader chose", () => {
   const everything = readdirSync(sandbox);

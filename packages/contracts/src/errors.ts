@@ -28,6 +28,7 @@ export const ErrorCodes = {
   media_truncated: { status: 422, transient: false },
   media_too_long: { status: 422, transient: false },
   media_no_audio: { status: 422, transient: false },
+  media_unsupported: { status: 422, transient: false },
   speech_engine_unavailable: { status: 422, transient: false },
   file_missing: { status: 422, transient: false },
   extraction_failed: { status: 422, transient: false },

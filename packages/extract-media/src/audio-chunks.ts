@@ -1,5 +1,6 @@
 import { ffmpegStream } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
+import { inputArgs, type MediaInput } from "./media-input.ts";
 
 /** What speech recognisers take: 16 kHz, mono, signed 16-bit little-endian samples. */
 export const SAMPLE_RATE = 16_000;
@@ -47,12 +48,11 @@ function frameRms(pcm: Buffer, offset: number): number {
  * MediaReadError when ffmpeg cannot decode the file.
  */
 export async function* audioChunks(
-  path: string,
+  input: MediaInput,
   options: ChunkOptions = DEFAULT_CHUNK_OPTIONS,
 ): AsyncGenerator<AudioChunk, number> {
   const ffmpeg = ffmpegStream([
-    "-i",
-    path,
+    ...inputArgs(input),
     "-vn",
     "-ac",
     "1",

@@ -1,11 +1,73 @@
 import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
 import type { Readable } from "node:stream";
 import { createRequire } from "node:module";
 
-/** The ffmpeg binary shipped in the @ffmpeg-installer package for this platform: nothing to install. */
-export const FFMPEG_PATH: string = (
+/** The ffmpeg binary shipped in the @ffmpeg-installer package for this platform (a 2018 build). */
+export const BUNDLED_FFMPEG_PATH: string = (
   createRequire(import.meta.url)("@ffmpeg-installer/ffmpeg") as { path: string }
 ).path;
+
+/** Debian's ffmpeg, which gets the distribution's security updates. */
+export const SYSTEM_FFMPEG_PATH = "/usr/bin/ffmpeg";
+
+export interface FfmpegChoice {
+  path: string;
+  /** Why this one: set by LOCUS_FFMPEG_PATH, the system's (Debian's), or the npm package's. */
+  source: "setting" | "system" | "bundled";
+}
+
+let chosen: FfmpegChoice | undefined;
+
+const executable = (path: string) => {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Which ffmpeg reads uploads: the one configured, else the system's where installed (a maintained
+ * build with security fixes, in the Docker image too), else the npm package's as the fallback, so
+ * that a bare machine still works. Chosen once per process; the extractors log the choice at start.
+ */
+export function chooseFfmpeg(configured?: string): FfmpegChoice {
+  if (configured) chosen = { path: configured, source: "setting" };
+  else if (executable(SYSTEM_FFMPEG_PATH)) chosen = { path: SYSTEM_FFMPEG_PATH, source: "system" };
+  else chosen = { path: BUNDLED_FFMPEG_PATH, source: "bundled" };
+  return chosen;
+}
+
+/** The ffmpeg in use (chosen with the defaults on first use if nobody chose before). */
+export const ffmpegPath = (): string => (chosen ?? chooseFfmpeg()).path;
+
+/**
+ * Chooses the ffmpeg (see chooseFfmpeg) and says which, with its version, for the start log. A
+ * configured binary that does not run stops the start: reading every recording would fail.
+ */
+export async function useFfmpeg(configured?: string): Promise<FfmpegChoice & { version: string }> {
+  const choice = chooseFfmpeg(configured);
+  try {
+    return { ...choice, version: await ffmpegVersion() };
+  } catch (err) {
+    throw new Error(`ffmpeg cannot be run from ${choice.path} (${choice.source})`, { cause: err });
+  }
+}
+
+/** The first line of `ffmpeg -version` ("ffmpeg version 5.1.7-0+deb12u1 ..."), for the start log. */
+export async function ffmpegVersion(): Promise<string> {
+  let out = "";
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(ffmpegPath(), ["-version"], { stdio: ["ignore", "pipe", "ignore"] });
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => (out += text));
+    child.once("error", reject);
+    child.once("close", () => resolve());
+  });
+  return out.split("\n")[0]?.trim() ?? "";
+}
 
 export interface FfmpegRun {
   /** ffmpeg's exit code (null when it was killed). */
@@ -27,7 +89,7 @@ export function runFfmpeg(
   options: { onStdout?: (chunk: Buffer) => Promise<void> | void; signal?: AbortSignal } = {},
 ): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(FFMPEG_PATH, ["-hide_banner", "-nostdin", ...args], {
+    const child = spawn(ffmpegPath(), ["-hide_banner", "-nostdin", ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -68,7 +130,7 @@ export function ffmpegStream(args: readonly string[]): {
   onStderr: (listener: (text: string) => void) => void;
   exited: () => boolean;
 } {
-  const child = spawn(FFMPEG_PATH, ["-hide_banner", "-nostdin", ...args], {
+  const child = spawn(ffmpegPath(), ["-hide_banner", "-nostdin", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

@@ -5,7 +5,19 @@ export {
   type AudioChunk,
   type ChunkOptions,
 } from "./audio-chunks.ts";
-export { FFMPEG_PATH, ffmpegStream, runFfmpeg, type FfmpegRun } from "./ffmpeg.ts";
+export {
+  BUNDLED_FFMPEG_PATH,
+  chooseFfmpeg,
+  ffmpegPath,
+  ffmpegStream,
+  ffmpegVersion,
+  runFfmpeg,
+  SYSTEM_FFMPEG_PATH,
+  useFfmpeg,
+  type FfmpegChoice,
+  type FfmpegRun,
+} from "./ffmpeg.ts";
+export { inputArgs, mediaInput, refuseReferenceLists, type MediaInput } from "./media-input.ts";
 export { MediaReadError, type MediaErrorCode } from "./media-errors.ts";
 export { probeMedia, type MediaInfo } from "./probe.ts";
 export {

@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { runFfmpeg } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
+import { inputArgs, type MediaInput } from "./media-input.ts";
 
 export interface MediaInfo {
   /** The container's declared duration, in seconds; null when it declares none. */
@@ -13,18 +14,19 @@ export interface MediaInfo {
  * What a media file declares: its duration and its streams, from ffmpeg's description of the input
  * (ffmpeg reads headers only when given no output). A file ffmpeg cannot open is corrupt.
  */
-export async function probeMedia(path: string): Promise<MediaInfo> {
-  const { stderr } = await runFfmpeg(["-i", path]);
-  const input = stderr.indexOf("Input #0");
-  if (input < 0) {
+export async function probeMedia(input: MediaInput): Promise<MediaInfo> {
+  const { stderr } = await runFfmpeg(inputArgs(input));
+  const described = stderr.indexOf("Input #0");
+  if (described < 0) {
     throw new MediaReadError("media_corrupt", "The recording is damaged or not a format Locus can decode.");
   }
-  const description = stderr.slice(input);
+  const description = stderr.slice(described);
   const d = /Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)/.exec(description);
   // A WAV's own header says how much sound it holds; ffmpeg goes by the bytes present, so a WAV cut
   // off in transfer would pass for a shorter whole one.
   const durationS =
-    (await wavDeclaredSeconds(path)) ?? (d ? Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]) : null);
+    (await wavDeclaredSeconds(input.path)) ??
+    (d ? Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]) : null);
   // Cover art in an MP3 or M4A is a "video" stream of one picture: not a video.
   const videoStreams = description
     .split("\n")

@@ -5,6 +5,7 @@ import type { ExtractedPassage } from "@locus/contracts";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 import { audioChunks, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from "./audio-chunks.ts";
 import { MediaReadError } from "./media-errors.ts";
+import { mediaInput, refuseReferenceLists, type MediaInput } from "./media-input.ts";
 import { probeMedia, type MediaInfo } from "./probe.ts";
 import { speechPassages } from "./speech-passages.ts";
 
@@ -26,7 +27,7 @@ const TRUNCATED_SHARE = 0.9;
 
 /** A recording written where ffmpeg can read it, and what it declares. */
 export interface OpenedRecording {
-  path: string;
+  input: MediaInput;
   info: MediaInfo;
   /** Removes the file. */
   close(): Promise<void>;
@@ -34,23 +35,30 @@ export interface OpenedRecording {
 
 /**
  * Writes a recording's bytes to a file of its own (ffmpeg needs to seek in MP4 and MOV, which may
- * keep their index at the end), and checks what it declares. Throws MediaReadError for files
- * ffmpeg cannot open and recordings longer than `maxDurationS`.
+ * keep their index at the end), and checks what it declares. `mimeType` is the type sniffed at
+ * upload: ffmpeg reads the file as that container and nothing else. Throws MediaReadError for
+ * playlists and lists of other files, files ffmpeg cannot open and recordings longer than
+ * `maxDurationS`.
  */
-export async function openRecording(data: Buffer, maxDurationS: number): Promise<OpenedRecording> {
+export async function openRecording(
+  data: Buffer,
+  mimeType: string,
+  maxDurationS: number,
+): Promise<OpenedRecording> {
+  refuseReferenceLists(data);
   const dir = await mkdtemp(join(tmpdir(), "locus-recording-"));
   const close = () => rm(dir, { recursive: true, force: true });
   try {
-    const path = join(dir, "recording");
-    await writeFile(path, data);
-    const info = await probeMedia(path);
+    const input = mediaInput(join(dir, "recording"), mimeType);
+    await writeFile(input.path, data);
+    const info = await probeMedia(input);
     if (info.durationS !== null && info.durationS > maxDurationS) {
       throw new MediaReadError(
         "media_too_long",
         `The recording is ${Math.round(info.durationS / 60)} minutes long; Locus reads recordings up to ${Math.round(maxDurationS / 60)} minutes.`,
       );
     }
-    return { path, info, close };
+    return { input, info, close };
   } catch (err) {
     await close();
     throw err;
@@ -58,7 +66,7 @@ export async function openRecording(data: Buffer, maxDurationS: number): Promise
 }
 
 /**
- * Transcribes the sound of the recording at `path`: ffmpeg streams it as 16 kHz mono PCM, cut at
+ * Transcribes the sound of the recording `input`: ffmpeg streams it as 16 kHz mono PCM, cut at
  * pauses into chunks of tens of seconds, each transcribed in turn (memory stays flat whatever the
  * length); silent chunks are skipped. Passages carry `timestamp` and `timestamp_end` in seconds.
  * A chunk the engine fails on is skipped and logged, so one bad chunk does not sink the file; if
@@ -69,7 +77,7 @@ export async function openRecording(data: Buffer, maxDurationS: number): Promise
  * the engine cannot run at all.
  */
 export async function* transcribeSound(
-  path: string,
+  input: MediaInput,
   info: MediaInfo,
   options: TranscribeOptions,
   progress: (done: number) => void,
@@ -77,7 +85,7 @@ export async function* transcribeSound(
   let transcribed = 0;
   let failed = 0;
   let lastError: unknown;
-  const chunks = audioChunks(path, options.chunks ?? DEFAULT_CHUNK_OPTIONS);
+  const chunks = audioChunks(input, options.chunks ?? DEFAULT_CHUNK_OPTIONS);
   let decodedS: number;
   for (;;) {
     const next = await chunks.next();
@@ -130,14 +138,15 @@ export async function* transcribeSound(
 /** A recording's speech, start to end: its passages, and its length in seconds as the final value. */
 export async function* transcribeRecording(
   data: Buffer,
+  mimeType: string,
   options: TranscribeOptions,
   progress: (done: number) => void,
 ): AsyncGenerator<ExtractedPassage, number> {
-  const recording = await openRecording(data, options.maxDurationS);
+  const recording = await openRecording(data, mimeType, options.maxDurationS);
   try {
-    const { path, info } = recording;
+    const { input, info } = recording;
     if (!info.hasAudio) throw new MediaReadError("media_no_audio", "The recording has no sound track.");
-    const decodedS = yield* transcribeSound(path, info, options, progress);
+    const decodedS = yield* transcribeSound(input, info, options, progress);
     return Math.round((info.durationS ?? decodedS) * 100) / 100;
   } finally {
     await recording.close();

@@ -1,5 +1,6 @@
 import { ffmpegStream } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
+import { inputArgs, type MediaInput } from "./media-input.ts";
 
 export interface VideoFrame {
   /** Seconds from the start of the video. */
@@ -53,7 +54,7 @@ function takePgm(
  * the times) and streams them; the caller's pace holds ffmpeg back, so memory stays flat.
  */
 export async function* videoFrames(
-  path: string,
+  input: MediaInput,
   options: FrameOptions = DEFAULT_FRAME_OPTIONS,
 ): AsyncGenerator<VideoFrame> {
   // The first frame; a scene change, unless one was taken less than minGapS ago (a moving picture
@@ -64,8 +65,7 @@ export async function* videoFrames(
     `+gte(t-prev_selected_t,${options.floorS})'`;
   const filters = [select, "showinfo", `scale='min(${options.maxWidth},iw)':-2`, "format=gray"].join(",");
   const ffmpeg = ffmpegStream([
-    "-i",
-    path,
+    ...inputArgs(input),
     "-an",
     "-vf",
     filters,

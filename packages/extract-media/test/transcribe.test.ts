@@ -10,6 +10,7 @@ async function run(audio: Buffer, speech: SpeechToText) {
   const progress: number[] = [];
   const gen = transcribeRecording(
     audio,
+    "audio/wav",
     {
       speech,
       logger: quiet,

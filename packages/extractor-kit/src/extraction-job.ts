@@ -36,12 +36,14 @@ export interface ExtractionSummary {
 }
 
 /**
- * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1). Returns
- * the summary as the generator's final value.
+ * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1); `file` is
+ * what the upload message says of it (the MIME type sniffed from its bytes). Returns the summary
+ * as the generator's final value.
  */
 export type Extract = (
   data: Buffer,
   progress: (done: number) => void,
+  file: { mimeType: string },
 ) => AsyncGenerator<ExtractedPassage, ExtractionSummary>;
 
 export interface ExtractionJobDeps {
@@ -131,12 +133,16 @@ export class ExtractionJob {
     const data = await readBlob(blobs, blobKey);
     let lastReport = Date.now();
     const pending: Promise<void>[] = [];
-    const extraction = this.extract(data, (done) => {
-      if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
-      lastReport = Date.now();
-      // Extraction is most of the work; indexing takes the last few percent.
-      pending.push(bus.publish("file.progress", { fileId, userId, progress: 0.9 * Math.min(1, done) }));
-    });
+    const extraction = this.extract(
+      data,
+      (done) => {
+        if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
+        lastReport = Date.now();
+        // Extraction is most of the work; indexing takes the last few percent.
+        pending.push(bus.publish("file.progress", { fileId, userId, progress: 0.9 * Math.min(1, done) }));
+      },
+      { mimeType: message.mimeType },
+    );
     let passageCount = 0;
     let summary: ExtractionSummary = { pageCount: null };
     async function* lines(): AsyncGenerator<string> {

@@ -67,6 +67,27 @@ const trustProxy = z
     return entries;
   });
 
+/**
+ * Values that were copied from an example and never changed: docker-compose's and the Kubernetes
+ * template's placeholders, and the like. A secret anyone can read in this repository lets anyone
+ * who reaches an internal port mint service identities, or forge preview links.
+ */
+const PLACEHOLDER =
+  /change[-_ ]?me|placeholder|example|replace[-_ ]?(?:me|this)|your[-_ ]?secret|at[-_ ]least[-_ ]32/i;
+
+/** A shared secret: long enough, and not a placeholder or a run of a few characters. */
+const secret = z
+  .string()
+  .min(32, "must be at least 32 characters")
+  .refine((v) => !PLACEHOLDER.test(v), {
+    message: "is a placeholder from an example file: set a random value (e.g. openssl rand -base64 32)",
+  })
+  .refine((v) => new Set(v).size >= 10, {
+    message:
+      "has too few different characters to be random: set a random value (e.g. openssl rand -base64 32)",
+  })
+  .optional();
+
 const EnvSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(8080, 0, 65535),
@@ -94,7 +115,7 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => v?.replace(/\/+$/, "")),
   LOCUS_TRUST_PROXY: trustProxy,
-  LOCUS_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  LOCUS_SIGNING_SECRET: secret,
   LOCUS_MAX_UPLOAD_BYTES: int(100 * 1024 * 1024, 1),
   LOCUS_RATE_LIMIT_FREE: int(5, 1),
   LOCUS_RATE_LIMIT_PRO: int(50, 1),
@@ -134,6 +155,7 @@ const EnvSchema = z.object({
   LOCUS_SPEECH_ENGINE: z.enum(["pocketsphinx", "openai"]).default("pocketsphinx"),
   LOCUS_POCKETSPHINX_MODEL_DIR: z.string().min(1).default("/usr/share/pocketsphinx/model/en-us"),
   LOCUS_MEDIA_MAX_DURATION_S: int(4 * 3600, 1),
+  LOCUS_FFMPEG_PATH: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).default("https://api.openai.com/v1"),
   OPENAI_API_KEY: z.string().min(1).optional(),
   LOCUS_OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default("whisper-1"),
@@ -188,7 +210,7 @@ const EnvSchema = z.object({
   S3_FORCE_PATH_STYLE: z.enum(["true", "false"]).default("false"),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  LOCUS_INTERNAL_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  LOCUS_INTERNAL_SECRET: secret,
   LOCUS_FILES_URL: z.url({ protocol: /^https?$/ }).optional(),
   LOCUS_SEARCH_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
@@ -250,6 +272,8 @@ export interface LocusConfig {
     pocketsphinxModelDir: string;
     /** Recordings declaring more seconds than this are refused. */
     maxDurationS: number;
+    /** The ffmpeg that reads recordings and videos; unset: Debian's where installed, else npm's. */
+    ffmpegPath: string | undefined;
   };
   /** Any OpenAI-compatible server, for the engines that use one. */
   openai: {
@@ -432,6 +456,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       engine: e.LOCUS_SPEECH_ENGINE,
       pocketsphinxModelDir: e.LOCUS_POCKETSPHINX_MODEL_DIR,
       maxDurationS: e.LOCUS_MEDIA_MAX_DURATION_S,
+      ffmpegPath: e.LOCUS_FFMPEG_PATH,
     },
     openai: {
       baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ""),

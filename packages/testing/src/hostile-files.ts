@@ -191,3 +191,33 @@ export function mp4Claiming(mp4: Buffer, claimedSeconds: number): Buffer {
   patch("mdhd", 12, 16);
   return out;
 }
+
+/**
+ * Text that names other files, dressed as an MP3: an ID3 tag whose footer flag makes readers
+ * disagree on where it ends (10 bytes apart), an MPEG frame header in those 10 bytes for a sniffer
+ * to see, and `text` where a content-guessing ffmpeg looks next: an HLS playlist or a concat list.
+ */
+export function mp3Disguise(text: string): Buffer {
+  const id3 = Buffer.from([0x49, 0x44, 0x33, 4, 0, 0x10, 0, 0, 0, 0]);
+  const frame = Buffer.from([0xff, 0xfb, 0x90, 0x64, 0, 0, 0, 0, 0, 0]);
+  return Buffer.concat([id3, frame, Buffer.from(text, "utf8")]);
+}
+
+/** `text` behind the first bytes of a WebM (an EBML header): what a sniffer takes for a video. */
+export function webmDisguise(text: string): Buffer {
+  const ebml = Buffer.from(
+    "1a45dfa3a34286810142f7810142f2810442f381084282847765626d42878104428581021853806701000000000000",
+    "hex",
+  );
+  return Buffer.concat([ebml, Buffer.from(text, "utf8")]);
+}
+
+/** An HLS playlist whose segments are `targets` (paths or URLs), as ffmpeg's HLS reader takes them. */
+export function hlsPlaylist(targets: string[]): string {
+  return `#EXTM3U\n#EXT-X-TARGETDURATION:5\n${targets.map((t) => `#EXTINF:3,\n${t}\n`).join("")}#EXT-X-ENDLIST\n`;
+}
+
+/** An ffmpeg concat script naming `targets`. */
+export function concatList(targets: string[]): string {
+  return `ffconcat version 1.0\n${targets.map((t) => `file '${t}'\n`).join("")}`;
+}

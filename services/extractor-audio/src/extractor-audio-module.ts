@@ -1,6 +1,6 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { MediaReadError, transcribeRecording } from "@locus/extract-media";
+import { MediaReadError, transcribeRecording, useFfmpeg } from "@locus/extract-media";
 import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
@@ -11,6 +11,8 @@ export interface ExtractorAudioDeps {
   logger: Logger;
   speech: SpeechToText;
   maxDurationS: number;
+  /** LOCUS_FFMPEG_PATH: the ffmpeg to read media with; unset, Debian's where installed, else npm's. */
+  ffmpegPath?: string | undefined;
   concurrency: number;
   maxAttempts: number;
 }
@@ -21,6 +23,11 @@ export interface ExtractorAudioDeps {
  * every recording fails with that reason instead of waiting.
  */
 export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promise<Stoppable> {
+  const ffmpeg = await useFfmpeg(deps.ffmpegPath);
+  deps.logger.info(
+    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version },
+    "media are read by this ffmpeg",
+  );
   let unavailable: SpeechEngineError | null = null;
   try {
     await deps.speech.check();
@@ -31,11 +38,12 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
   }
   const job = new ExtractionJob(
     { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "recording" },
-    async function* (data, progress) {
+    async function* (data, progress, file) {
       if (unavailable) throw new FileRejectedError(unavailable.code, unavailable.message);
       try {
         const durationS = yield* transcribeRecording(
           data,
+          file.mimeType,
           { speech: deps.speech, logger: deps.logger, maxDurationS: deps.maxDurationS },
           progress,
         );

@@ -1,6 +1,6 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { MediaReadError } from "@locus/extract-media";
+import { MediaReadError, useFfmpeg } from "@locus/extract-media";
 import { isUnreadableImage, type OcrEngine } from "@locus/extract-ocr";
 import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
@@ -16,6 +16,8 @@ export interface ExtractorVideoDeps {
   engine: OcrEngine;
   minConfidence: number;
   maxDurationS: number;
+  /** LOCUS_FFMPEG_PATH: the ffmpeg to read media with; unset, Debian's where installed, else npm's. */
+  ffmpegPath?: string | undefined;
   concurrency: number;
   maxAttempts: number;
 }
@@ -26,6 +28,11 @@ export interface ExtractorVideoDeps {
  * speech engine, videos are still read for what they show.
  */
 export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<Stoppable> {
+  const ffmpeg = await useFfmpeg(deps.ffmpegPath);
+  deps.logger.info(
+    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version },
+    "media are read by this ffmpeg",
+  );
   let speechUnavailable = false;
   try {
     await deps.speech.check();
@@ -44,10 +51,11 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
   };
   const job = new ExtractionJob(
     { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "video" },
-    async function* (data, progress) {
+    async function* (data, progress, file) {
       try {
         return yield* readVideo(
           data,
+          file.mimeType,
           {
             speech: speechUnavailable ? silent : deps.speech,
             engine: deps.engine,

@@ -33,24 +33,25 @@ const SAME_FRAME = 4;
  */
 export async function* readVideo(
   data: Buffer,
+  mimeType: string,
   options: ReadVideoOptions,
   progress: (done: number) => void,
 ): AsyncGenerator<ExtractedPassage, ExtractionSummary> {
-  const recording = await openRecording(data, options.maxDurationS);
+  const recording = await openRecording(data, mimeType, options.maxDurationS);
   try {
-    const { path, info } = recording;
+    const { input, info } = recording;
     // Sound first, then pictures: each takes about half the work when both are there.
     const soundShare = info.hasAudio && info.hasVideo ? 0.5 : 1;
     let decodedS = 0;
     if (info.hasAudio) {
-      decodedS = yield* transcribeSound(path, info, options, (done) => progress(done * soundShare));
+      decodedS = yield* transcribeSound(input, info, options, (done) => progress(done * soundShare));
     }
     if (info.hasVideo) {
       const frameOptions = options.frames ?? DEFAULT_FRAME_OPTIONS;
       const screen = new ScreenText();
       let last: { print: Float64Array; lines: Parameters<ScreenText["see"]>[1] } | null = null;
       let lastTime = 0;
-      for await (const frame of videoFrames(path, frameOptions)) {
+      for await (const frame of videoFrames(input, frameOptions)) {
         lastTime = frame.timeS;
         if (info.durationS) progress(1 - soundShare + soundShare * Math.min(1, frame.timeS / info.durationS));
         const print = framePrint(frame.pgm, frame.width, frame.height);

@@ -1,0 +1,84 @@
+import { MediaReadError } from "./media-errors.ts";
+
+/**
+ * ffmpeg's demuxer for each container Locus accepts, by the MIME type sniffed from the upload's
+ * bytes. ffmpeg is always told which one: left to guess from the content, it opens a text file
+ * behind an ID3 tag as an HLS playlist and follows its URLs.
+ */
+const DEMUXERS: ReadonlyMap<string, string> = new Map([
+  ["audio/mpeg", "mp3"],
+  ["audio/wav", "wav"],
+  ["audio/x-m4a", "mov"],
+  ["audio/mp4", "mov"],
+  ["audio/aac", "aac"],
+  ["audio/ogg", "ogg"],
+  ["audio/ogg; codecs=opus", "ogg"],
+  ["audio/opus", "ogg"],
+  ["audio/flac", "flac"],
+  ["audio/x-flac", "flac"],
+  ["video/mp4", "mov"],
+  ["video/x-m4v", "mov"],
+  ["video/quicktime", "mov"],
+  ["video/matroska", "matroska"],
+  ["video/x-matroska", "matroska"],
+  ["video/webm", "matroska"],
+]);
+
+/** A recording on disk and the demuxer that reads it. */
+export interface MediaInput {
+  path: string;
+  demuxer: string;
+}
+
+/** The input for a recording of the given (sniffed) MIME type; refuses a type Locus has no demuxer for. */
+export function mediaInput(path: string, mimeType: string): MediaInput {
+  const demuxer = DEMUXERS.get(mimeType);
+  if (!demuxer) {
+    throw new MediaReadError("media_unsupported", `Locus does not read ${mimeType} recordings.`);
+  }
+  return { path, demuxer };
+}
+
+/**
+ * ffmpeg's options for reading an upload: its demuxer named (no guessing from the content), and
+ * only the local file protocol allowed, so nothing inside a file can make ffmpeg open a URL, a
+ * pipe, a device or a `concat:`/`subfile:` of other files.
+ */
+export function inputArgs(input: MediaInput): string[] {
+  return ["-protocol_whitelist", "file", "-f", input.demuxer, "-i", input.path];
+}
+
+/** Text that makes a file a list of other files: HLS and DASH-like playlists, ffmpeg concat scripts. */
+const REFERENCE_LISTS = /^(?:#EXTM3U|#EXT-X-|ffconcat version|file\s+['"/]|<\?xml[^>]*>\s*<MPD)/i;
+
+/**
+ * Where the content after an ID3v2 tag may start: its size is 4 "synchsafe" 7-bit bytes, and a
+ * footer flag adds 10 bytes that some readers skip and others do not (the gap is where a playlist
+ * hides behind an MP3 frame header: a sniffer sees MP3, a content-guessing ffmpeg sees HLS).
+ */
+function afterId3(head: Buffer): number[] {
+  if (head.length < 10 || head.toString("latin1", 0, 3) !== "ID3") return [0];
+  const size =
+    ((head[6]! & 0x7f) << 21) | ((head[7]! & 0x7f) << 14) | ((head[8]! & 0x7f) << 7) | (head[9]! & 0x7f);
+  return [0, 10 + size, 20 + size];
+}
+
+/**
+ * Refuses a playlist or concat list dressed as a recording (an ID3 tag before it makes it sniff as
+ * MP3): Locus reads the bytes it was given, never files or URLs that they name.
+ */
+export function refuseReferenceLists(data: Buffer): void {
+  for (const start of afterId3(data)) {
+    const text = data
+      .subarray(start, start + 512)
+      .toString("utf8")
+      .replace(/^\uFEFF/, "")
+      .trimStart();
+    if (REFERENCE_LISTS.test(text)) {
+      throw new MediaReadError(
+        "media_unsupported",
+        "The file is a playlist or a list of other files, not a recording; Locus does not follow the files or links it names. Upload the recording itself.",
+      );
+    }
+  }
+}

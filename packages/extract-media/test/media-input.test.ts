@@ -1,0 +1,60 @@
+import { concatList, encodeAudio, hlsPlaylist, mp3Disguise, recording, speak } from "@locus/testing";
+import {
+  BUNDLED_FFMPEG_PATH,
+  chooseFfmpeg,
+  inputArgs,
+  mediaInput,
+  refuseReferenceLists,
+  SYSTEM_FFMPEG_PATH,
+  useFfmpeg,
+} from "../src/index.ts";
+import { existsSync } from "node:fs";
+
+describe("how ffmpeg is given an upload", () => {
+  it("names the demuxer of the sniffed type and allows only local files", () => {
+    expect(inputArgs(mediaInput("/tmp/x/recording", "audio/mpeg"))).toEqual([
+      "-protocol_whitelist",
+      "file",
+      "-f",
+      "mp3",
+      "-i",
+      "/tmp/x/recording",
+    ]);
+    expect(mediaInput("/r", "video/webm").demuxer).toBe("matroska");
+    expect(mediaInput("/r", "audio/x-m4a").demuxer).toBe("mov");
+    expect(() => mediaInput("/r", "application/vnd.apple.mpegurl")).toThrow(/does not read/);
+  });
+
+  it("refuses playlists and concat lists, behind an ID3 tag or not, and lets recordings through", async () => {
+    for (const list of [
+      mp3Disguise(hlsPlaylist(["/etc/hostname", "http://127.0.0.1:9/a.wav"])),
+      mp3Disguise(concatList(["recording"])),
+      Buffer.from(hlsPlaylist(["a.ts"])),
+      Buffer.concat([
+        Buffer.from([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0]),
+        Buffer.from(hlsPlaylist(["a.ts"])),
+      ]),
+    ]) {
+      expect(() => refuseReferenceLists(list)).toThrow(
+        expect.objectContaining({ code: "media_unsupported" }),
+      );
+    }
+    const mp3 = await encodeAudio(recording([0.2, await speak("A real recording."), 0.2]), "mp3");
+    expect(() => refuseReferenceLists(mp3)).not.toThrow();
+  });
+
+  it("prefers a configured ffmpeg, then the system's, then the npm package's; and says which runs", async () => {
+    expect(chooseFfmpeg("/opt/ffmpeg/bin/ffmpeg")).toEqual({
+      path: "/opt/ffmpeg/bin/ffmpeg",
+      source: "setting",
+    });
+    await expect(useFfmpeg("/nonexistent/ffmpeg")).rejects.toThrow(
+      /cannot be run from \/nonexistent\/ffmpeg/,
+    );
+    const chosen = await useFfmpeg();
+    if (existsSync(SYSTEM_FFMPEG_PATH))
+      expect(chosen).toMatchObject({ path: SYSTEM_FFMPEG_PATH, source: "system" });
+    else expect(chosen).toMatchObject({ path: BUNDLED_FFMPEG_PATH, source: "bundled" });
+    expect(chosen.version).toMatch(/^ffmpeg version /);
+  });
+});
