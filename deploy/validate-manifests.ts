@@ -697,7 +697,50 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
     }
   }
 
-  // 7. One namespace for everything an overlay puts in one.
+  // 7. The network: only gateways may reach files and search, nothing may reach the indexer and
+  //    the extractors (NetworkPolicy ingress; a pod no policy selects is open to the cluster).
+  const policies = ofKind("NetworkPolicy").map((p) => ({
+    name: show(at(p, "metadata", "name")),
+    selector: obj(at(p, "spec", "podSelector")),
+    ingress: (at(p, "spec", "ingress") as Obj[] | undefined) ?? [],
+  }));
+  const selects = (selector: Obj, labels: Obj) =>
+    Object.entries(obj(selector.matchLabels)).every(([k, v]) => labels[k] === v) &&
+    ((selector.matchExpressions as Obj[] | undefined) ?? []).every((e) => {
+      const value = labels[show(e.key)];
+      const values = (e.values as unknown[] | undefined) ?? [];
+      if (e.operator === "In") return values.includes(value);
+      if (e.operator === "NotIn") return !values.includes(value);
+      if (e.operator === "Exists") return value !== undefined;
+      return value === undefined;
+    });
+  const gatewayLabels = workloads.find((w) => w.target === "gateway")?.podLabels ?? {};
+  for (const w of workloads.filter((x) => x.doc.kind === "Deployment")) {
+    const applying = policies.filter((p) => selects(p.selector, w.podLabels));
+    const ww = `[${label}] Deployment/${w.name}`;
+    if (applying.length === 0) {
+      problems.push(`${ww}: no NetworkPolicy selects its pods, so anything in the cluster reaches them`);
+      continue;
+    }
+    const sources = applying.flatMap((p) => p.ingress.map((rule) => ({ policy: p.name, rule })));
+    if (w.target === "gateway") continue;
+    for (const { policy, rule } of sources) {
+      const from = (rule.from as Obj[] | undefined) ?? [];
+      const onlyGateways =
+        from.length > 0 &&
+        from.every(
+          (f) => f.ipBlock === undefined && f.namespaceSelector === undefined && isObj(f.podSelector),
+        ) &&
+        from.every((f) => selects(obj(f.podSelector), gatewayLabels));
+      if (w.target !== "files" && w.target !== "search") {
+        problems.push(`${ww}: NetworkPolicy ${policy} lets connections in; it serves nobody`);
+      } else if (!onlyGateways) {
+        problems.push(`${ww}: NetworkPolicy ${policy} lets in more than Locus's gateways`);
+      }
+    }
+  }
+
+  // 8. One namespace for everything an overlay puts in one.
   const namespaces = new Set(
     objects.filter((o) => o.kind !== "Namespace").map((o) => text(at(o, "metadata", "namespace"))),
   );

@@ -1,3 +1,6 @@
+import { randomBytes } from "node:crypto";
+import { SignJWT } from "jose";
+import { ServiceIdentity } from "@locus/http";
 import {
   client,
   createUserWithKey,
@@ -14,8 +17,10 @@ import {
  * and a 1,000-page PDF moves through the broker (its extraction travels as a blob, not a message).
  */
 let stack: SplitStack;
+// Known to the test, so that it can speak to the internal ports as a gateway (or an intruder) would.
+const INTERNAL_SECRET = randomBytes(32).toString("base64url");
 beforeAll(async () => {
-  stack = await startSplitStack({ gateways: 2 });
+  stack = await startSplitStack({ gateways: 2, env: { LOCUS_INTERNAL_SECRET: INTERNAL_SECRET } });
 }, 180_000);
 afterAll(async () => {
   await stack.stop();
@@ -103,3 +108,92 @@ it("indexes a 1,000-page PDF", async () => {
   };
   expect(body.results[0]?.locator).toEqual({ page: 1000, line: 21, line_end: 21, source: "text" });
 }, 240_000);
+
+describe("the internal endpoints of files and search", () => {
+  const gateway = new ServiceIdentity(INTERNAL_SECRET);
+  const bearer = (token?: string) => (token ? { Authorization: `Bearer ${token}` } : undefined);
+  const statusOf = async (url: string, token?: string, method = "GET") =>
+    (await fetch(url, { method, headers: bearer(token) })).status;
+
+  it("refuse a missing, forged, expired, replayed, wrong-audience or wrong-request token", async () => {
+    const { userId } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+    const user = { id: userId! };
+    const files = stack.serviceUrls.files!;
+    const search = stack.serviceUrls.search!;
+    const sign = (audience: string, path: string, method = "GET") =>
+      gateway.sign(user.id, audience, { method, path });
+    const forged = await new ServiceIdentity(randomBytes(32).toString("base64url")).sign(user.id, "files", {
+      method: "GET",
+      path: "/internal/files",
+    });
+    const past = Math.floor(Date.now() / 1000) - 300;
+    const expired = await new SignJWT({ htm: "GET", htu: "/internal/files" })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(user.id)
+      .setAudience("locus:files")
+      .setIssuer("locus:gateway")
+      .setJti(randomBytes(8).toString("hex"))
+      .setIssuedAt(past)
+      .setExpirationTime(past + 30)
+      .sign(new TextEncoder().encode(INTERNAL_SECRET));
+
+    expect(await statusOf(`${files}/internal/files`)).toBe(401);
+    expect(await statusOf(`${files}/internal/files`, forged)).toBe(401);
+    expect(await statusOf(`${files}/internal/files`, expired)).toBe(401);
+    expect(await statusOf(`${files}/internal/files`, await sign("search", "/internal/files"))).toBe(401);
+    expect(await statusOf(`${search}/internal/search?q=x`, await sign("files", "/internal/search?q=x"))).toBe(
+      401,
+    );
+    expect(await statusOf(`${files}/internal/files?limit=1000`, await sign("files", "/internal/files"))).toBe(
+      401,
+    );
+    expect(await statusOf(`${files}/internal/files`, await sign("files", "/internal/files", "DELETE"))).toBe(
+      401,
+    );
+
+    const good = await sign("files", "/internal/files");
+    expect(await statusOf(`${files}/internal/files`, good)).toBe(200);
+    expect(await statusOf(`${files}/internal/files`, good)).toBe(401);
+    const query = await sign("search", "/internal/search?q=harbour");
+    expect(await statusOf(`${search}/internal/search?q=harbour`, query)).toBe(200);
+    expect(await statusOf(`${search}/internal/search?q=harbour`, query)).toBe(401);
+  });
+
+  it("take the user from the token only", async () => {
+    const owner = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+    const stranger = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+    const c = client(stack.baseUrl, owner.key);
+    const res = await c.upload(
+      await makePdf({ pages: [["The lighthouse keeper logs every gale."]] }),
+      "log.pdf",
+    );
+    const { file } = (await res.json()) as { file: { id: string } };
+    await waitForFile(c, file.id);
+    const files = stack.serviceUrls.files!;
+    const search = stack.serviceUrls.search!;
+    // The stranger's token, with the owner named every other way a caller could try.
+    const path = `/internal/files/${file.id}?user_id=${owner.userId!}`;
+    const asStranger = await gateway.sign(stranger.userId!, "files", { method: "GET", path });
+    const read = await fetch(`${files}${path}`, {
+      headers: { ...bearer(asStranger), "X-User-Id": owner.userId!, "X-Locus-User": owner.userId! },
+    });
+    expect(read.status).toBe(404);
+    const q = `/internal/search?q=lighthouse+keeper&user_id=${owner.userId!}`;
+    const found = await fetch(`${search}${q}`, {
+      headers: bearer(await gateway.sign(stranger.userId!, "search", { method: "GET", path: q })),
+    });
+    expect(((await found.json()) as { results: unknown[] }).results).toEqual([]);
+    const own = await fetch(`${search}${q}`, {
+      headers: bearer(await gateway.sign(owner.userId!, "search", { method: "GET", path: q })),
+    });
+    expect(((await own.json()) as { results: { file_id: string }[] }).results[0]?.file_id).toBe(file.id);
+  });
+});
+
+it("keeps what Locus runs on to the internal ports: /readyz names its checks there only", async () => {
+  expect(await (await fetch(`${stack.baseUrl}/readyz`)).json()).toEqual({ status: "ready" });
+  expect(await (await fetch(`${stack.serviceUrls.files!}/readyz`)).json()).toEqual({
+    status: "ready",
+    checks: { metadata_store: "ok", blob_store: "ok", bus: "ok" },
+  });
+});

@@ -23,11 +23,16 @@ export class ServiceClient {
     path: string,
     init: RequestInit & { timeoutMs?: number } = {},
   ): Promise<Response> {
-    const token = await this.identity.sign(userId, this.audience);
+    const url = new URL(`${this.baseUrl}${path}`);
+    // The token is good for this one request: its method, path and query, as the callee sees them.
+    const token = await this.identity.sign(userId, this.audience, {
+      method: init.method ?? "GET",
+      path: `${url.pathname}${url.search}`,
+    });
     const requestId = currentRequestId();
     let res: Response;
     try {
-      res = await fetch(`${this.baseUrl}${path}`, {
+      res = await fetch(url, {
         ...init,
         headers: {
           ...(init.headers as Record<string, string> | undefined),

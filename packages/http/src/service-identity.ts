@@ -1,30 +1,66 @@
+import { randomUUID } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { LocusError } from "@locus/contracts";
 
-const TTL_SECONDS = 60;
+/** Long enough for a call to reach its service across a busy cluster; too short to be worth stealing. */
+const TTL_SECONDS = 30;
+/** Clocks of different hosts disagree a little. */
+const CLOCK_TOLERANCE_SECONDS = 5;
+const ISSUER = "locus:gateway";
+
+/** The one request a service token is good for. */
+export interface ServiceCall {
+  method: string;
+  /** Path and query, as the callee receives them: "/internal/files/…?limit=10". */
+  path: string;
+}
+
+/**
+ * Remembers the ids of tokens already used until they expire, so that a token seen on the wire (a
+ * log, a proxy, a capture inside the cluster) cannot be played again. Tokens arrive in about the
+ * order they expire, so the oldest entries are dropped first.
+ */
+class UsedTokens {
+  private readonly seen = new Map<string, number>();
+
+  /** False when the id was used before. */
+  use(id: string, expiresAtMs: number, now = Date.now()): boolean {
+    for (const [seenId, expires] of this.seen) {
+      if (expires > now) break;
+      this.seen.delete(seenId);
+    }
+    if (this.seen.has(id)) return false;
+    this.seen.set(id, expiresAtMs + CLOCK_TOLERANCE_SECONDS * 1000);
+    return true;
+  }
+}
 
 /**
  * Who is calling, between Locus services: the gateway authenticates the API key, then calls files
- * and search with a short-lived token (HS256, shared secret) naming the user and the service it is
- * meant for. Those services accept nothing else, so an internal port reached from outside is
- * still closed to anyone without the secret.
+ * and search with a token (HS256, shared secret) naming the user, the service it is meant for, and
+ * the one request it is for (method, path and query, like DPoP's htm/htu). It lives 30 seconds
+ * and is accepted once. Those services accept nothing else and take the user from the token
+ * only, so an internal port reached from outside is still closed to anyone without the secret,
+ * and a token that leaks can neither be replayed nor used for another call.
  */
 export class ServiceIdentity {
   private readonly key: Uint8Array;
+  private readonly used = new UsedTokens();
 
   constructor(secret: string) {
     this.key = new TextEncoder().encode(secret);
   }
 
   /** A token for one call to `audience` (e.g. "files") on behalf of `userId`. */
-  sign(userId: string, audience: string): Promise<string> {
+  sign(userId: string, audience: string, call: ServiceCall): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({})
+    return new SignJWT({ htm: call.method.toUpperCase(), htu: call.path })
       .setProtectedHeader({ alg: "HS256" })
       .setSubject(userId)
       .setAudience(`locus:${audience}`)
-      .setIssuer("locus:gateway")
+      .setIssuer(ISSUER)
+      .setJti(randomUUID())
       .setIssuedAt(now)
       .setExpirationTime(now + TTL_SECONDS)
       .sign(this.key);
@@ -36,20 +72,31 @@ export class ServiceIdentity {
       const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
       if (!token)
         throw new LocusError("unauthorized", "This is an internal endpoint: a service token is required.");
+      let claims;
       try {
-        const { payload } = await jwtVerify(token, this.key, {
+        ({ payload: claims } = await jwtVerify(token, this.key, {
           algorithms: ["HS256"],
           audience: `locus:${audience}`,
-          issuer: "locus:gateway",
-        });
-        if (typeof payload.sub !== "string") throw new Error("token has no subject");
-        res.locals.userId = payload.sub;
+          issuer: ISSUER,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          requiredClaims: ["sub", "jti", "exp", "htm", "htu"],
+        }));
       } catch (err) {
-        if (err instanceof joseErrors.JOSEError || err instanceof Error) {
+        if (err instanceof joseErrors.JOSEError) {
           throw new LocusError("unauthorized", "The service token is invalid or has expired.");
         }
         throw err;
       }
+      if (claims.htm !== req.method || claims.htu !== req.originalUrl) {
+        throw new LocusError("unauthorized", "The service token was issued for another request.");
+      }
+      if (typeof claims.sub !== "string" || typeof claims.jti !== "string") {
+        throw new LocusError("unauthorized", "The service token is invalid or has expired.");
+      }
+      if (!this.used.use(claims.jti, (claims.exp ?? 0) * 1000)) {
+        throw new LocusError("unauthorized", "The service token was already used.");
+      }
+      res.locals.userId = claims.sub;
       next();
     };
   }

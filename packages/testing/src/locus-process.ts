@@ -180,7 +180,7 @@ export function runCli(
 export async function createUserWithKey(
   dataDir: string,
   options: { email?: string; plan?: string; type?: "live" | "test"; env?: Record<string, string> } = {},
-): Promise<{ email: string; key: string }> {
+): Promise<{ email: string; key: string; userId: string | undefined }> {
   const email = options.email ?? `user-${Math.random().toString(36).slice(2)}@example.com`;
   const env = options.env ?? {};
   const plan = options.plan ?? "pro";
@@ -195,5 +195,7 @@ export async function createUserWithKey(
   );
   if (created.code !== 0) throw new Error(`keys create failed: ${created.stderr}`);
   const key = created.stdout.trimEnd().split("\n").at(-1) ?? "";
-  return { email, key };
+  // "Created user E (id <uuid>, plan P)"; unknown when the user existed already.
+  const userId = /\(id ([0-9a-f-]{36}),/.exec(existing.stdout)?.[1];
+  return { email, key, userId };
 }
