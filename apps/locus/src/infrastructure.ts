@@ -161,24 +161,51 @@ export class Infrastructure {
     return this.store;
   }
 
+  /**
+   * The configured S3 store (null when the blob store is local). `credentials` replaces the
+   * configured ones, for a store that only shapes URLs and never reaches S3.
+   */
+  private s3Store(credentials?: { accessKeyId: string; secretAccessKey: string }): S3BlobStore | null {
+    const s3 = this.config.s3;
+    if (this.config.adapters.blobStore !== "s3" || !s3) return null;
+    return new S3BlobStore({
+      bucket: s3.bucket,
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: s3.forcePathStyle,
+      accessKeyId: credentials?.accessKeyId ?? s3.accessKeyId,
+      secretAccessKey: credentials?.secretAccessKey ?? s3.secretAccessKey,
+    });
+  }
+
   blobs(): BlobStore {
     if (!this.blobStore) {
-      const s3 = this.config.s3;
-      const store =
-        this.config.adapters.blobStore === "s3" && s3
-          ? new S3BlobStore({
-              bucket: s3.bucket,
-              region: s3.region,
-              endpoint: s3.endpoint,
-              forcePathStyle: s3.forcePathStyle,
-              accessKeyId: s3.accessKeyId,
-              secretAccessKey: s3.secretAccessKey,
-            })
-          : new LocalBlobStore(join(this.config.dataDir, "blobs"));
+      const store = this.s3Store() ?? new LocalBlobStore(join(this.config.dataDir, "blobs"));
       this.checks.blob_store = () => store.check();
       this.blobStore = store;
     }
     return this.blobStore;
+  }
+
+  /**
+   * Where the blob store's own preview links point (the origin of an S3 presigned URL), for the
+   * dashboard's Content-Security-Policy; undefined when Locus serves previews. The URL is signed
+   * with stand-in credentials (the origin depends only on endpoint, region, bucket and path style):
+   * nothing is sent to S3 or to a credentials service, and the gateway does not depend on them.
+   */
+  async previewOrigin(): Promise<string | undefined> {
+    const store = this.s3Store({ accessKeyId: "origin-only", secretAccessKey: "origin-only" });
+    if (!store) return undefined;
+    try {
+      const url = await store.presignedGetUrl("origin", {
+        expiresInSeconds: 60,
+        contentType: "application/pdf",
+        fileName: "origin.pdf",
+      });
+      return new URL(url).origin;
+    } finally {
+      store.close();
+    }
   }
 
   /** Preview links the blob store serves itself (S3), or undefined when Locus serves them. */

@@ -205,6 +205,7 @@ export function moduleDescriptors(
             maxUploadBytes: config.maxUploadBytes,
             signUpsPerHour: config.signUpsPerHour,
             redis: infra.redis(),
+            previewOrigin: await infra.previewOrigin(),
           }),
         );
         running.errorMappers.push(multipartErrors(config.maxUploadBytes));

@@ -135,8 +135,39 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect(page.headers.get("content-type")).toMatch(/text\/html/);
         const html = await page.text();
         expect(html).not.toMatch(/https?:\/\//);
+        expect(page.headers.get("content-security-policy")).toMatch(
+          /^default-src 'none'; script-src 'self';/,
+        );
         const bundle = await fetch(`${locus.baseUrl}/docs/assets/swagger-ui-bundle.js`);
         expect(bundle.status).toBe(200);
+        await bundle.arrayBuffer();
+        expect((await fetch(`${locus.baseUrl}/docs/assets/swagger-ui.css`)).status).toBe(200);
+        // Only what the page uses: not swagger-ui-dist's demo page (the petstore) or its OAuth page.
+        for (const unused of [
+          "index.html",
+          "oauth2-redirect.html",
+          "swagger-initializer.js",
+          "package.json",
+        ]) {
+          expect({ unused, status: (await fetch(`${locus.baseUrl}/docs/assets/${unused}`)).status }).toEqual({
+            unused,
+            status: 404,
+          });
+        }
+      });
+
+      it("serves the dashboard with a policy that allows its own origin and the previews' only", async () => {
+        const page = await fetch(`${locus.baseUrl}/dashboard`);
+        const csp = page.headers.get("content-security-policy") ?? "";
+        await page.text();
+        expect(csp).not.toMatch(/ https?: | https?:;|https?:$/);
+        // Locus serves the all-in-one shape's previews; S3 (its endpoint, presigned) the split shape's.
+        const previews = shape === "all-in-one" ? "" : " http://127.0.0.1:\\d+";
+        expect(csp).toMatch(new RegExp(`img-src 'self' blob: data:${previews};`));
+        expect(csp).toMatch(new RegExp(`connect-src 'self'${previews};`));
+        expect((await fetch(`${locus.baseUrl}/dashboard/assets/app.js`)).status).toBe(200);
+        // The page itself only at /dashboard, with its headers.
+        expect((await fetch(`${locus.baseUrl}/dashboard/assets/index.html`)).status).toBe(404);
       });
 
       it("answers unknown paths with 404 and wrong methods with 405, as JSON", async () => {
@@ -729,7 +760,48 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect((await fetch(tampered)).status).toBe(403);
       });
 
+      it("is never kept by a cache or sent on in a Referer, and a picture is shown sandboxed", async () => {
+        const { url } = (await (await live.get(`/api/files/${file.id}/preview-url`)).json()) as {
+          url: string;
+        };
+        const served = await fetch(url);
+        expect(served.headers.get("cache-control")).toBe("no-store");
+        await served.arrayBuffer();
+        if (shape !== "all-in-one") return; // S3 serves the split shape's links: only Cache-Control is ours
+        expect(served.headers.get("referrer-policy")).toBe("no-referrer");
+        // Chromium shows no PDF in a sandboxed document: a PDF is only kept from being framed.
+        expect(served.headers.get("content-security-policy")).toBe("frame-ancestors 'self'");
+        const picture = await makeTextImage({ lines: ["Sandboxed heron"], fontPx: 28 });
+        const image = await live.upload(picture.data, "heron.png");
+        const { file: pictureFile } = (await image.json()) as { file: FileBody };
+        const link = (await (await live.get(`/api/files/${pictureFile.id}/preview-url`)).json()) as {
+          url: string;
+        };
+        const shown = await fetch(link.url);
+        expect(shown.headers.get("content-security-policy")).toBe("sandbox; frame-ancestors 'self'");
+        expect(shown.headers.get("referrer-policy")).toBe("no-referrer");
+        await shown.arrayBuffer();
+      });
+
       if (shape === "all-in-one") {
+        it("stops working when the key that asked for it is revoked", async () => {
+          const second = await createUserWithKey(locus.dataDir, { email: liveEmail, env: locus.cliEnv });
+          const asSecond = client(locus.baseUrl, second.key);
+          const { url } = (await (await asSecond.get(`/api/files/${file.id}/preview-url`)).json()) as {
+            url: string;
+          };
+          const kept = (await (await live.get(`/api/files/${file.id}/preview-url`)).json()) as {
+            url: string;
+          };
+          expect((await fetch(url)).status).toBe(200);
+          expect((await runCli(locus.dataDir, ["keys", "revoke", second.key], locus.cliEnv)).code).toBe(0);
+          const refused = await fetch(url);
+          expect(refused.status).toBe(403);
+          expect(((await refused.json()) as { detail: string }).detail).toMatch(/invalid or has expired/);
+          // A link asked with another key of the same account still works.
+          expect((await fetch(kept.url)).status).toBe(200);
+        });
+
         // Links Locus signs itself; S3's own expiry is checked by the S3 blob store's tests.
         it("refuses expired links, with a sentence", async () => {
           const { url } = (await (await live.get(`/api/files/${file.id}/preview-url`)).json()) as {
@@ -741,9 +813,10 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           const claims = JSON.parse(Buffer.from(p ?? "", "base64url").toString()) as {
             uid: string;
             sub: string;
+            kid: string;
           };
           const past = Math.floor(Date.now() / 1000) - 7200;
-          const expired = await new SignJWT({ uid: claims.uid })
+          const expired = await new SignJWT({ uid: claims.uid, kid: claims.kid })
             .setProtectedHeader({ alg: "HS256" })
             .setSubject(claims.sub)
             .setAudience("locus:preview")

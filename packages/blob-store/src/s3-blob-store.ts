@@ -208,6 +208,8 @@ export class S3BlobStore implements BlobStore {
       Bucket: this.bucket,
       Key: objectKey,
       ResponseContentDisposition: inlineContentDisposition(options.fileName),
+      // Never from a cache: a deleted file must not be shown again.
+      ResponseCacheControl: "no-store",
       ...(options.contentType ? { ResponseContentType: options.contentType } : {}),
     });
     return getSignedUrl(this.client, command, { expiresIn: expiresInSeconds });

@@ -30,6 +30,11 @@ export interface DashboardDeps {
   signUpsPerHour?: number;
   /** Sign-in and sign-up counters shared by every gateway; per process without it. */
   redis?: Redis | undefined;
+  /**
+   * Where previews come from when the blob store serves them itself (the S3 endpoint's origin, as
+   * in its presigned links); unset, Locus serves them and the page loads from its own origin only.
+   */
+  previewOrigin?: string | undefined;
   /** How much password hashing runs and waits at once (defaults: DEFAULT_PASSWORD_WORK). */
   passwordWork?: PasswordWorkLimits;
 }
@@ -41,20 +46,26 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**
  * The page's headers: its own scripts and styles only (no CDN, no inline script), and previews from
- * wherever the blob store serves them (Locus itself, or S3's presigned links).
+ * where the blob store serves them: Locus itself, or the S3 endpoint of its presigned links.
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' blob: data: http: https:",
-  "media-src 'self' blob: http: https:",
-  "connect-src 'self' http: https:",
-  "worker-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-].join("; ");
+function contentSecurityPolicy(previewOrigin: string | undefined): string {
+  const previews = previewOrigin ? ` ${previewOrigin}` : "";
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' blob: data:${previews}`,
+    `media-src 'self' blob:${previews}`,
+    `connect-src 'self'${previews}`,
+    "worker-src 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join("; ");
+}
+
+/** The page's own files; index.html is served at /dashboard only, with its headers. */
+const ASSETS: Record<string, string> = { "app.js": "text/javascript", "styles.css": "text/css" };
 
 const keyView = (k: ApiKey) => ({
   id: k.id,
@@ -107,14 +118,22 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       else next();
     });
 
+  const csp = contentSecurityPolicy(deps.previewOrigin);
   router.get(["/dashboard", "/dashboard/"], (_req, res) => {
-    res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+    res.setHeader("Content-Security-Policy", csp);
     res.setHeader("Cache-Control", "no-store");
     res.setHeader("X-Frame-Options", "DENY");
     res.setHeader("Referrer-Policy", "same-origin");
     res.sendFile(join(PUBLIC_DIR, "index.html"));
   });
-  router.use("/dashboard/assets", express.static(PUBLIC_DIR, { index: false, maxAge: "5m" }));
+  router.get("/dashboard/assets/:file", (req, res, next) => {
+    const type = ASSETS[req.params.file];
+    if (!type) {
+      next();
+      return;
+    }
+    res.sendFile(join(PUBLIC_DIR, req.params.file), { maxAge: "5m", headers: { "Content-Type": type } });
+  });
   // pdf.js, from the npm package, to show PDF previews at a page: served here, never from a CDN.
   router.get("/dashboard/vendor/pdfjs/:file", (req, res, next) => {
     const file = req.params.file;
@@ -130,7 +149,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     });
   });
 
-  const signedIn = (req: Request) => deps.sessions.authenticate(req);
+  const signedIn = async (req: Request) => (await deps.sessions.authenticate(req)).user;
 
   router.get("/dashboard/api/session", async (req, res) => {
     const current = await deps.sessions.current(req);

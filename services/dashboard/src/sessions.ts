@@ -99,7 +99,7 @@ export class DashboardSessions {
    * For API calls made by a signed-in page: the user when the cookie is a live session and the
    * request carries its CSRF token; 401 without a session, 403 without the token.
    */
-  async authenticate(req: Request): Promise<User> {
+  async authenticate(req: Request): Promise<SignedIn> {
     const signedIn = await this.current(req);
     if (!signedIn) {
       throw new LocusError("unauthorized", "Your dashboard session has ended: sign in again.");
@@ -110,7 +110,7 @@ export class DashboardSessions {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw new LocusError("forbidden", "Missing or wrong X-CSRF-Token header for this session.");
     }
-    return signedIn.user;
+    return signedIn;
   }
 
   /** True when the request carries a session cookie at all (live or not). */

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import type { FileRecordDto } from "@locus/contracts";
 import type { User } from "@locus/metadata-store";
+import type { PreviewGrant } from "./preview-tokens.ts";
 
 export interface UploadInput {
   originalName: string;
@@ -34,6 +35,9 @@ export interface FilesApi {
   list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage>;
   get(userId: string, fileId: string): Promise<FileRecordDto>;
   delete(userId: string, fileId: string): Promise<void>;
-  /** A link that shows the file for an hour; baseUrl is where Locus is reached from outside. */
-  previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink>;
+  /**
+   * A link that shows the file for an hour, while `grant` (the key or session that asked) stays
+   * valid; baseUrl is where Locus is reached from outside.
+   */
+  previewLink(userId: string, fileId: string, baseUrl: string, grant: PreviewGrant): Promise<PreviewLink>;
 }

@@ -4,6 +4,7 @@ import { LocusError, type FileRecordDto } from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
 import type { MetadataStore, User } from "@locus/metadata-store";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
+import type { PreviewGrant } from "./preview-tokens.ts";
 
 const UPLOAD_TIMEOUT_MS = 15 * 60_000;
 
@@ -61,8 +62,15 @@ export function filesInternalRouter(
     res.status(204).end();
   });
   router.get("/internal/files/:id/preview-link", guard, async (req, res) => {
-    const { base_url: base } = req.query as Record<string, string | undefined>;
-    const link = await files.previewLink(callerOf(res), param(req, "id"), base ?? "");
+    const {
+      base_url: base,
+      key_id: keyId,
+      session_id: sessionId,
+    } = req.query as Record<string, string | undefined>;
+    const grant: PreviewGrant | null = keyId ? { keyId } : sessionId ? { sessionId } : null;
+    if (!grant)
+      throw new LocusError("bad_request", "A preview link needs the key or session that asks for it.");
+    const link = await files.previewLink(callerOf(res), param(req, "id"), base ?? "", grant);
     res.json({
       url: link.url,
       expires_at: link.expiresAt.toISOString(),
@@ -124,8 +132,15 @@ export class FilesHttpClient implements FilesApi {
     await this.client.request(userId, `/internal/files/${encodeURIComponent(fileId)}`, { method: "DELETE" });
   }
 
-  async previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink> {
+  async previewLink(
+    userId: string,
+    fileId: string,
+    baseUrl: string,
+    grant: PreviewGrant,
+  ): Promise<PreviewLink> {
     const params = new URLSearchParams({ base_url: baseUrl });
+    if ("keyId" in grant) params.set("key_id", grant.keyId);
+    else params.set("session_id", grant.sessionId);
     const body = await this.client.json<PreviewLinkBody>(
       userId,
       `/internal/files/${encodeURIComponent(fileId)}/preview-link?${params.toString()}`,

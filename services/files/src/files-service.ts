@@ -21,7 +21,7 @@ import type { FileRecord, MetadataStore, Plan, User } from "@locus/metadata-stor
 import type { Logger } from "@locus/runtime";
 import { toFileDto } from "./file-dto.ts";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
-import { PREVIEW_TTL_SECONDS, type PreviewTokens } from "./preview-tokens.ts";
+import { PREVIEW_TTL_SECONDS, type PreviewGrant, type PreviewTokens } from "./preview-tokens.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
 
 /** Bytes read before deciding what a file is; enough for every signature file-type knows. */
@@ -268,7 +268,12 @@ export class FilesService implements FilesApi {
     await this.store.releaseUpload(user.id, monthOf(new Date(record.createdAt)));
   }
 
-  async previewLink(userId: string, fileId: string, baseUrl: string): Promise<PreviewLink> {
+  async previewLink(
+    userId: string,
+    fileId: string,
+    baseUrl: string,
+    grant: PreviewGrant,
+  ): Promise<PreviewLink> {
     const record = await this.record(userId, fileId);
     if (this.options.presign) {
       const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
@@ -279,14 +284,24 @@ export class FilesService implements FilesApi {
       });
       return { url, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
     }
-    const { token, expiresAt } = await this.previews.sign({ fileId, userId });
+    const { token, expiresAt } = await this.previews.sign({ fileId, userId, grant });
     return { url: `${baseUrl}/previews/${token}`, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+  }
+
+  /** Whether the key or session a link was asked with is still good. */
+  private async grantHolds(userId: string, grant: PreviewGrant): Promise<boolean> {
+    if ("sessionId" in grant) {
+      const found = await this.store.findActiveSession(grant.sessionId, new Date().toISOString());
+      return found?.user.id === userId;
+    }
+    const keys = await this.store.listKeys(userId);
+    return keys.some((k) => k.id === grant.keyId && !k.revokedAt);
   }
 
   /** What a preview token unlocks: the file, or why not (bad or expired token, file gone). */
   async openPreview(token: string): Promise<PreviewContent | "invalid" | "gone"> {
     const claims = await this.previews.verify(token);
-    if (!claims) return "invalid";
+    if (!claims || !(await this.grantHolds(claims.userId, claims.grant))) return "invalid";
     const record = await this.store.getFile(claims.userId, claims.fileId);
     const stat = record ? await this.blobs.stat(record.blobKey) : null;
     if (!record || !stat) return "gone";

@@ -9,4 +9,4 @@ export {
   sniffKind,
   type PresignBlob,
 } from "./files-service.ts";
-export { PREVIEW_TTL_SECONDS, PreviewTokens } from "./preview-tokens.ts";
+export { PREVIEW_TTL_SECONDS, PreviewTokens, type PreviewGrant } from "./preview-tokens.ts";

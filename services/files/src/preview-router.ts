@@ -31,8 +31,18 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
     res.setHeader("Content-Type", record.mimeType);
     res.setHeader("Content-Disposition", contentDisposition(record.originalName, { type: "inline" }));
     res.setHeader("Accept-Ranges", "bytes");
-    res.setHeader("Cache-Control", "private, max-age=300");
+    // Never from a cache: a deleted file, or a link whose key was revoked, must not be shown again.
+    res.setHeader("Cache-Control", "no-store");
     res.setHeader("X-Content-Type-Options", "nosniff");
+    // The link is a credential: it must not leave in a Referer.
+    res.setHeader("Referrer-Policy", "no-referrer");
+    // The file is shown with no script and no origin of its own. Not for PDFs: Chromium refuses to
+    // run its PDF viewer in a sandboxed document (no sandbox token allows it), and a PDF can only
+    // be sent as a PDF here (its type was sniffed from its bytes, and nosniff holds the browser to it).
+    res.setHeader(
+      "Content-Security-Policy",
+      record.mimeType === "application/pdf" ? "frame-ancestors 'self'" : "sandbox; frame-ancestors 'self'",
+    );
 
     let range: { start: number; end: number } | undefined;
     const header = req.headers.range;

@@ -2,9 +2,16 @@ import { jwtVerify, SignJWT, errors as joseErrors } from "jose";
 
 export const PREVIEW_TTL_SECONDS = 3600;
 
+/**
+ * What a preview link was asked with: an API key, or a signed-in dashboard session. The link works
+ * only while that key or session does, so revoking a key (or signing out) ends its links too.
+ */
+export type PreviewGrant = { keyId: string } | { sessionId: string };
+
 export interface PreviewClaims {
   fileId: string;
   userId: string;
+  grant: PreviewGrant;
 }
 
 /**
@@ -21,7 +28,8 @@ export class PreviewTokens {
   async sign(claims: PreviewClaims, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
     const issuedAt = Math.floor(now.getTime() / 1000);
     const expiresAt = new Date((issuedAt + PREVIEW_TTL_SECONDS) * 1000);
-    const token = await new SignJWT({ uid: claims.userId })
+    const grant = "keyId" in claims.grant ? { kid: claims.grant.keyId } : { sid: claims.grant.sessionId };
+    const token = await new SignJWT({ uid: claims.userId, ...grant })
       .setProtectedHeader({ alg: "HS256" })
       .setSubject(claims.fileId)
       .setAudience("locus:preview")
@@ -39,7 +47,15 @@ export class PreviewTokens {
         audience: "locus:preview",
       });
       if (typeof payload.sub !== "string" || typeof payload.uid !== "string") return null;
-      return { fileId: payload.sub, userId: payload.uid };
+      // A link names the key or session it was asked with (links without one are refused).
+      const grant: PreviewGrant | null =
+        typeof payload.kid === "string"
+          ? { keyId: payload.kid }
+          : typeof payload.sid === "string"
+            ? { sessionId: payload.sid }
+            : null;
+      if (!grant) return null;
+      return { fileId: payload.sub, userId: payload.uid, grant };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return null;
       throw err;

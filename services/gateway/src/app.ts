@@ -201,7 +201,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         });
         return;
       }
-      const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req));
+      // The link lives only as long as the key (or dashboard session) that asked for it.
+      const grant = principal.key ? { keyId: principal.key.id } : { sessionId: principal.sessionId ?? "" };
+      const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
       res.json({ url: link.url, expires_at: link.expiresAt.toISOString(), expires_in: link.expiresIn });
     })
     .all(methodNotAllowed("GET, HEAD"));

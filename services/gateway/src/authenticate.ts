@@ -8,6 +8,8 @@ export interface Principal {
   user: User;
   /** The API key used, or null for a signed-in dashboard page (which acts as the live account). */
   key: ApiKey | null;
+  /** The dashboard session of a signed-in page; null for a key. */
+  sessionId: string | null;
   sandbox: boolean;
 }
 
@@ -18,8 +20,8 @@ export interface Principal {
 export interface SessionAuthenticator {
   /** True when the request carries a session cookie (live or not). */
   hasCookie(req: Request): boolean;
-  /** The session's user; 401 when the session has ended, 403 without its CSRF token. */
-  authenticate(req: Request): Promise<User>;
+  /** The session and its user; 401 when the session has ended, 403 without its CSRF token. */
+  authenticate(req: Request): Promise<{ user: User; sessionId: string }>;
 }
 
 const TOUCH_INTERVAL_MS = 60_000;
@@ -46,8 +48,8 @@ export function authenticate(store: MetadataStore, logger: Logger, sessions?: Se
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const header = req.headers.authorization;
     if ((header === undefined || header.trim() === "") && sessions?.hasCookie(req)) {
-      const user = await sessions.authenticate(req);
-      res.locals.principal = { user, key: null, sandbox: false } satisfies Principal;
+      const { user, sessionId } = await sessions.authenticate(req);
+      res.locals.principal = { user, key: null, sessionId, sandbox: false } satisfies Principal;
       next();
       return;
     }
@@ -76,7 +78,12 @@ export function authenticate(store: MetadataStore, logger: Logger, sessions?: Se
         headers: challenge("invalid_token"),
       });
     }
-    res.locals.principal = { user: found.user, key: found.key, sandbox: type === "test" } satisfies Principal;
+    res.locals.principal = {
+      user: found.user,
+      key: found.key,
+      sessionId: null,
+      sandbox: type === "test",
+    } satisfies Principal;
 
     // Record "last used" at most once a minute per key: a write per request would cost more than it tells.
     const now = Date.now();
