@@ -155,7 +155,10 @@ describe("when the server misbehaves", () => {
       ["embedder", "fake-embed", "local"],
       ["summarizer", "fake-chat", "local"],
     ]);
-    expect(body.fallbacks?.[0]?.reason).toMatch(/500/);
+    // Locus's own words: what the server said (a host, an account) stays in the log.
+    expect(body.fallbacks?.[0]?.reason).toBe("The embedding server failed (HTTP 500).");
+    expect(body.fallbacks?.[1]?.reason).toBe("The chat model server failed (HTTP 500).");
+    expect(JSON.stringify(body)).not.toMatch(/gpu-node-7|org-Secret42|had an error/);
     // One retry each (LOCUS_AI_MAX_RETRIES=1): two requests to each endpoint, no more.
     expect(fake.seen.filter((r) => r.path === "/v1/embeddings")).toHaveLength(2);
     expect(fake.seen.filter((r) => r.path === "/v1/chat/completions")).toHaveLength(2);

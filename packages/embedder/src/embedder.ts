@@ -1,3 +1,4 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 /**
  * Text to vectors for semantic search: passages when they are indexed, questions when they are
  * asked. Vectors are unit length, so a dot product is their cosine similarity. Two vectors can be
@@ -15,11 +16,17 @@ export interface Embedder {
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-/** The engine did not answer in time, refused, or failed: what a fallback reports. */
+/**
+ * The engine did not answer in time, refused, or failed: what a fallback reports. `message` is for
+ * the log and may quote the server; `reason` is Locus's own sentence, the only part a client sees.
+ */
 export class EmbedderError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly reason: string;
+
+  constructor(message: string, options?: { cause?: unknown; reason?: string }) {
     super(message, options);
     this.name = "EmbedderError";
+    this.reason = options?.reason ?? message;
   }
 }
 
@@ -43,3 +50,25 @@ export function dot(a: Float32Array, b: Float32Array): number {
 
 /** True when the vector is all zeros (a text with no known word). */
 export const isZero = (vector: Float32Array): boolean => vector.every((v) => v === 0);
+
+/**
+ * Why a call to a remote AI server failed, in Locus's words only: whatever the server or the
+ * network said (which may name hosts, accounts or keys) stays in the log.
+ */
+export function remoteFailure(err: unknown, server: string): string {
+  // The SDK's own timeout, a caller's time limit (AbortSignal.timeout), or a caller giving up.
+  const timedOut =
+    err instanceof APIConnectionTimeoutError ||
+    err instanceof APIUserAbortError ||
+    (err instanceof Error && /Timeout|Abort/i.test(err.name));
+  if (timedOut) return `The ${server} did not answer in time.`;
+  if (err instanceof APIError && typeof err.status === "number") {
+    const status = err.status;
+    if (status === 401 || status === 403)
+      return `The ${server} refused Locus's credentials (HTTP ${status}).`;
+    if (status === 429) return `The ${server} is limiting Locus's requests (HTTP 429).`;
+    return `The ${server} failed (HTTP ${status}).`;
+  }
+  if (err instanceof APIConnectionError) return `The ${server} could not be reached.`;
+  return `The ${server} failed.`;
+}

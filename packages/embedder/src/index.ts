@@ -1,4 +1,4 @@
-export { dot, EmbedderError, isZero, normalise, type Embedder } from "./embedder.ts";
+export { dot, EmbedderError, isZero, normalise, remoteFailure, type Embedder } from "./embedder.ts";
 export {
   DEFAULT_WORD_VECTORS_PATH,
   LocalEmbedder,

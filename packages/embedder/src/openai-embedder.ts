@@ -1,6 +1,6 @@
 import OpenAI, { APIError } from "openai";
 import { words } from "@locus/passages";
-import { EmbedderError, normalise, type Embedder } from "./embedder.ts";
+import { EmbedderError, normalise, remoteFailure, type Embedder } from "./embedder.ts";
 
 export interface OpenAiEmbedderOptions {
   /** Any OpenAI-compatible server: OpenAI itself, or a local one (Ollama, vLLM, LocalAI, …). */
@@ -78,7 +78,7 @@ export class OpenAiEmbedder implements Embedder {
       const status = err instanceof APIError && err.status !== undefined ? ` (${err.status})` : "";
       throw new EmbedderError(
         `The embedding server failed${status}: ${err instanceof Error ? err.message : String(err)}`,
-        { cause: err },
+        { cause: err, reason: remoteFailure(err, "embedding server") },
       );
     }
     const data = [...response.data].sort((a, b) => a.index - b.index);

@@ -1,4 +1,5 @@
 import OpenAI, { APIError } from "openai";
+import { remoteFailure } from "@locus/embedder";
 import {
   noAnswer,
   SummarizerError,
@@ -86,7 +87,7 @@ export class OpenAiSummarizer implements Summarizer {
       const status = err instanceof APIError && err.status !== undefined ? ` (${err.status})` : "";
       throw new SummarizerError(
         `The chat model server failed${status}: ${err instanceof Error ? err.message : String(err)}`,
-        { cause: err },
+        { cause: err, reason: remoteFailure(err, "chat model server") },
       );
     }
     if (reply.length === 0) throw new SummarizerError("The chat model answered with nothing.");

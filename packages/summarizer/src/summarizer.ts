@@ -38,10 +38,14 @@ export interface Summarizer {
   summarize(question: string, passages: readonly CitablePassage[], signal?: AbortSignal): Promise<Summary>;
 }
 
+/** Like EmbedderError: `message` for the log, `reason` (Locus's own words) for the client. */
 export class SummarizerError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly reason: string;
+
+  constructor(message: string, options?: { cause?: unknown; reason?: string }) {
     super(message, options);
     this.name = "SummarizerError";
+    this.reason = options?.reason ?? message;
   }
 }
 

@@ -87,7 +87,10 @@ export async function startFakeOpenAi(
       }
       if (fake.behaviour === "hang") return;
       if (fake.behaviour === "fail")
-        return reply(res, 500, { error: { message: "The server had an error." } });
+        // With what upstream errors carry: a host and an account, which must never reach a client.
+        return reply(res, 500, {
+          error: { message: "The server had an error on gpu-node-7.internal.example for org-Secret42." },
+        });
       if (typeof body.model !== "string" || body.model.length === 0)
         return error(res, 400, "model is required");
 

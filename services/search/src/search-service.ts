@@ -6,11 +6,11 @@ import type {
   SearchResultDto,
   StoredLocator,
 } from "@locus/contracts";
-import type { Embedder } from "@locus/embedder";
+import { EmbedderError, type Embedder } from "@locus/embedder";
 import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { PassageHit, SearchIndex, VectorSlot } from "@locus/search-index";
-import type { CitablePassage, Summarizer, Summary } from "@locus/summarizer";
+import { SummarizerError, type CitablePassage, type Summarizer, type Summary } from "@locus/summarizer";
 import { fuse } from "./hybrid-ranking.ts";
 import { linesOfPassage, narrowToMatch } from "./match-lines.ts";
 
@@ -229,7 +229,11 @@ export class SearchService implements SearchApi {
 }
 
 /** A failure in words fit for a response: the error's message, without a stack or a secret. */
+/**
+ * What a client is told of a failed engine: the engine's own client-safe reason (Locus's words,
+ * never the server's, which may name hosts, accounts or keys), or a plain sentence.
+ */
 function reasonOf(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.replace(/(sk-|Bearer\s+)[\w-]+/gi, "$1***").slice(0, 300);
+  if (err instanceof EmbedderError || err instanceof SummarizerError) return err.reason;
+  return "The engine failed.";
 }
