@@ -143,6 +143,7 @@ export function moduleDescriptors(
           embedders: await infra.embedders("indexing"),
           bus: await infra.messageBus(),
           logger: log("indexer"),
+          store: await infra.metadataStore(),
           maxAttempts: config.maxAttempts,
         }),
     },

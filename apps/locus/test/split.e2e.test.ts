@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { SignJWT } from "jose";
+import pg from "pg";
 import { ServiceIdentity } from "@locus/http";
 import {
   client,
@@ -8,6 +9,7 @@ import {
   pageWith,
   runCli,
   startSplitStack,
+  TEST_DATABASE_URL,
   waitForFile,
   type SplitStack,
 } from "@locus/testing";
@@ -197,3 +199,45 @@ it("keeps what Locus runs on to the internal ports: /readyz names its checks the
     checks: { metadata_store: "ok", blob_store: "ok", bus: "ok" },
   });
 });
+
+it("leaves nothing behind of files deleted while they are extracted or indexed", async () => {
+  const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+  const c = client(stack.baseUrl, key);
+  const pdf = await makePdf({
+    pages: Array.from({ length: 120 }, (_, i) => pageWith(`Cormorant ledger entry ${i}`, 3, 8)),
+  });
+  // Deleted at different moments: queued, extracting, writing its extraction, being indexed.
+  const ids: string[] = [];
+  await Promise.all(
+    [0, 300, 700, 1200, 1800, 2600].map(async (delayMs, i) => {
+      const res = await c.upload(pdf, `cormorants-${i}.pdf`);
+      const { file } = (await res.json()) as { file: { id: string } };
+      ids.push(file.id);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      expect((await c.del(`/api/files/${file.id}`)).status).toBe(200);
+    }),
+  );
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await db.connect();
+  const leftovers = async () => {
+    const keys = (await stack.bucketKeys()).filter((k) => ids.some((id) => k.includes(id)));
+    const rows = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM "${stack.schema}".passages WHERE file_id = ANY($1)`,
+      [ids],
+    );
+    return { keys, passages: Number(rows.rows[0]?.n ?? 0) };
+  };
+  try {
+    // The pipeline finishes what it had in hand; then nothing of those files may remain.
+    let left = await leftovers();
+    for (let i = 0; i < 60 && (left.keys.length > 0 || left.passages > 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      left = await leftovers();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    expect(await leftovers()).toEqual({ keys: [], passages: 0 });
+    for (const id of ids) expect((await c.get(`/api/files/${id}`)).status).toBe(404);
+  } finally {
+    await db.end();
+  }
+}, 180_000);

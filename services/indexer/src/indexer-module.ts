@@ -1,6 +1,7 @@
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
+import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { PassageIndexer } from "./passage-indexer.ts";
@@ -12,11 +13,20 @@ export interface IndexerDeps {
   embedders: PassageEmbedders;
   bus: Bus;
   logger: Logger;
+  /** File records: a file deleted while it was processed is not indexed. */
+  store: Pick<MetadataStore, "getFileById">;
   maxAttempts: number;
 }
 
 export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> {
-  const indexer = new PassageIndexer(deps.blobs, deps.index, deps.embedders, deps.bus, deps.logger);
+  const indexer = new PassageIndexer(
+    deps.blobs,
+    deps.index,
+    deps.embedders,
+    deps.bus,
+    deps.logger,
+    deps.store,
+  );
   await deps.bus.subscribe(
     {
       group: "indexer",

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import { ExtractedPassage, extractionBlobKey, type FileExtracted } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus, Delivery } from "@locus/bus";
+import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { withVectors, type PassageEmbedders } from "./passage-vectors.ts";
@@ -18,6 +19,9 @@ export async function* readExtraction(blobs: BlobStore, key: string): AsyncGener
  * Writes a file's stored extraction into the search index with each passage's vectors (replacing
  * whatever the file had, so a redelivered message never duplicates passages), then reports the
  * file indexed. Removes a deleted file's passages and extraction.
+ *
+ * A file deleted while it was extracted or indexed is not indexed: its record is looked up before
+ * and after writing its passages, and when it is gone, what was made for it is removed.
  */
 export class PassageIndexer {
   constructor(
@@ -26,7 +30,20 @@ export class PassageIndexer {
     private readonly embedders: PassageEmbedders,
     private readonly bus: Bus,
     private readonly logger: Logger,
+    private readonly store: Pick<MetadataStore, "getFileById">,
   ) {}
+
+  /** True when the file's record still exists (and is the same user's). */
+  private async exists(fileId: string, userId: string): Promise<boolean> {
+    const record = await this.store.getFileById(fileId);
+    return record !== null && record.userId === userId;
+  }
+
+  /** Everything derived from a file: its passages and its stored extraction. */
+  private async removeDerived(fileId: string, userId: string): Promise<void> {
+    await this.index.deleteFilePassages({ fileId, userId });
+    await this.blobs.delete(extractionBlobKey(userId, fileId));
+  }
 
   async handle(delivery: Delivery<"file.extracted" | "file.deleted">): Promise<void> {
     switch (delivery.topic) {
@@ -36,8 +53,7 @@ export class PassageIndexer {
         // Everything derived from the file: a file deleted mid-processing may get its extraction
         // written after the files service removed the rest.
         const { fileId, userId } = delivery.message;
-        await this.index.deleteFilePassages({ fileId, userId });
-        await this.blobs.delete(extractionBlobKey(userId, fileId));
+        await this.removeDerived(fileId, userId);
         return;
       }
     }
@@ -47,6 +63,12 @@ export class PassageIndexer {
     const { fileId, userId, extractionKey, pageCount, durationS } = message;
     if (!(await this.blobs.stat(extractionKey))) {
       this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
+      return;
+    }
+    if (!(await this.exists(fileId, userId))) {
+      // Deleted while it was extracted: its extraction was written after the delete removed the rest.
+      this.logger.info({ fileId }, "file deleted before it was indexed; removing its extraction");
+      await this.removeDerived(fileId, userId);
       return;
     }
     try {
@@ -61,6 +83,12 @@ export class PassageIndexer {
           ),
       });
       const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
+      if (!(await this.exists(fileId, userId))) {
+        // Deleted while its passages were written (by a request another process served).
+        this.logger.info({ fileId }, "file deleted while it was indexed; removing its passages");
+        await this.removeDerived(fileId, userId);
+        return;
+      }
       await this.bus.publish("file.indexed", {
         fileId,
         userId,

@@ -1,0 +1,127 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { extractionBlobKey, fileBlobKey, type ExtractedPassage } from "@locus/contracts";
+import { LocalBlobStore } from "@locus/blob-store";
+import { InProcessBus } from "@locus/bus";
+import { LocalEmbedder, loadWordVectors, type Embedder } from "@locus/embedder";
+import { createSqliteMetadataStore, type KyselyMetadataStore } from "@locus/metadata-store";
+import { createLogger } from "@locus/runtime";
+import { SqliteSearchIndex } from "@locus/search-index";
+import { PassageIndexer } from "../src/index.ts";
+
+/**
+ * The indexer against real pieces (SQLite records and index, a blob directory, the in-process bus,
+ * the offline word vectors): a file deleted while it was extracted or indexed gets no passages and
+ * keeps no extraction, and nobody is told it is ready.
+ */
+const logger = createLogger("test", "silent");
+let dir: string;
+let store: KyselyMetadataStore;
+let index: SqliteSearchIndex;
+let blobs: LocalBlobStore;
+let bus: InProcessBus;
+let local: LocalEmbedder;
+const indexed: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "locus-indexer-"));
+  store = createSqliteMetadataStore(join(dir, "metadata.sqlite"));
+  await store.migrate();
+  index = new SqliteSearchIndex(join(dir, "index.sqlite"));
+  blobs = new LocalBlobStore(join(dir, "blobs"));
+  bus = new InProcessBus(logger);
+  local = new LocalEmbedder(await loadWordVectors());
+  await bus.subscribe(
+    { group: "files-status", topics: ["file.indexed"], concurrency: 1, maxAttempts: 1 },
+    (delivery) => {
+      indexed.push(delivery.message.fileId);
+      return Promise.resolve();
+    },
+  );
+});
+
+afterAll(async () => {
+  await bus.close();
+  await index.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A user's file, recorded, with an extraction of `phrase` stored as the extractor leaves it. */
+async function extractedFile(phrase: string) {
+  const user = await store.createUser({ email: `${randomUUID()}@example.test`, plan: "pro" });
+  const fileId = randomUUID();
+  const now = new Date().toISOString();
+  await store.createFile({
+    id: fileId,
+    userId: user.id,
+    originalName: "notes.pdf",
+    fileType: "pdf",
+    mimeType: "application/pdf",
+    sizeBytes: 100,
+    blobKey: fileBlobKey(user.id, fileId),
+    status: "processing",
+    error: null,
+    pageCount: null,
+    durationS: null,
+    passageCount: null,
+    progress: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  const passages: ExtractedPassage[] = [
+    { content: phrase, locator: { page: 1, line: 1, line_end: 1, source: "text" } },
+  ];
+  const extractionKey = extractionBlobKey(user.id, fileId);
+  await blobs.put(extractionKey, Readable.from(passages.map((p) => `${JSON.stringify(p)}\n`)));
+  const message = { fileId, userId: user.id, extractionKey, passageCount: 1, pageCount: 1 };
+  const delivery = { topic: "file.extracted" as const, message, attempt: 1, final: true };
+  return { userId: user.id, fileId, extractionKey, delivery };
+}
+
+const found = (userId: string, text: string) => index.search({ userId, text, limit: 10 });
+/** The bus delivers on its own time: give "file.indexed" a moment to arrive (or not). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+it("indexes a file that still exists, and says it is ready", async () => {
+  const file = await extractedFile("Gannets dive from thirty metres.");
+  const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store);
+  await indexer.handle(file.delivery);
+  expect(await found(file.userId, "gannets dive")).toHaveLength(1);
+  await settle();
+  expect(indexed).toContain(file.fileId);
+});
+
+it("does not index a file deleted while it was extracted, and removes its extraction", async () => {
+  const file = await extractedFile("Kittiwakes nest on narrow ledges.");
+  await store.deleteFile(file.userId, file.fileId);
+  const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store);
+  await indexer.handle(file.delivery);
+  expect(await found(file.userId, "kittiwakes ledges")).toEqual([]);
+  expect(await blobs.stat(file.extractionKey)).toBeNull();
+  await settle();
+  expect(indexed).not.toContain(file.fileId);
+});
+
+it("removes what it wrote for a file deleted while it was indexed", async () => {
+  const file = await extractedFile("Puffins carry fish crosswise.");
+  // The delete lands while the passages are being embedded (another process served it).
+  const deletingMidway: Embedder = {
+    name: local.name,
+    space: local.space,
+    dimensions: local.dimensions,
+    embed: async (texts) => {
+      await store.deleteFile(file.userId, file.fileId);
+      return local.embed(texts);
+    },
+  };
+  const indexer = new PassageIndexer(blobs, index, { local: deletingMidway }, bus, logger, store);
+  await indexer.handle(file.delivery);
+  expect(await found(file.userId, "puffins fish")).toEqual([]);
+  expect(await blobs.stat(file.extractionKey)).toBeNull();
+  await settle();
+  expect(indexed).not.toContain(file.fileId);
+});
