@@ -41,6 +41,8 @@ export function moduleDescriptors(
   // Internal HTTP interfaces are served only when other processes need them.
   const identity = config.split ? infra.serviceIdentity() : undefined;
   const ocrPassages = { ...DEFAULT_OCR_PASSAGE_OPTIONS, minConfidence: config.ocr.minConfidence };
+  // Long work says it is alive four times per stall delay: the sweep never takes it for lost work.
+  const heartbeatMs = Math.max(1000, Math.floor(config.stalledAfterMs / 4));
   return [
     {
       name: "files",
@@ -73,6 +75,7 @@ export function moduleDescriptors(
           logger: log("extractor-pdf"),
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
+          heartbeatMs,
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
           ...(config.ocr.pdfScans
@@ -99,6 +102,7 @@ export function moduleDescriptors(
           limits: { ...DEFAULT_IMAGE_LIMITS, maxPixels: config.ocr.maxImagePixels },
           passages: ocrPassages,
           maxAttempts: config.maxAttempts,
+          heartbeatMs,
         }),
     },
     {
@@ -114,6 +118,7 @@ export function moduleDescriptors(
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
+          heartbeatMs,
         }),
     },
     {
@@ -131,6 +136,7 @@ export function moduleDescriptors(
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
+          heartbeatMs,
         }),
     },
     {
@@ -145,6 +151,7 @@ export function moduleDescriptors(
           logger: log("indexer"),
           store: await infra.metadataStore(),
           maxAttempts: config.maxAttempts,
+          heartbeatMs,
         }),
     },
     {

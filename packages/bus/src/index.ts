@@ -1,4 +1,5 @@
 export * from "./bus.ts";
+export { DEFAULT_HEARTBEAT_MS, startHeartbeat } from "./heartbeat.ts";
 export { InProcessBus, type DeadLetter } from "./in-process-bus.ts";
 export {
   RabbitMqBus,

@@ -7,7 +7,7 @@ import {
   type FileUploaded,
 } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
-import type { Bus, Delivery } from "@locus/bus";
+import { startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
 
 const PROGRESS_INTERVAL_MS = 1000;
@@ -52,6 +52,8 @@ export interface ExtractionJobDeps {
   logger: Logger;
   /** How people call the kind, for messages: "PDF", "image". */
   kindName: string;
+  /** How often a file being extracted says it is alive (a quarter of the stall delay, say). */
+  heartbeatMs?: number | undefined;
 }
 
 /**
@@ -132,17 +134,21 @@ export class ExtractionJob {
     await bus.publish("file.progress", { fileId, userId, progress: 0 });
     const data = await readBlob(blobs, blobKey);
     let lastReport = Date.now();
+    // Extraction is most of the work; indexing takes the last few percent.
+    let share = 0;
     const pending: Promise<void>[] = [];
     const extraction = this.extract(
       data,
       (done) => {
+        share = 0.9 * Math.min(1, done);
         if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
         lastReport = Date.now();
-        // Extraction is most of the work; indexing takes the last few percent.
-        pending.push(bus.publish("file.progress", { fileId, userId, progress: 0.9 * Math.min(1, done) }));
+        pending.push(bus.publish("file.progress", { fileId, userId, progress: share }));
       },
       { mimeType: message.mimeType },
     );
+    // A page or a chunk can take minutes without a word of progress: say the work is alive.
+    const stopHeartbeat = startHeartbeat(bus, { fileId, userId }, () => share, this.deps.heartbeatMs);
     let passageCount = 0;
     let summary: ExtractionSummary = { pageCount: null };
     async function* lines(): AsyncGenerator<string> {
@@ -157,7 +163,11 @@ export class ExtractionJob {
       }
     }
     const extractionKey = extractionBlobKey(userId, fileId);
-    await blobs.put(extractionKey, Readable.from(lines()));
+    try {
+      await blobs.put(extractionKey, Readable.from(lines()));
+    } finally {
+      stopHeartbeat();
+    }
     await Promise.all(pending);
     await bus.publish("file.extracted", {
       fileId,

@@ -411,6 +411,18 @@ export class KyselyMetadataStore implements MetadataStore {
     return rows.map(toFile);
   }
 
+  async claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null> {
+    const row = await this.db
+      .updateTable("files")
+      .set({ updated_at: new Date().toISOString() })
+      .where("id", "=", fileId)
+      .where("updated_at", "=", seenUpdatedAt)
+      .where("status", "in", ["pending", "processing"])
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toFile(row) : null;
+  }
+
   async updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null> {
     const set: Partial<Selectable<FilesTable>> = { updated_at: new Date().toISOString() };
     if (update.status !== undefined) set.status = update.status;

@@ -113,6 +113,12 @@ export interface MetadataStore {
    * updatedBefore, only those that have not moved since then (stalled work).
    */
   listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]>;
+  /**
+   * Claims an unfinished file for re-publishing: touches it only if it has not changed since it was
+   * read (its `updated_at` is still `seenUpdatedAt`), in one statement. Of several sweepers that
+   * read the same stalled file, one gets the record back; the others get null and leave it alone.
+   */
+  claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null>;
   /** Every user's files in one status, by id, a page at a time (afterId: the last id of the previous page). */
   listFilesWithStatus(
     status: FileStatus,

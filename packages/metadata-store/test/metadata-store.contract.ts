@@ -459,6 +459,29 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         expect(all.map((f) => f.id)).toEqual([stalled.id, moving.id, recent.id]);
       });
 
+      it("claimUnfinishedFile gives a stalled file to one of many claimants at once, and only if it has not moved", async () => {
+        const user = await newUser();
+        const stalled = fileFor(user.id, {
+          status: "processing",
+          createdAt: "2025-01-01T00:00:00.000Z",
+          updatedAt: "2025-01-01T00:05:00.000Z",
+        });
+        const done = fileFor(user.id, { status: "ready", updatedAt: "2025-01-01T00:05:00.000Z" });
+        for (const f of [stalled, done]) await store.createFile(f);
+
+        const claims = await Promise.all(
+          Array.from({ length: 10 }, () => store.claimUnfinishedFile(stalled.id, stalled.updatedAt)),
+        );
+        const won = claims.filter((c) => c !== null);
+        expect(won).toHaveLength(1);
+        expect(won[0]).toMatchObject({ id: stalled.id, status: "processing" });
+        expect(won[0]!.updatedAt > stalled.updatedAt).toBe(true);
+        // Claimed: read before the claim, it is no longer what anyone saw.
+        expect(await store.claimUnfinishedFile(stalled.id, stalled.updatedAt)).toBeNull();
+        // A finished file is never claimed.
+        expect(await store.claimUnfinishedFile(done.id, done.updatedAt)).toBeNull();
+      });
+
       it("updateFile changes only the given fields and moves updatedAt forward", async () => {
         const user = await newUser();
         const file = fileFor(user.id, { status: "pending", pageCount: 3 });

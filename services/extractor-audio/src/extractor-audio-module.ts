@@ -15,6 +15,8 @@ export interface ExtractorAudioDeps {
   ffmpegPath?: string | undefined;
   concurrency: number;
   maxAttempts: number;
+  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
+  heartbeatMs?: number | undefined;
 }
 
 /**
@@ -37,7 +39,13 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
     deps.logger.error({ engine: deps.speech.name }, `speech to text is unavailable: ${err.message}`);
   }
   const job = new ExtractionJob(
-    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "recording" },
+    {
+      blobs: deps.blobs,
+      bus: deps.bus,
+      logger: deps.logger,
+      kindName: "recording",
+      heartbeatMs: deps.heartbeatMs,
+    },
     async function* (data, progress, file) {
       if (unavailable) throw new FileRejectedError(unavailable.code, unavailable.message);
       try {

@@ -19,6 +19,8 @@ export interface ExtractorImageDeps {
   limits: ImageLimits;
   passages: OcrPassageOptions;
   maxAttempts: number;
+  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
+  heartbeatMs?: number | undefined;
 }
 
 /**
@@ -28,7 +30,13 @@ export interface ExtractorImageDeps {
  */
 export async function startExtractorImageModule(deps: ExtractorImageDeps): Promise<Stoppable> {
   const job = new ExtractionJob(
-    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "image" },
+    {
+      blobs: deps.blobs,
+      bus: deps.bus,
+      logger: deps.logger,
+      kindName: "image",
+      heartbeatMs: deps.heartbeatMs,
+    },
     async function* (data, progress) {
       try {
         const pageCount = yield* extractImage(data, deps.engine, {

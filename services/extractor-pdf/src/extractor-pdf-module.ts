@@ -10,6 +10,8 @@ export interface ExtractorPdfDeps {
   logger: Logger;
   concurrency: number;
   maxAttempts: number;
+  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
+  heartbeatMs?: number | undefined;
   pageTimeoutMs: number;
   maxHeapMb: number;
   /** How pages without a real text layer are read; without it they give no passages. */
@@ -22,7 +24,11 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     pageTimeoutMs: deps.pageTimeoutMs,
     maxHeapMb: deps.maxHeapMb,
   });
-  const job = pdfExtractionJob({ blobs: deps.blobs, bus: deps.bus, logger: deps.logger }, pool, deps.scans);
+  const job = pdfExtractionJob(
+    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, heartbeatMs: deps.heartbeatMs },
+    pool,
+    deps.scans,
+  );
   await job.subscribe("extractor-pdf", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   // The bus stops delivering when it closes; the threads end here.
   return { stop: () => pool.destroy() };

@@ -20,6 +20,8 @@ export interface ExtractorVideoDeps {
   ffmpegPath?: string | undefined;
   concurrency: number;
   maxAttempts: number;
+  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
+  heartbeatMs?: number | undefined;
 }
 
 /**
@@ -50,7 +52,13 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
     transcribe: () => Promise.resolve([]),
   };
   const job = new ExtractionJob(
-    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, kindName: "video" },
+    {
+      blobs: deps.blobs,
+      bus: deps.bus,
+      logger: deps.logger,
+      kindName: "video",
+      heartbeatMs: deps.heartbeatMs,
+    },
     async function* (data, progress, file) {
       try {
         return yield* readVideo(

@@ -325,12 +325,16 @@ export class FilesService implements FilesApi {
       limit: 1000,
       ...(updatedBefore ? { updatedBefore } : {}),
     });
+    let claimed = 0;
     for (const record of records) {
-      // Touch it, so the next sweep waits a full period before trying again.
-      await this.store.updateFile(record.id, {});
-      await this.requestProcessing(record);
+      // Claimed atomically (and touched, so the next sweep waits a full period): when several
+      // files processes sweep at once, each stalled file is published again by one of them.
+      const mine = await this.store.claimUnfinishedFile(record.id, record.updatedAt);
+      if (!mine) continue;
+      claimed += 1;
+      await this.requestProcessing(mine);
     }
-    if (records.length > 0) this.logger.info({ count: records.length }, "re-queued unfinished files");
-    return records.length;
+    if (claimed > 0) this.logger.info({ count: claimed }, "re-queued unfinished files");
+    return claimed;
   }
 }

@@ -16,6 +16,8 @@ export interface IndexerDeps {
   /** File records: a file deleted while it was processed is not indexed. */
   store: Pick<MetadataStore, "getFileById">;
   maxAttempts: number;
+  /** How often a file being indexed says it is alive (embedding a large file can take minutes). */
+  heartbeatMs?: number | undefined;
 }
 
 export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> {
@@ -26,6 +28,7 @@ export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> 
     deps.bus,
     deps.logger,
     deps.store,
+    deps.heartbeatMs,
   );
   await deps.bus.subscribe(
     {

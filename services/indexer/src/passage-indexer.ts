@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline";
 import { ExtractedPassage, extractionBlobKey, type FileExtracted } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
-import type { Bus, Delivery } from "@locus/bus";
+import { startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
@@ -31,6 +31,7 @@ export class PassageIndexer {
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly store: Pick<MetadataStore, "getFileById">,
+    private readonly heartbeatMs?: number,
   ) {}
 
   /** True when the file's record still exists (and is the same user's). */
@@ -71,6 +72,8 @@ export class PassageIndexer {
       await this.removeDerived(fileId, userId);
       return;
     }
+    // Indexing is the last tenth of the work.
+    const stopHeartbeat = startHeartbeat(this.bus, { fileId, userId }, () => 0.9, this.heartbeatMs);
     try {
       // A remote embedding engine that keeps failing costs the file its remote vectors on the last
       // attempt only; before that the attempt fails and the bus tries again later.
@@ -106,6 +109,8 @@ export class PassageIndexer {
       });
       // Still a failure for the bus: the message goes to dead letters, where operators can see it.
       throw err;
+    } finally {
+      stopHeartbeat();
     }
   }
 }

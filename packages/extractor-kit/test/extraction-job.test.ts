@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { fileBlobKey } from "@locus/contracts";
+import { LocalBlobStore } from "@locus/blob-store";
+import { InProcessBus } from "@locus/bus";
+import { createLogger } from "@locus/runtime";
+import { ExtractionJob } from "../src/index.ts";
+
+const logger = createLogger("test", "silent");
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "locus-job-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it("says a file is alive while a long step gives no progress, and stops when the work ends", async () => {
+  const blobs = new LocalBlobStore(join(dir, "blobs"));
+  const bus = new InProcessBus(logger);
+  const seen: { topic: string; progress?: number }[] = [];
+  await bus.subscribe(
+    { group: "files-status", topics: ["file.progress", "file.extracted"], concurrency: 1, maxAttempts: 1 },
+    (delivery) => {
+      seen.push({
+        topic: delivery.topic,
+        ...(delivery.topic === "file.progress" ? { progress: delivery.message.progress } : {}),
+      });
+      return Promise.resolve();
+    },
+  );
+  const userId = randomUUID();
+  const fileId = randomUUID();
+  await blobs.put(fileBlobKey(userId, fileId), Readable.from([Buffer.from("%PDF-1.7 ...")]));
+  const job = new ExtractionJob({ blobs, bus, logger, kindName: "PDF", heartbeatMs: 50 }, async function* (
+    _data,
+    progress,
+  ) {
+    progress(0.5);
+    // One long step with nothing to report, as an OCR page or a speech chunk can be.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    yield { content: "Done at last.", locator: { page: 1, line: 1, line_end: 1, source: "text" } };
+    return { pageCount: 1 };
+  });
+  await job.handle({
+    topic: "file.uploaded.pdf",
+    message: {
+      fileId,
+      userId,
+      kind: "pdf",
+      blobKey: fileBlobKey(userId, fileId),
+      mimeType: "application/pdf",
+    },
+    attempt: 1,
+    final: true,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await bus.close();
+  const beats = seen.filter((s) => s.topic === "file.progress" && s.progress === 0.45);
+  expect(beats.length).toBeGreaterThanOrEqual(4);
+  // Nothing after the end: the heartbeat stopped with the work.
+  expect(seen.at(-1)?.topic).toBe("file.extracted");
+});
