@@ -41,10 +41,21 @@ function say(message) {
 }
 
 class ApiError extends Error {
-  constructor(status, detail) {
+  constructor(status, detail, retryAfterS = null) {
     super(detail);
     this.status = status;
+    /** Seconds the server asked us to wait (Retry-After), when it said. */
+    this.retryAfterS = retryAfterS;
   }
+}
+
+/** A Retry-After header's seconds (a number of seconds or an HTTP date), or null. */
+function retryAfterSeconds(value) {
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000);
 }
 
 /** A readable sentence from an error body: {detail: "..."} or FastAPI's [{msg}] list. */
@@ -71,7 +82,13 @@ async function api(path, { method = "GET", body } = {}) {
     go("#/signin");
     throw new ApiError(401, "Your session has ended: sign in again.");
   }
-  if (!res.ok) throw new ApiError(res.status, detailOf(data, res.status));
+  if (!res.ok) {
+    throw new ApiError(
+      res.status,
+      detailOf(data, res.status),
+      retryAfterSeconds(res.headers.get("Retry-After")),
+    );
+  }
   return data;
 }
 
@@ -488,8 +505,13 @@ async function filesView() {
     ),
   );
 
+  // The list: loaded now, and looked at again while anything is still being read. Every look is a
+  // request against the account's rate limit (5 a second on the free plan), shared with uploads:
+  // it looks every few seconds, only while something moves, and after a refusal it waits what the
+  // server said (or a little longer each time) instead of stopping for good.
   let timer;
   let stopped = false;
+  let listFailures = 0;
   async function load() {
     const files = await api("/api/files?limit=200");
     tbody.replaceChildren(
@@ -497,10 +519,22 @@ async function filesView() {
         ? [h("tr", {}, h("td", { colspan: "6" }, "No files yet: upload one above."))]
         : files.map(fileRow)),
     );
+    return files;
+  }
+  function scheduleRefresh(ms) {
     clearTimeout(timer);
-    // Live status: look again while anything is still being read.
-    if (!stopped && files.some((f) => !FINISHED.has(f.status)))
-      timer = setTimeout(() => load().catch(() => undefined), 1500);
+    if (!stopped) timer = setTimeout(refresh, ms);
+  }
+  async function refresh() {
+    try {
+      const files = await load();
+      listFailures = 0;
+      if (files.some((f) => !FINISHED.has(f.status)) || busyUploads() > 0) scheduleRefresh(2500);
+    } catch (err) {
+      listFailures += 1;
+      const wait = err.retryAfterS ?? Math.min(30, 2 ** listFailures);
+      scheduleRefresh(Math.max(1000, wait * 1000));
+    }
   }
   function fileRow(file) {
     const status =
@@ -562,50 +596,130 @@ async function filesView() {
     );
   }
 
+  // Uploads go out two at a time: a dozen files dropped at once would otherwise spend the account's
+  // rate limit in one burst, and some would be refused. A refusal for the rate limit (429 with a
+  // short Retry-After) is waited out and tried again; any other failure stays on the list, marked
+  // failed, with a button to try again. No upload is lost without a word.
+  const MAX_PARALLEL_UPLOADS = 2;
+  const MAX_ATTEMPTS = 10;
+  const waiting = [];
+  let sending = 0;
+  const busyUploads = () => sending + waiting.length;
+
   function uploadAll(files) {
-    for (const file of files) upload(file);
+    for (const file of files) enqueue(uploadItem(file));
+    if (busyUploads() > 0) scheduleRefresh(2500);
   }
 
-  /** One upload, with its own progress bar (XMLHttpRequest reports upload progress; fetch does not). */
-  function upload(file) {
+  /** The upload's line in the list: its name, a progress bar, and what is happening to it. */
+  function uploadItem(file) {
     const bar = h("progress", { max: "100", value: "0", "aria-label": `Uploading ${file.name}` });
-    const note = h("span", { class: "hint" }, "0%");
+    const note = h("span", { class: "hint" }, "Waiting to upload");
     const item = h("li", {}, h("span", { class: "name" }, file.name), bar, note);
     uploads.append(item);
-    const request = new XMLHttpRequest();
-    request.open("POST", "/api/files/upload");
-    request.setRequestHeader("X-CSRF-Token", session.csrf);
-    request.upload.addEventListener("progress", (event) => {
-      if (!event.lengthComputable) return;
-      const percent = Math.round((event.loaded / event.total) * 100);
-      bar.value = percent;
-      note.textContent = `${percent}%`;
-    });
-    request.addEventListener("load", () => {
-      let body = null;
-      try {
-        body = JSON.parse(request.responseText);
-      } catch {
-        // not JSON: the status says enough
+    return { file, item, bar, note, attempt: 0 };
+  }
+
+  function enqueue(job) {
+    job.note.textContent = "Waiting to upload";
+    job.note.classList.remove("error-text");
+    waiting.push(job);
+    pump();
+  }
+
+  function pump() {
+    while (sending < MAX_PARALLEL_UPLOADS && waiting.length > 0) {
+      const job = waiting.shift();
+      sending += 1;
+      send(job).finally(() => {
+        sending -= 1;
+        pump();
+        scheduleRefresh(500);
+      });
+    }
+  }
+
+  /** Sends one upload until it is stored, refused for good, or out of attempts. */
+  async function send(job) {
+    for (;;) {
+      job.attempt += 1;
+      const { status, body, retryAfterS } = await post(job);
+      if (status === 200) {
+        job.bar.value = 100;
+        job.note.textContent = "Uploaded; reading it now";
+        say(`Uploaded “${job.file.name}”.`);
+        setTimeout(() => job.item.remove(), 3000);
+        return;
       }
-      if (request.status === 200) {
-        bar.value = 100;
-        note.textContent = "Uploaded; reading it now";
-        say(`Uploaded “${file.name}”.`);
-        setTimeout(() => item.remove(), 3000);
-      } else {
-        note.textContent = detailOf(body, request.status);
-        note.classList.add("error-text");
+      // The rate limit, for a moment: wait as asked, then again. (A 429 for the monthly quota asks
+      // to wait until next month: that one is a failure to show.)
+      const busy = status === 429 && retryAfterS !== null && retryAfterS <= 60;
+      if (busy && job.attempt < MAX_ATTEMPTS && !stopped) {
+        job.bar.value = 0;
+        job.note.textContent = `Busy; trying again in ${Math.ceil(retryAfterS)} s`;
+        await new Promise((resolve) => setTimeout(resolve, retryAfterS * 1000 + Math.random() * 250));
+        continue;
       }
-      load().catch(() => undefined);
+      failed(job, status === 0 ? "The upload was cut off." : detailOf(body, status));
+      return;
+    }
+  }
+
+  function failed(job, reason) {
+    job.note.textContent = `Failed: ${reason}`;
+    job.note.classList.add("error-text");
+    job.item.classList.add("failed");
+    const again = h(
+      "button",
+      {
+        type: "button",
+        class: "secondary small",
+        "aria-label": `Try uploading ${job.file.name} again`,
+        onclick: () => {
+          again.remove();
+          job.item.classList.remove("failed");
+          job.attempt = 0;
+          enqueue(job);
+        },
+      },
+      "Try again",
+    );
+    job.item.append(again);
+    say(`The upload of “${job.file.name}” failed: ${reason}`);
+  }
+
+  /** One POST of the file, with progress (XMLHttpRequest reports upload progress; fetch does not). */
+  function post(job) {
+    return new Promise((resolve) => {
+      const request = new XMLHttpRequest();
+      request.open("POST", "/api/files/upload");
+      request.setRequestHeader("X-CSRF-Token", session.csrf);
+      job.note.textContent = "0%";
+      request.upload.addEventListener("progress", (event) => {
+        if (!event.lengthComputable) return;
+        const percent = Math.round((event.loaded / event.total) * 100);
+        job.bar.value = percent;
+        // The bytes are out; the answer (stored, or refused) is still to come.
+        job.note.textContent = percent < 100 ? `${percent}%` : "Sent; waiting for Locus";
+      });
+      request.addEventListener("load", () => {
+        let body = null;
+        try {
+          body = JSON.parse(request.responseText);
+        } catch {
+          // not JSON: the status says enough
+        }
+        resolve({
+          status: request.status,
+          body,
+          retryAfterS: retryAfterSeconds(request.getResponseHeader("Retry-After")),
+        });
+      });
+      request.addEventListener("error", () => resolve({ status: 0, body: null, retryAfterS: null }));
+      const form = new FormData();
+      form.append("file", job.file, job.file.name);
+      request.send(form);
     });
-    request.addEventListener("error", () => {
-      note.textContent = "The upload was cut off; try again.";
-      note.classList.add("error-text");
-    });
-    const form = new FormData();
-    form.append("file", file, file.name);
-    request.send(form);
   }
 
   view(
@@ -620,7 +734,8 @@ async function filesView() {
     stopped = true;
     clearTimeout(timer);
   };
-  await load();
+  const files = await load();
+  if (files.some((f) => !FINISHED.has(f.status))) scheduleRefresh(2500);
 }
 
 // ---------------------------------------------------------------------------------------------
