@@ -51,6 +51,12 @@ export class Infrastructure {
   private local?: Promise<LocalEmbedder>;
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly checks: Record<string, () => Promise<void>> = {};
+  /**
+   * Dependencies this process can serve without, less well: while one is away /readyz says
+   * "degraded" for it and the process stays ready (taking every replica out of service for it
+   * would turn a degraded service into an outage).
+   */
+  private readonly optional = new Set<string>();
 
   constructor(
     readonly config: LocusConfig,
@@ -313,6 +319,8 @@ export class Infrastructure {
       this.checks.redis = async () => {
         await client.ping();
       };
+      // Without Redis each gateway counts rate limits and sign-in attempts on its own.
+      this.optional.add("redis");
       this.redisClient = client;
     }
     return this.redisClient;
@@ -355,8 +363,9 @@ export class Infrastructure {
           await check();
           return [name, "ok"] as const;
         } catch (err) {
-          this.logger.warn({ err, dependency: name }, "readiness check failed");
-          return [name, "unavailable"] as const;
+          const optional = this.optional.has(name);
+          this.logger.warn({ err, dependency: name, optional }, "readiness check failed");
+          return [name, optional ? "degraded" : "unavailable"] as const;
         }
       }),
     );

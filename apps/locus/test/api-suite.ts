@@ -14,6 +14,7 @@ import {
   speak,
   pageWith,
   PARAPHRASES,
+  recordResilience,
   removeDataDir,
   runCli,
   waitForFile,
@@ -936,6 +937,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect(locus.logs.filter((l) => l.includes('"pageCount":17')).length).toBe(readyBefore);
         const files = (await (await live.get("/api/files")).json()) as FileBody[];
         expect(files.some((f) => f.original_name === "gone.pdf")).toBe(false);
+        recordResilience(`audit-upload-broke-off-${shape}`, { held_s: 5, extracted: 0, listed: 0 });
       });
 
       it("answers a malformed percent-escape in the path with 400", async () => {

@@ -1,6 +1,7 @@
 import {
   createUserWithKey,
   makePdf,
+  recordResilience,
   removeDataDir,
   runCli,
   startLocus,
@@ -148,6 +149,7 @@ describe("signing in", () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(95);
+    recordResilience("audit-signin-burst", { guesses: 100, checked: 5, refused_429: 95 });
     // Refused guesses at one account did not use up the address: another account signs in from it.
     const other = newEmail();
     await new Browser().signUp(other);
@@ -178,7 +180,9 @@ describe("signing in", () => {
       expect(String(busy.body?.detail)).toMatch(/try again in a second/);
     }
     // Work waiting its turn is bounded: most of the flood was turned away at once.
-    expect(results.filter((r) => r.status === 503).length).toBeGreaterThan(50);
+    const busy = results.filter((r) => r.status === 503).length;
+    expect(busy).toBeGreaterThan(50);
+    recordResilience("audit-signin-flood", { requests: 150, checked: 150 - busy, busy_503: busy });
     // And the queue drains: a real sign-in goes through right after.
     const email = newEmail();
     await new Browser().signUp(email);

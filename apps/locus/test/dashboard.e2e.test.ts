@@ -7,6 +7,7 @@ import {
   makePdf,
   pageWith,
   recording,
+  recordResilience,
   REPO_ROOT,
   removeDataDir,
   speak,
@@ -350,7 +351,11 @@ describe("on the free plan's real rate limit (5 requests a second)", () => {
       await expect(tab.locator("dl").textContent()).resolves.toMatch(/10 of 100/);
       expect(errors).toEqual([]);
       // Not a given: on a fast machine the queue may never meet the limit. Reported, not required.
-      process.stdout.write(`dashboard burst: ${refused.length} requests refused with 429 and retried\n`);
+      recordResilience("audit-dashboard-burst", {
+        files: 10,
+        uploaded_and_ready: 10,
+        refused_429_and_retried: refused.length,
+      });
     } finally {
       await own.close();
     }

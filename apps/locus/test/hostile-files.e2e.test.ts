@@ -22,6 +22,7 @@ import {
   pdfWithPageTreeCycle,
   pdfWithReferenceLoops,
   recording,
+  recordResilience,
   REPO_ROOT,
   speak,
   startLocus,
@@ -430,6 +431,11 @@ it("never follows a playlist or concat list dressed as a recording, to a local f
       });
     }
     expect(requests).toEqual([]);
+    recordResilience("audit-media-references", {
+      lists: lists.length,
+      failed: lists.length,
+      requests_to_named_url: requests.length,
+    });
     const heard = (await (await c.get("/api/search?q=copper+lanterns")).json()) as { results: unknown[] };
     expect(heard.results).toEqual([]);
   } finally {

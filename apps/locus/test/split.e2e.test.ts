@@ -8,6 +8,7 @@ import {
   makePdf,
   pageWith,
   runCli,
+  recordResilience,
   startSplitStack,
   TEST_DATABASE_URL,
   waitForFile,
@@ -159,6 +160,18 @@ describe("the internal endpoints of files and search", () => {
     const query = await sign("search", "/internal/search?q=harbour");
     expect(await statusOf(`${search}/internal/search?q=harbour`, query)).toBe(200);
     expect(await statusOf(`${search}/internal/search?q=harbour`, query)).toBe(401);
+    recordResilience("audit-service-tokens", {
+      refused: [
+        "missing",
+        "forged",
+        "expired",
+        "wrong audience (2)",
+        "wrong query",
+        "wrong method",
+        "replayed (2)",
+      ],
+      accepted: 2,
+    });
   });
 
   it("take the user from the token only", async () => {
@@ -236,6 +249,11 @@ it("leaves nothing behind of files deleted while they are extracted or indexed",
     }
     await new Promise((resolve) => setTimeout(resolve, 5000));
     expect(await leftovers()).toEqual({ keys: [], passages: 0 });
+    recordResilience("audit-deleted-mid-processing", {
+      files: ids.length,
+      objects_left: 0,
+      passages_left: 0,
+    });
     for (const id of ids) expect((await c.get(`/api/files/${id}`)).status).toBe(404);
   } finally {
     await db.end();

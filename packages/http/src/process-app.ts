@@ -6,7 +6,10 @@ import { errorHandler, notFound, type ErrorMapper } from "./errors.ts";
 
 export interface ProcessAppOptions {
   logger: Logger;
-  /** Each dependency's state for /readyz: "ok" or what is wrong. */
+  /**
+   * Each dependency's state for /readyz: "ok", "degraded" (away, but the process serves without
+   * it) or "unavailable" (the process cannot serve: not ready).
+   */
   readiness(): Promise<Record<string, string>>;
   /** Routes of the modules this process runs, in order. */
   routers: Router[];
@@ -57,7 +60,7 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
   });
   app.get("/readyz", async (_req, res) => {
     const checks = await options.readiness();
-    const ready = Object.values(checks).every((v) => v === "ok");
+    const ready = Object.values(checks).every((v) => v === "ok" || v === "degraded");
     const status = ready ? "ready" : "unavailable";
     res.status(ready ? 200 : 503).json(options.readinessDetail === false ? { status } : { status, checks });
   });

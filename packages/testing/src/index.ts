@@ -10,3 +10,4 @@ export * from "./fake-openai-server.ts";
 export * from "./seeded-random.ts";
 export * from "./hostile-files.ts";
 export * from "./log-scan.ts";
+export * from "./figures.ts";

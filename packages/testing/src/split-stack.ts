@@ -281,6 +281,45 @@ export async function postgresCluster(action: "stop" | "start"): Promise<void> {
   ]);
 }
 
+/**
+ * Stops or starts the machine's Redis (as .ci/services.sh starts it: nothing kept on disk), for
+ * the fault suites. A stop is a shutdown without saving, as a crash would look to clients.
+ */
+export async function redisServer(action: "stop" | "start"): Promise<void> {
+  const url = new URL(TEST_REDIS_URL);
+  const port = url.port || "6379";
+  if (action === "stop") {
+    await run("redis-cli", ["-h", url.hostname, "-p", port, "shutdown", "nosave"]).catch(() => undefined);
+    return;
+  }
+  await run("redis-server", [
+    "--daemonize",
+    "yes",
+    "--bind",
+    "127.0.0.1",
+    "-::1",
+    "--port",
+    port,
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    "/var/lib/redis",
+    "--logfile",
+    "/var/log/redis/ci.log",
+  ]);
+  for (let i = 0; i < 100; i++) {
+    const pong = await run("redis-cli", ["-h", url.hostname, "-p", port, "ping"]).then(
+      (r) => r.stdout.trim() === "PONG",
+      () => false,
+    );
+    if (pong) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("Redis did not come back within 10 s");
+}
+
 /** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
 async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL });

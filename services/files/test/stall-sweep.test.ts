@@ -8,6 +8,7 @@ import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { createPostgresMetadataStore, type KyselyMetadataStore } from "@locus/metadata-store";
 import { createLogger } from "@locus/runtime";
+import { recordResilience } from "@locus/testing";
 import { FilesService, PreviewTokens } from "../src/index.ts";
 
 /**
@@ -101,6 +102,12 @@ it("publishes each stalled file once, whichever of two files processes sweeps it
   expect(counts.reduce((a, b) => a + b, 0)).toBe(40);
   const mine = published.filter((id) => ids.includes(id));
   expect(mine.sort()).toEqual([...ids].sort());
+  recordResilience("audit-stall-sweep", {
+    stalled_files: 40,
+    sweepers: 2,
+    sweeps: 4,
+    published: mine.length,
+  });
 });
 
 it("leaves alone work whose heartbeat keeps it fresh", async () => {
