@@ -368,6 +368,38 @@ describe("files and usage through the session", () => {
   }, 60_000);
 });
 
+describe("behind a TLS-terminating proxy (trusted: LOCUS_TRUST_PROXY=loopback)", () => {
+  it("sets a Secure cookie and hands out https links when the proxy says the client came over HTTPS", async () => {
+    const email = newEmail();
+    const viaTls = await fetch(`${locus.baseUrl}/dashboard/api/signup`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-forwarded-for": "198.51.100.77",
+        "x-forwarded-proto": "https",
+      },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(viaTls.status).toBe(201);
+    expect(viaTls.headers.get("set-cookie")).toMatch(/; Secure;|; Secure$/);
+    // Plain HTTP to Locus itself (a health check, a developer): no Secure flag, or it would not stick.
+    const plain = await new Browser().signUp(newEmail());
+    expect(plain.setCookie).not.toMatch(/Secure/);
+
+    const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+    const c = client(locus.baseUrl, key);
+    const up = await c.upload(await makePdf({ pages: [["Links for a proxied client."]] }), "proxied.pdf");
+    const { file } = (await up.json()) as { file: { id: string } };
+    const link = await c.get(`/api/files/${file.id}/preview-url`, {
+      "x-forwarded-proto": "https",
+      "x-forwarded-host": "search.example.com",
+    });
+    expect(((await link.json()) as { url: string }).url).toMatch(
+      /^https:\/\/search\.example\.com\/previews\//,
+    );
+  });
+});
+
 describe("the CLI on the same accounts", () => {
   it("a user made by the CLI signs in once an operator sets a password; until then sign-up says it exists", async () => {
     const { email } = await createUserWithKey(locus.dataDir, { plan: "pro" });

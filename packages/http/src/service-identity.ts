@@ -40,7 +40,8 @@ class UsedTokens {
  * Who is calling, between Locus services: the gateway authenticates the API key, then calls files
  * and search with a token (HS256, shared secret) naming the user, the service it is meant for, and
  * the one request it is for (method, path and query, like DPoP's htm/htu). It lives 30 seconds
- * and is accepted once. Those services accept nothing else and take the user from the token
+ * and is accepted once by each process (a replica of the same service could still take it within
+ * those seconds: the binding to one request is what keeps that harmless). Those services accept nothing else and take the user from the token
  * only, so an internal port reached from outside is still closed to anyone without the secret,
  * and a token that leaks can neither be replayed nor used for another call.
  */

@@ -67,7 +67,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       deps.logger.warn({ err, fileId }, "could not announce the upload; the stall sweep will");
     }
   };
-  const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`;
+  // LOCUS_PUBLIC_URL when set; otherwise as the client reached Locus: req.protocol and req.host
+  // take X-Forwarded-Proto and X-Forwarded-Host from a trusted proxy (LOCUS_TRUST_PROXY) only.
+  const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.host ?? "localhost"}`;
 
   app
     .route("/api/search")
