@@ -231,7 +231,9 @@ if (load?.soak?.memory_mb) {
     ),
     row(
       "Redis away: gateways stay ready and serve",
-      load?.faults?.recoveries?.some((r) => /Redis/.test(r.fault)) ? "see Recovery below" : null,
+      load?.faults?.recoveries?.some((r) => /Redis/.test(r.fault))
+        ? "see Recovery (split shape, under load) above"
+        : null,
     ),
     row(
       "No file fails because of a fault",
