@@ -1,28 +1,24 @@
+import { AUDIO_MIME_TYPES, VIDEO_MIME_TYPES } from "@locus/contracts";
 import { MediaReadError } from "./media-errors.ts";
 
 /**
- * ffmpeg's demuxer for each container Locus accepts, by the MIME type sniffed from the upload's
- * bytes. ffmpeg is always told which one: left to guess from the content, it opens a text file
- * behind an ID3 tag as an HLS playlist and follows its URLs.
+ * ffmpeg's demuxer for each format Locus accepts (the formats, and the MIME types sniffed as each,
+ * are @locus/contracts'). ffmpeg is always told which one: left to guess from the content, it
+ * opens a text file behind an ID3 tag as an HLS playlist and follows its URLs.
  */
-const DEMUXERS: ReadonlyMap<string, string> = new Map([
-  ["audio/mpeg", "mp3"],
-  ["audio/wav", "wav"],
-  ["audio/x-m4a", "mov"],
-  ["audio/mp4", "mov"],
-  ["audio/aac", "aac"],
-  ["audio/ogg", "ogg"],
-  ["audio/ogg; codecs=opus", "ogg"],
-  ["audio/opus", "ogg"],
-  ["audio/flac", "flac"],
-  ["audio/x-flac", "flac"],
-  ["video/mp4", "mov"],
-  ["video/x-m4v", "mov"],
-  ["video/quicktime", "mov"],
-  ["video/matroska", "matroska"],
-  ["video/x-matroska", "matroska"],
-  ["video/webm", "matroska"],
-]);
+const DEMUXER_OF_FORMAT: Readonly<Record<string, string>> = {
+  MP3: "mp3",
+  WAV: "wav",
+  M4A: "mov",
+  AAC: "aac",
+  OGG: "ogg",
+  Opus: "ogg",
+  FLAC: "flac",
+  MP4: "mov",
+  MOV: "mov",
+  MKV: "matroska",
+  WebM: "matroska",
+};
 
 /** A recording on disk and the demuxer that reads it. */
 export interface MediaInput {
@@ -32,7 +28,8 @@ export interface MediaInput {
 
 /** The input for a recording of the given (sniffed) MIME type; refuses a type Locus has no demuxer for. */
 export function mediaInput(path: string, mimeType: string): MediaInput {
-  const demuxer = DEMUXERS.get(mimeType);
+  const format = AUDIO_MIME_TYPES.get(mimeType) ?? VIDEO_MIME_TYPES.get(mimeType);
+  const demuxer = format === undefined ? undefined : DEMUXER_OF_FORMAT[format];
   if (!demuxer) {
     throw new MediaReadError("media_unsupported", `Locus does not read ${mimeType} recordings.`);
   }

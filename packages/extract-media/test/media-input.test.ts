@@ -1,3 +1,4 @@
+import { AUDIO_MIME_TYPES, VIDEO_MIME_TYPES } from "@locus/contracts";
 import { concatList, encodeAudio, hlsPlaylist, mp3Disguise, recording, speak } from "@locus/testing";
 import {
   BUNDLED_FFMPEG_PATH,
@@ -23,6 +24,13 @@ describe("how ffmpeg is given an upload", () => {
     expect(mediaInput("/r", "video/webm").demuxer).toBe("matroska");
     expect(mediaInput("/r", "audio/x-m4a").demuxer).toBe("mov");
     expect(() => mediaInput("/r", "application/vnd.apple.mpegurl")).toThrow(/does not read/);
+    // Every type the upload accepts as a recording or a video has its demuxer.
+    for (const mime of [...AUDIO_MIME_TYPES.keys(), ...VIDEO_MIME_TYPES.keys()]) {
+      expect({ mime, demuxer: mediaInput("/r", mime).demuxer }).toEqual({
+        mime,
+        demuxer: expect.any(String),
+      });
+    }
   });
 
   it("refuses playlists and concat lists, behind an ID3 tag or not, and lets recordings through", async () => {

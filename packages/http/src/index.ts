@@ -5,3 +5,4 @@ export * from "./service-client.ts";
 export * from "./service-identity.ts";
 export * from "./request-context.ts";
 export * from "./client-address.ts";
+export * from "./listed-files.ts";

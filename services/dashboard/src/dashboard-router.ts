@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import express, { Router, type Request, type Response } from "express";
 import type { Redis } from "ioredis";
 import { LocusError } from "@locus/contracts";
-import { clientAddress } from "@locus/http";
+import { clientAddress, listedFiles } from "@locus/http";
 import { generateApiKey } from "@locus/gateway";
 import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
@@ -66,6 +66,11 @@ function contentSecurityPolicy(previewOrigin: string | undefined): string {
 
 /** The page's own files; index.html is served at /dashboard only, with its headers. */
 const ASSETS: Record<string, string> = { "app.js": "text/javascript", "styles.css": "text/css" };
+/** pdf.js, from the npm package, to show PDF previews at a page: served here, never from a CDN. */
+const PDFJS: Record<string, string> = {
+  "pdf.min.mjs": "text/javascript",
+  "pdf.worker.min.mjs": "text/javascript",
+};
 
 const keyView = (k: ApiKey) => ({
   id: k.id,
@@ -126,28 +131,8 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.setHeader("Referrer-Policy", "same-origin");
     res.sendFile(join(PUBLIC_DIR, "index.html"));
   });
-  router.get("/dashboard/assets/:file", (req, res, next) => {
-    const type = ASSETS[req.params.file];
-    if (!type) {
-      next();
-      return;
-    }
-    res.sendFile(join(PUBLIC_DIR, req.params.file), { maxAge: "5m", headers: { "Content-Type": type } });
-  });
-  // pdf.js, from the npm package, to show PDF previews at a page: served here, never from a CDN.
-  router.get("/dashboard/vendor/pdfjs/:file", (req, res, next) => {
-    const file = req.params.file;
-    if (file !== "pdf.min.mjs" && file !== "pdf.worker.min.mjs") {
-      next();
-      return;
-    }
-    // dotfiles: pnpm keeps packages under node_modules/.pnpm, which send() would refuse as hidden.
-    res.sendFile(join(PDFJS_DIR, file), {
-      maxAge: "1d",
-      dotfiles: "allow",
-      headers: { "Content-Type": "text/javascript" },
-    });
-  });
+  router.get("/dashboard/assets/:file", listedFiles(PUBLIC_DIR, ASSETS, "5m"));
+  router.get("/dashboard/vendor/pdfjs/:file", listedFiles(PDFJS_DIR, PDFJS, "1d"));
 
   const signedIn = async (req: Request) => (await deps.sessions.authenticate(req)).user;
 

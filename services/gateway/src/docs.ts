@@ -1,6 +1,6 @@
-import { join } from "node:path";
-import { Router, type Response } from "express";
+import { Router } from "express";
 import { getAbsoluteFSPath } from "swagger-ui-dist";
+import { listedFiles } from "@locus/http";
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -34,7 +34,7 @@ const CONTENT_SECURITY_POLICY = [
   "form-action 'none'",
 ].join("; ");
 
-/** The two files of swagger-ui-dist the page uses; the rest of its folder (demo pages, the petstore) is not served. */
+/** The two files of swagger-ui-dist the page uses; the rest of its folder (the petstore demo) is not served. */
 const ASSETS: Record<string, string> = {
   "swagger-ui.css": "text/css",
   "swagger-ui-bundle.js": "text/javascript",
@@ -43,29 +43,14 @@ const ASSETS: Record<string, string> = {
 /** /docs: the API reference rendered from /openapi.json by Swagger UI, served from the npm package (no CDN). */
 export function docsRouter(): Router {
   const router = Router();
-  const secure = (res: Response) => {
+  router.get("/docs", (_req, res) => {
     res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
     res.setHeader("X-Frame-Options", "DENY");
-  };
-  router.get("/docs", (_req, res) => {
-    secure(res);
     res.type("html").send(PAGE);
   });
   router.get("/docs/init.js", (_req, res) => {
     res.type("application/javascript").send(INIT);
   });
-  router.get("/docs/assets/:file", (req, res, next) => {
-    const type = ASSETS[req.params.file];
-    if (!type) {
-      next();
-      return;
-    }
-    res.sendFile(join(getAbsoluteFSPath(), req.params.file), {
-      maxAge: "1d",
-      // pnpm keeps packages under node_modules/.pnpm, which send() would refuse as hidden.
-      dotfiles: "allow",
-      headers: { "Content-Type": type },
-    });
-  });
+  router.get("/docs/assets/:file", listedFiles(getAbsoluteFSPath(), ASSETS, "1d"));
   return router;
 }
