@@ -84,7 +84,25 @@ export async function startSigningS3Server(region = "us-east-1"): Promise<Signin
       await abortMultipartUpload(res, url, uploadId);
       return;
     }
+    await oneAtATime(url.pathname, res);
     delegate(req, res);
+  }
+
+  /**
+   * One request at a time per object path, as S3 orders them: s3rver's files are not atomic, and
+   * a DELETE racing a GET or PUT of the same object made s3rver throw ENOENT outside any request,
+   * failing the test process (seen when files are deleted while their extraction is written).
+   */
+  const objectQueues = new Map<string, Promise<void>>();
+  async function oneAtATime(path: string, res: ServerResponse): Promise<void> {
+    const before = objectQueues.get(path) ?? Promise.resolve();
+    const done = new Promise<void>((resolve) => res.once("close", resolve));
+    const tail = before.then(() => done);
+    objectQueues.set(path, tail);
+    void tail.then(() => {
+      if (objectQueues.get(path) === tail) objectQueues.delete(path);
+    });
+    await before;
   }
 
   async function abortMultipartUpload(res: ServerResponse, url: URL, uploadId: string): Promise<void> {
