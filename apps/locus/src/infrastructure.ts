@@ -5,7 +5,8 @@ import { Redis } from "ioredis";
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
-import { LocalEmbedder, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
+import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
+import type { Lexicon } from "@locus/passages";
 import { OcrEngine } from "@locus/extract-ocr";
 import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
 import type { PresignBlob } from "@locus/files";
@@ -49,6 +50,7 @@ export class Infrastructure {
   private redisClient?: Redis;
   private ocr?: OcrEngine;
   private local?: Promise<LocalEmbedder>;
+  private words?: Promise<Lexicon | undefined>;
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly checks: Record<string, () => Promise<void>> = {};
   /**
@@ -136,6 +138,19 @@ export class Infrastructure {
       maxRetries: ai.maxRetries,
     });
     return { local, remote };
+  }
+
+  /**
+   * The English lexicon that tells words broken at line ends from compounds (OCR and screen
+   * text; PDF workers load their own), one per process. Without the word list, every break is
+   * joined, and the log says so.
+   */
+  lexicon(): Promise<Lexicon | undefined> {
+    this.words ??= loadLexicon().catch((err: unknown) => {
+      this.logger.warn({ err }, "no English word list: words hyphenated at line ends are always joined");
+      return undefined;
+    });
+    return this.words;
   }
 
   /**

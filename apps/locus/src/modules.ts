@@ -40,7 +40,14 @@ export function moduleDescriptors(
   const log = (module: string) => logger.child({ module });
   // Internal HTTP interfaces are served only when other processes need them.
   const identity = config.split ? infra.serviceIdentity() : undefined;
-  const ocrPassages = { ...DEFAULT_OCR_PASSAGE_OPTIONS, minConfidence: config.ocr.minConfidence };
+  const ocrPassages = async () => {
+    const lexicon = await infra.lexicon();
+    return {
+      ...DEFAULT_OCR_PASSAGE_OPTIONS,
+      minConfidence: config.ocr.minConfidence,
+      ...(lexicon ? { lexicon } : {}),
+    };
+  };
   // Long work says it is alive four times per stall delay: the sweep never takes it for lost work.
   const heartbeatMs = Math.max(1000, Math.floor(config.stalledAfterMs / 4));
   return [
@@ -84,7 +91,7 @@ export function moduleDescriptors(
                   engine: infra.ocrEngine(),
                   dpi: config.ocr.pdfDpi,
                   maxPixels: DEFAULT_IMAGE_LIMITS.maxOcrPixels,
-                  passages: ocrPassages,
+                  passages: await ocrPassages(),
                 },
               }
             : {}),
@@ -100,7 +107,7 @@ export function moduleDescriptors(
           logger: log("extractor-image"),
           engine: infra.ocrEngine(),
           limits: { ...DEFAULT_IMAGE_LIMITS, maxPixels: config.ocr.maxImagePixels },
-          passages: ocrPassages,
+          passages: await ocrPassages(),
           maxAttempts: config.maxAttempts,
           heartbeatMs,
         }),
@@ -132,6 +139,7 @@ export function moduleDescriptors(
           speech: infra.speechToText(),
           engine: infra.ocrEngine(),
           minConfidence: config.ocr.minConfidence,
+          lexicon: await infra.lexicon(),
           maxDurationS: config.speech.maxDurationS,
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,

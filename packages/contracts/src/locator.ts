@@ -39,10 +39,19 @@ export const Locator = z.object({
 export type Locator = z.infer<typeof Locator>;
 
 /**
- * A locator as stored with its passage: OCR passages also keep each line's box, so that search,
- * which narrows a passage to the lines that match, can narrow its `bbox` too. Never returned.
+ * A locator as stored with its passage, with what search needs to narrow it to the words that
+ * match (never returned):
+ * - `line_boxes`: each content line's box (PDF text and OCR), so `bbox` narrows with the lines;
+ * - `line_joins`: content lines (from 0) whose last word was hyphenated at the line end and
+ *   completed from the next line, so a match on it covers both lines;
+ * - `word_times`: for speech, the start and end (seconds) of each word of the content, words
+ *   being what whitespace separates, so `timestamp` narrows to the words that match.
  */
-export const StoredLocator = Locator.extend({ line_boxes: z.array(BoundingBox).optional() });
+export const StoredLocator = Locator.extend({
+  line_boxes: z.array(BoundingBox).optional(),
+  line_joins: z.array(z.number().int().min(0)).optional(),
+  word_times: z.array(z.tuple([z.number().min(0), z.number().min(0)])).optional(),
+});
 export type StoredLocator = z.infer<typeof StoredLocator>;
 
 /** One passage an extractor found: the text and where it is. */

@@ -14,12 +14,26 @@ export const SEARCH_LIMITS = {
   limitDefault: 50,
 } as const;
 
+/**
+ * Where a result's `content` shows why it matched: a word of the query (both modes), or in ai
+ * mode, for a passage found by meaning alone, the sentence closest to the question. Offsets
+ * count Unicode code points of `content` (Python: `content[start:end]`; JavaScript:
+ * `Array.from(content).slice(start, end).join("")`), `end` exclusive.
+ */
+export const HighlightDto = z.object({
+  start: z.number().int().min(0),
+  end: z.number().int().min(0),
+});
+export type HighlightDto = z.infer<typeof HighlightDto>;
+
 export const SearchResultDto = z.object({
   content: z.string(),
   score: z.number().min(0).max(1),
   file_id: z.string(),
   locator: Locator,
   files: z.object({ original_name: z.string(), file_type: FileType }),
+  /** What in `content` matched, in order (may be empty). */
+  highlights: z.array(HighlightDto),
 });
 export type SearchResultDto = z.infer<typeof SearchResultDto>;
 

@@ -7,3 +7,4 @@ export {
 } from "./local-embedder.ts";
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from "./openai-embedder.ts";
 export { convertWinkEmbeddings, WordVectors } from "./word-vectors.ts";
+export { loadLexicon } from "./lexicon.ts";

@@ -23,6 +23,7 @@ export { probeMedia, type MediaInfo } from "./probe.ts";
 export {
   DEFAULT_SPEECH_PASSAGE_OPTIONS,
   speechPassages,
+  SpeechPassages,
   type SpeechPassageOptions,
   type TimedText,
 } from "./speech-passages.ts";

@@ -7,7 +7,7 @@ import { audioChunks, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from "./audio-c
 import { MediaReadError } from "./media-errors.ts";
 import { mediaInput, refuseReferenceLists, type MediaInput } from "./media-input.ts";
 import { probeMedia, type MediaInfo } from "./probe.ts";
-import { speechPassages } from "./speech-passages.ts";
+import { SpeechPassages } from "./speech-passages.ts";
 
 /** Where a failed chunk is reported: the extractor's logger. */
 export interface ChunkLogger {
@@ -86,6 +86,8 @@ export async function* transcribeSound(
   let failed = 0;
   let lastError: unknown;
   const chunks = audioChunks(input, options.chunks ?? DEFAULT_CHUNK_OPTIONS);
+  // One builder for the whole recording: passages overlap across chunk boundaries too.
+  const passages = new SpeechPassages();
   let decodedS: number;
   for (;;) {
     const next = await chunks.next();
@@ -99,7 +101,7 @@ export async function* transcribeSound(
     transcribed += 1;
     try {
       const segments = await options.speech.transcribe(chunk.pcm);
-      yield* speechPassages(
+      yield* passages.add(
         segments.map((s) => ({
           ...s,
           start: chunk.startS + s.start,
@@ -126,6 +128,7 @@ export async function* transcribeSound(
     }
   }
   if (transcribed > 0 && failed === transcribed) throw lastError;
+  yield* passages.finish();
   if (info.durationS !== null && decodedS < info.durationS * TRUNCATED_SHARE - 1) {
     throw new MediaReadError(
       "media_truncated",

@@ -1,10 +1,20 @@
 import { boxAround, type BoundingBox, type ExtractedPassage } from "@locus/contracts";
-import { DEFAULT_PASSAGE_OPTIONS, joinWindow, windowLines, type PassageOptions } from "@locus/passages";
+import {
+  DEFAULT_PASSAGE_OPTIONS,
+  joinHyphenatedLines,
+  joinWindow,
+  windowJoins,
+  windowLines,
+  type Lexicon,
+  type PassageOptions,
+} from "@locus/passages";
 import type { OcrLine, OcrPage, PixelBox } from "./ocr-engine.ts";
 
 export interface OcrPassageOptions extends PassageOptions {
   /** Lines the recogniser is less sure of than this (0–1) are dropped as noise. */
   minConfidence: number;
+  /** Tells broken words from compounds at line ends; without one, every break is joined. */
+  lexicon?: Lexicon;
 }
 
 export const DEFAULT_OCR_PASSAGE_OPTIONS: OcrPassageOptions = {
@@ -30,6 +40,8 @@ export interface KeptLine {
   number: number;
   confidence: number;
   bbox: BoundingBox;
+  /** Its last word was hyphenated and completed from the next line. */
+  continues?: boolean;
 }
 
 /** A line worth indexing: sure enough, and with at least a letter or a digit in it. */
@@ -78,7 +90,7 @@ export function buildOcrPassages(
   geometry: PageGeometry,
   options: OcrPassageOptions = DEFAULT_OCR_PASSAGE_OPTIONS,
 ): ExtractedPassage[] {
-  const lines = keptLines(read, geometry, options.minConfidence);
+  const lines = keptLines(read, geometry, options.minConfidence, options.lexicon);
   return windowLines(lines, options).flatMap((window) => {
     const first = window[0];
     const last = window.at(-1);
@@ -86,6 +98,7 @@ export function buildOcrPassages(
     const confidence = window.reduce((sum, l) => sum + l.confidence, 0) / window.length;
     // One box per page line (a long line cut into pieces is still one line of the content).
     const lineBoxes = window.filter((l, i) => window[i - 1]?.number !== l.number).map((l) => l.bbox);
+    const joins = windowJoins(window);
     return [
       {
         content: joinWindow(window),
@@ -97,6 +110,7 @@ export function buildOcrPassages(
           source: "ocr" as const,
           confidence: Math.round(confidence * 100) / 100,
           line_boxes: lineBoxes,
+          ...(joins ? { line_joins: joins } : {}),
         },
       },
     ];
@@ -105,17 +119,23 @@ export function buildOcrPassages(
 
 /**
  * The lines of a reading worth indexing (sure enough, with a letter or a digit), numbered in
- * reading order, each with its box on the page.
+ * reading order, each with its box on the page, words hyphenated at line ends made whole.
  */
-export function keptLines(read: OcrPage, geometry: PageGeometry, minConfidence: number): KeptLine[] {
-  return read.lines
+export function keptLines(
+  read: OcrPage,
+  geometry: PageGeometry,
+  minConfidence: number,
+  lexicon?: Lexicon,
+): KeptLine[] {
+  const lines = read.lines
     .filter((line) => isText(line, minConfidence))
     .map((line, i) => ({
-      text: line.text,
+      text: line.text.trim(),
       number: i + 1,
       confidence: line.confidence,
       bbox: toPageBox(line.bbox, read.rotation, geometry),
     }));
+  return joinHyphenatedLines(lines, lexicon);
 }
 
 /** The median height of the kept lines, in read pixels: small text reads better scaled up. */

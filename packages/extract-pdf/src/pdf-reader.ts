@@ -146,9 +146,12 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
             const [, , c = 0, d = 0, x = 0, y = 0] = item.transform as number[];
             pieces.push({ text: item.str, x, y, width: item.width, height: item.height || Math.hypot(c, d) });
           }
+          // Locators point into the page as a viewer shows it: points from its top-left corner.
+          const view = page.getViewport({ scale: 1 });
+          const toPage = (x: number, y: number) => view.convertToViewportPoint(x, y) as [number, number];
           yield {
             page: n,
-            lines: buildLines(pieces),
+            lines: buildLines(pieces, toPage),
             render: (options) => renderPage(doc, page, n, options),
           };
         } finally {

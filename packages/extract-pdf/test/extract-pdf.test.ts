@@ -3,6 +3,7 @@ import type { ExtractedPassage } from "@locus/contracts";
 import { makePdf, pageWith } from "@locus/testing";
 import { extractPdf, type PdfExtraction } from "../src/extract-pdf.ts";
 import { openPdf, PdfReadError } from "../src/pdf-reader.ts";
+import { loadLexicon } from "@locus/embedder";
 
 /** A private copy as a plain Uint8Array (pdf.js takes ownership of the bytes it is given). */
 const bytes = (data: Uint8Array): Uint8Array => new Uint8Array(data);
@@ -207,5 +208,67 @@ describe("extractPdf on PDFs it cannot read", () => {
     const from = Math.floor(pdf.length / 3);
     pdf.fill(0x41, from, 2 * from);
     await expectPdfError(pdf, "pdf_corrupt");
+  });
+});
+
+describe("extractPdf: words whole across line and page breaks, and where lines are", () => {
+  let passages: ExtractedPassage[];
+  const filler = (n: number) => `Filler line ${n} about weather and tea.`;
+
+  beforeAll(async () => {
+    const lexicon = await loadLexicon();
+    const pdf = await makePdf({
+      pages: [
+        [
+          filler(1),
+          "Here we deter-",
+          "mine the tide, and a well-",
+          "known harbour fact.",
+          filler(5),
+          "The last line breaks infor-",
+        ],
+        ["mation across the page break.", filler(2)],
+      ],
+    });
+    passages = await collect(await extractPdf(bytes(pdf), { lexicon }));
+  });
+
+  const withText = (text: string) => passages.find((p) => p.content.includes(text));
+
+  it("joins a word hyphenated at a line end onto its first line, and marks the line as going on", () => {
+    const passage = withText("Here we determine");
+    expect(passage?.content.split("\n").slice(0, 3)).toEqual([
+      filler(1),
+      "Here we determine",
+      "the tide, and a well-known",
+    ]);
+    expect(passage?.locator.line_joins).toEqual(expect.arrayContaining([1, 2]));
+    expect(passages.some((p) => /deter- |deter-\n/.test(p.content))).toBe(false);
+  });
+
+  it("keeps a real compound's hyphen at a line end", () => {
+    expect(withText("well-known")).toBeDefined();
+    expect(withText("wellknown")).toBeUndefined();
+  });
+
+  it("joins a word hyphenated at the foot of a page with its end on the next page, on the first page", () => {
+    const last = withText("The last line breaks information");
+    expect(last?.locator.page).toBe(1);
+    const next = passages.find((p) => p.locator.page === 2);
+    expect(next?.content.startsWith("across the page break.")).toBe(true);
+  });
+
+  it("gives text passages a box and one box per line, in points from the page's top-left corner", () => {
+    const first = passages[0];
+    const boxes = first?.locator.line_boxes ?? [];
+    expect(boxes).toHaveLength(first?.content.split("\n").length ?? -1);
+    // makePdf puts line n's top at 60 + (n - 1) * 16.5 points, x at 72, 11-point type.
+    boxes.forEach((box, i) => {
+      expect(box.x).toBeCloseTo(72, 0);
+      expect(Math.abs(box.y - (60 + i * 16.5))).toBeLessThan(4);
+      expect(box.height).toBeGreaterThan(8);
+      expect(box.height).toBeLessThan(16);
+    });
+    expect(first?.locator.bbox?.y).toBe(boxes[0]?.y);
   });
 });

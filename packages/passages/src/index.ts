@@ -1,8 +1,26 @@
 export {
   windowLines,
+  windowJoins,
   joinWindow,
   DEFAULT_PASSAGE_OPTIONS,
   type NumberedLine,
   type PassageOptions,
 } from "./windows.ts";
 export { words, withoutStopWords, isStopWord } from "./words.ts";
+export {
+  joinHyphenatedLines,
+  mendAcross,
+  mendBrokenWord,
+  type JoinableLine,
+  type Lexicon,
+} from "./hyphenation.ts";
+export {
+  matchedWords,
+  queryStems,
+  sentenceSpans,
+  stem,
+  toCodePoints,
+  wordsAt,
+  type TextSpan,
+  type WordAt,
+} from "./matching.ts";

@@ -2,6 +2,8 @@
 export interface NumberedLine {
   text: string;
   number: number;
+  /** The line's last word was hyphenated and completed from the next line (see joinHyphenatedLines). */
+  continues?: boolean;
 }
 
 export interface PassageOptions {
@@ -51,6 +53,22 @@ export function joinWindow(window: readonly NumberedLine[]): string {
   return window
     .map((l, i) => (i > 0 && window[i - 1]?.number === l.number ? " " : i > 0 ? "\n" : "") + l.text)
     .join("");
+}
+
+/**
+ * The content lines of a window (from 0) whose last word goes on to the next content line of the
+ * same window: a locator's `line_joins`. Undefined when there are none, to keep locators small.
+ */
+export function windowJoins(window: readonly NumberedLine[]): number[] | undefined {
+  const joins: number[] = [];
+  let contentLine = -1;
+  window.forEach((line, i) => {
+    if (window[i - 1]?.number !== line.number) contentLine += 1;
+    const next = window[i + 1];
+    // Pieces of one long line keep its fields: only its last piece ends the line.
+    if (line.continues && next && next.number !== line.number) joins.push(contentLine);
+  });
+  return joins.length > 0 ? joins : undefined;
 }
 
 function splitLongLine<L extends NumberedLine>(line: L, maxChars: number): L[] {

@@ -1,5 +1,5 @@
 /** Letters with their combining marks (Devanagari vowel signs, decomposed accents), and digits. */
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+export const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
 /**
  * Words of a text as every index sees them: Unicode-normalised (NFKC: full-width letters,

@@ -1,4 +1,4 @@
-export { OpenAiSpeechToText, type OpenAiSpeechOptions } from "./openai-speech-to-text.ts";
+export { alignWords, OpenAiSpeechToText, type OpenAiSpeechOptions } from "./openai-speech-to-text.ts";
 export {
   DEFAULT_POCKETSPHINX_MODEL_DIR,
   parseTimedOutput,

@@ -4,6 +4,7 @@ import { MediaReadError, useFfmpeg } from "@locus/extract-media";
 import { isUnreadableImage, type OcrEngine } from "@locus/extract-ocr";
 import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
+import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 import { readVideo } from "./read-video.ts";
 
@@ -15,6 +16,8 @@ export interface ExtractorVideoDeps {
   /** Shared with the image and PDF extractors of the same process. */
   engine: OcrEngine;
   minConfidence: number;
+  /** Tells broken words from compounds at the ends of lines shown on screen. */
+  lexicon?: Lexicon | undefined;
   maxDurationS: number;
   /** LOCUS_FFMPEG_PATH: the ffmpeg to read media with; unset, Debian's where installed, else npm's. */
   ffmpegPath?: string | undefined;
@@ -70,6 +73,7 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
             logger: deps.logger,
             maxDurationS: deps.maxDurationS,
             minConfidence: deps.minConfidence,
+            ...(deps.lexicon ? { lexicon: deps.lexicon } : {}),
           },
           progress,
         );

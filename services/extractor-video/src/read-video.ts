@@ -9,6 +9,7 @@ import {
 } from "@locus/extract-media";
 import { keptLines, type OcrEngine } from "@locus/extract-ocr";
 import type { ExtractionSummary } from "@locus/extractor-kit";
+import type { Lexicon } from "@locus/passages";
 import type { SpeechToText } from "@locus/speech-to-text";
 import { framePrint, printDistance, ScreenText } from "./screen-text.ts";
 
@@ -19,6 +20,8 @@ export interface ReadVideoOptions {
   maxDurationS: number;
   /** Lines read with less confidence than this (0–1) are dropped as noise. */
   minConfidence: number;
+  /** Tells broken words from compounds at the ends of lines shown on screen. */
+  lexicon?: Lexicon;
   frames?: FrameOptions;
 }
 
@@ -67,7 +70,7 @@ export async function* readVideo(
           originalWidth: frame.width,
           originalHeight: frame.height,
         };
-        const lines = keptLines(read, geometry, options.minConfidence);
+        const lines = keptLines(read, geometry, options.minConfidence, options.lexicon);
         screen.see(frame.timeS, lines);
         last = { print, lines };
       }

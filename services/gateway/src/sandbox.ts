@@ -1,4 +1,5 @@
 import type { FileRecordDto, FileType, SearchResponseDto } from "@locus/contracts";
+import { matchedWords, queryStems, toCodePoints } from "@locus/passages";
 import type { SearchParams } from "./validation.ts";
 
 /**
@@ -52,19 +53,39 @@ export function sandboxUpload(input: {
 
 export function sandboxSearch(params: SearchParams): SearchResponseDto {
   const files = { original_name: SANDBOX_FILE_NAME, file_type: "pdf" as const };
+  const stems = queryStems(params.q);
+  // The query's words are highlighted as a live search would: found by the same matching.
+  const highlighted = (content: string) => ({
+    content,
+    highlights: toCodePoints(content, matchedWords(content, stems)),
+  });
   const results = [
     {
-      content: `Sandbox passage matching "${params.q}". Test keys answer at once with mock data; use a live key to search your files.`,
+      ...highlighted(
+        `Sandbox passage matching "${params.q}". Test keys answer at once with mock data; use a live key to search your files.`,
+      ),
       score: 0.92,
       file_id: SANDBOX_FILE_ID,
-      locator: { page: 1, line: 3, line_end: 5, source: "text" as const },
+      locator: {
+        page: 1,
+        line: 3,
+        line_end: 5,
+        bbox: sandboxLinesBox(3, 5),
+        source: "text" as const,
+      },
       files,
     },
     {
-      content: `A second sandbox passage for "${params.q}", on another page.`,
+      ...highlighted(`A second sandbox passage for "${params.q}", on another page.`),
       score: 0.71,
       file_id: SANDBOX_FILE_ID,
-      locator: { page: 1, line: 8, line_end: 9, source: "text" as const },
+      locator: {
+        page: 1,
+        line: 8,
+        line_end: 9,
+        bbox: sandboxLinesBox(8, 9),
+        source: "text" as const,
+      },
       files,
     },
   ].slice(0, params.limit);
@@ -89,15 +110,29 @@ export function sandboxSearch(params: SearchParams): SearchResponseDto {
   };
 }
 
+/** The layout of the sandbox PDF (points): a US Letter page, 14-point lines 22 points apart. */
+const PAGE = { width: 612, height: 792, margin: 72, firstBaseline: 720, fontSize: 14, leading: 22 };
+
+/** Where lines `first`..`last` of the sandbox page's layout are, as a live text result's `bbox`. */
+function sandboxLinesBox(first: number, last: number) {
+  const baseline = (line: number) => PAGE.height - (PAGE.firstBaseline - (line - 1) * PAGE.leading);
+  const top = baseline(first) - 0.9 * PAGE.fontSize;
+  const bottom = baseline(last) + 0.25 * PAGE.fontSize;
+  return { x: PAGE.margin, y: top, width: PAGE.width - 2 * PAGE.margin, height: bottom - top };
+}
+
 /** A one-page PDF that sandbox preview links serve, built once from a few lines of PDF syntax. */
 function minimalPdf(lines: string[]): Buffer {
   const text = lines
-    .map((l, i) => `BT /F1 14 Tf 72 ${720 - i * 22} Td (${l.replace(/[()\\]/g, "\\$&")}) Tj ET`)
+    .map(
+      (l, i) =>
+        `BT /F1 ${PAGE.fontSize} Tf ${PAGE.margin} ${PAGE.firstBaseline - i * PAGE.leading} Td (${l.replace(/[()\\]/g, "\\$&")}) Tj ET`,
+    )
     .join("\n");
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
     "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${PAGE.width} ${PAGE.height}] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>`,
     `<< /Length ${Buffer.byteLength(text)} >>\nstream\n${text}\nendstream`,
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
   ];

@@ -1,19 +1,20 @@
-import { boxAround, type Locator, type StoredLocator } from "@locus/contracts";
-import { queryTerms, withoutStopWords } from "@locus/search-index";
+import { boxAround, type HighlightDto, type Locator, type StoredLocator } from "@locus/contracts";
+import { matchedWords, toCodePoints, type TextSpan, type WordAt } from "@locus/passages";
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Playback starts this long before the first matching word, so its first sound is heard. */
+export const LEAD_IN_S = 0.3;
 
-/** A stored locator as the API shows it: without the per-line boxes kept for narrowing. */
+/** A stored locator as the API shows it: without what is kept only for narrowing. */
 export function publicLocator(stored: StoredLocator): Locator {
-  const { line_boxes: _lineBoxes, ...locator } = stored;
+  const { line_boxes: _boxes, line_joins: _joins, word_times: _times, ...locator } = stored;
   return locator;
 }
 
 /**
  * The locator of lines `first`..`last` (0-based, inclusive) of a passage's content. The n-th line
- * of a passage's content is line `line + n` (extractors guarantee it); OCR passages keep each
- * line's box, and the box around those lines is where to look. A passage without line numbers
- * (a recording's) keeps its own locator.
+ * of a passage's content is line `line + n` (extractors guarantee it); passages that keep each
+ * line's box (PDF text, OCR) get the box around those lines. A passage without line numbers (a
+ * recording's) keeps its own locator.
  */
 export function linesOfPassage(content: string, stored: StoredLocator, first: number, last: number): Locator {
   const locator = publicLocator(stored);
@@ -32,21 +33,95 @@ export function linesOfPassage(content: string, stored: StoredLocator, first: nu
   };
 }
 
+/** Where each whitespace-separated word of `content` starts (UTF-16). */
+function tokenStarts(content: string): number[] {
+  return Array.from(content.matchAll(/\S+/g), (m) => m.index);
+}
+
+/** The last index whose value is at most `offset` (the unit an offset falls in). */
+function unitAt(starts: readonly number[], offset: number): number {
+  let unit = 0;
+  for (let i = 0; i < starts.length && (starts[i] ?? 0) <= offset; i++) unit = i;
+  return unit;
+}
+
 /**
- * Narrows a passage's line span to the lines where the query's words are, so the locator points at
- * the match and not just at the passage around it. Words match by their start, to allow for the
- * index's stemming (revenue / revenues); when no line matches that way, the passage's span stays.
+ * The locator of the part of a passage that `spans` cover (UTF-16 offsets into its content, in
+ * order): the lines they are on (and the box around those lines), or for speech the time from
+ * just before the first word to the end of the last. A word hyphenated at a line end and
+ * completed from the next line is on both lines. A passage that cannot be narrowed (no word
+ * times, lines that do not add up) keeps its own locator.
  */
-export function narrowToMatch(content: string, stored: StoredLocator, query: string): Locator {
-  const lines = content.split("\n");
-  const patterns = withoutStopWords(queryTerms(query)).map(
-    (t) => new RegExp(`(?<![\\p{L}\\p{N}])${escape(t.slice(0, Math.max(3, t.length - 2)))}`, "iu"),
-  );
-  const counts = lines.map((line) => {
-    const folded = line.normalize("NFKC");
-    return patterns.filter((p) => p.test(folded)).length;
-  });
-  const best = Math.max(0, ...counts);
-  if (best === 0) return publicLocator(stored);
-  return linesOfPassage(content, stored, counts.indexOf(best), counts.lastIndexOf(best));
+export function narrowToSpans(content: string, stored: StoredLocator, spans: readonly TextSpan[]): Locator {
+  const first = spans[0];
+  const last = spans.at(-1);
+  if (!first || !last) return publicLocator(stored);
+  const times = stored.word_times;
+  if (times) {
+    const starts = tokenStarts(content);
+    const from = times[unitAt(starts, first.start)];
+    const to = times[unitAt(starts, Math.max(last.start, last.end - 1))];
+    if (starts.length !== times.length || !from || !to) return publicLocator(stored);
+    return {
+      ...publicLocator(stored),
+      timestamp: Math.max(0, Math.round((from[0] - LEAD_IN_S) * 100) / 100),
+      timestamp_end: Math.max(from[0], to[1]),
+    };
+  }
+  const lineStarts = [0, ...Array.from(content.matchAll(/\n/g), (m) => m.index + 1)];
+  const firstLine = unitAt(lineStarts, first.start);
+  let lastLine = unitAt(lineStarts, Math.max(last.start, last.end - 1));
+  const lineEnd = (lineStarts[lastLine + 1] ?? content.length + 1) - 1;
+  const endsLine = !/[\p{L}\p{N}]/u.test(content.slice(last.end, lineEnd));
+  if (endsLine && stored.line_joins?.includes(lastLine)) lastLine += 1;
+  return linesOfPassage(content, stored, firstLine, lastLine);
+}
+
+/**
+ * Of the matches of several query words, the closest run holding the most different ones: for
+ * "quick brown fox", the place where all three are said together beats a lone "fox" earlier on.
+ */
+function bestRun(matches: readonly WordAt[]): WordAt[] {
+  let best: WordAt[] = [];
+  let bestDistinct = 0;
+  let bestWidth = Infinity;
+  for (let i = 0; i < matches.length; i++) {
+    const seen = new Set<string>();
+    for (let j = i; j < matches.length; j++) {
+      const a = matches[i];
+      const b = matches[j];
+      if (!a || !b) continue;
+      seen.add(b.stem);
+      const width = b.end - a.start;
+      if (seen.size > bestDistinct || (seen.size === bestDistinct && width < bestWidth)) {
+        best = matches.slice(i, j + 1);
+        bestDistinct = seen.size;
+        bestWidth = width;
+      }
+    }
+  }
+  return best;
+}
+
+export interface PlacedMatch {
+  locator: Locator;
+  /** Every word that matched, in code points of the content. */
+  highlights: HighlightDto[];
+  /** False when no word of the query is in the passage (found by meaning alone). */
+  matched: boolean;
+}
+
+/**
+ * Where the query's words are in a passage: all of them as highlights, and the locator narrowed
+ * to the closest run of the most different ones (lines, a box, or seconds). A passage where none
+ * is found keeps its own locator.
+ */
+export function placeMatch(content: string, stored: StoredLocator, stems: ReadonlySet<string>): PlacedMatch {
+  const matches = matchedWords(content, stems);
+  if (matches.length === 0) return { locator: publicLocator(stored), highlights: [], matched: false };
+  return {
+    locator: narrowToSpans(content, stored, bestRun(matches)),
+    highlights: toCodePoints(content, matches),
+    matched: true,
+  };
 }

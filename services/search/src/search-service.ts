@@ -6,13 +6,14 @@ import type {
   SearchResultDto,
   StoredLocator,
 } from "@locus/contracts";
-import { EmbedderError, type Embedder } from "@locus/embedder";
+import { dot, EmbedderError, type Embedder } from "@locus/embedder";
+import { queryStems, sentenceSpans, toCodePoints } from "@locus/passages";
 import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { PassageHit, SearchIndex, VectorSlot } from "@locus/search-index";
 import { SummarizerError, type CitablePassage, type Summarizer, type Summary } from "@locus/summarizer";
 import { fuse } from "./hybrid-ranking.ts";
-import { linesOfPassage, narrowToMatch } from "./match-lines.ts";
+import { linesOfPassage, narrowToSpans, placeMatch } from "./match-lines.ts";
 
 export interface SearchRequest {
   userId: string;
@@ -53,6 +54,14 @@ interface RankedHit {
   score: number;
 }
 
+/** A result as search builds it: what the API returns, and what narrowing it further needs. */
+interface Presented {
+  result: SearchResultDto;
+  stored: StoredLocator;
+  /** Whether a word of the query is in it (else it was found by meaning alone). */
+  matched: boolean;
+}
+
 /**
  * Answers searches over one user's passages. Each hit is joined to its file record, and hits whose
  * file is not `ready` (being re-indexed, or just deleted) are left out, so a result always names a
@@ -77,7 +86,7 @@ export class SearchService implements SearchApi {
     const pool = Math.min(request.limit * 2, 200);
     if (request.mode === "quick") {
       const hits = await this.index.search({ userId: request.userId, text: request.q, limit: pool });
-      const { results } = await this.present(request, hits);
+      const results = (await this.present(request, hits)).map((p) => p.result);
       return { results, count: results.length, mode: "quick" };
     }
     return this.searchAi(request, Math.max(pool, 50));
@@ -90,7 +99,10 @@ export class SearchService implements SearchApi {
       this.semanticHits(request, pool, fallbacks),
     ]);
     const fused = fuse([keyword, semantic.hits.filter((h) => h.score >= MIN_VECTOR_SCORE)]);
-    const { results, stored } = await this.present(request, fused);
+    const presented = await this.present(request, fused);
+    await this.placeByMeaning(request.q, presented);
+    const results = presented.map((p) => p.result);
+    const stored = presented.map((p) => p.stored);
 
     const cited = results
       .slice(0, SUMMARY_PASSAGES)
@@ -181,13 +193,44 @@ export class SearchService implements SearchApi {
   }
 
   /**
-   * Ranked hits as API results: joined to their files (only `ready` ones), one result per place,
-   * at most `limit`. Also returns each result's stored locator, which citations narrow further.
+   * Results found by meaning alone (no word of the question in them) are narrowed to the sentence
+   * closest to the question by the local vectors, which is highlighted: the place to read first.
+   */
+  private async placeByMeaning(question: string, presented: Presented[]): Promise<void> {
+    const unmatched = presented.filter((p) => !p.matched);
+    if (unmatched.length === 0) return;
+    const sentences = unmatched.map((p) => sentenceSpans(p.result.content));
+    const texts = sentences.flatMap((spans, i) =>
+      spans.map((s) => unmatched[i]?.result.content.slice(s.start, s.end) ?? ""),
+    );
+    const [questionVector, ...vectors] = await this.ai.embedders.local.embed([question, ...texts]);
+    if (!questionVector) return;
+    let next = 0;
+    unmatched.forEach((p, i) => {
+      const spans = sentences[i] ?? [];
+      let best: { span: (typeof spans)[number]; similarity: number } | undefined;
+      for (const span of spans) {
+        const vector = vectors[next++];
+        const similarity = vector ? dot(questionVector, vector) : 0;
+        if (!best || similarity > best.similarity) best = { span, similarity };
+      }
+      // A passage of one sentence is its own best sentence: nothing to narrow.
+      if (!best || spans.length < 2) return;
+      p.result.locator = narrowToSpans(p.result.content, p.stored, [best.span]);
+      p.result.highlights = toCodePoints(p.result.content, [best.span]);
+    });
+  }
+
+  /**
+   * Ranked hits as API results: joined to their files (only `ready` ones), narrowed to where the
+   * query's words are, with those words highlighted, one result per place, at most `limit`. Each
+   * keeps its stored locator, which citations narrow further.
    */
   private async present(
     request: SearchRequest,
     ranked: readonly (PassageHit | RankedHit)[],
-  ): Promise<{ results: SearchResultDto[]; stored: StoredLocator[] }> {
+  ): Promise<Presented[]> {
+    const stems = queryStems(request.q);
     const entries = ranked.map((r) => ("hit" in r ? r : { hit: r, score: r.score }));
     const files = new Map<string, FileRecord>(
       (
@@ -197,13 +240,12 @@ export class SearchService implements SearchApi {
         )
       ).map((f) => [f.id, f]),
     );
-    const results: SearchResultDto[] = [];
-    const stored: StoredLocator[] = [];
+    const presented: Presented[] = [];
     const seen = new Set<string>();
     for (const { hit, score } of entries) {
       const file = files.get(hit.fileId);
       if (!file || file.status !== "ready") continue;
-      const locator = narrowToMatch(hit.content, hit.locator, request.q);
+      const { locator, highlights, matched } = placeMatch(hit.content, hit.locator, stems);
       // The same place in the same file is one result: keep the best-scored passage for it.
       const place = JSON.stringify([
         hit.fileId,
@@ -214,17 +256,21 @@ export class SearchService implements SearchApi {
       ]);
       if (seen.has(place)) continue;
       seen.add(place);
-      results.push({
-        content: hit.content,
-        score,
-        file_id: hit.fileId,
-        locator,
-        files: { original_name: file.originalName, file_type: file.fileType },
+      presented.push({
+        result: {
+          content: hit.content,
+          score,
+          file_id: hit.fileId,
+          locator,
+          files: { original_name: file.originalName, file_type: file.fileType },
+          highlights,
+        },
+        stored: hit.locator,
+        matched,
       });
-      stored.push(hit.locator);
-      if (results.length === request.limit) break;
+      if (presented.length === request.limit) break;
     }
-    return { results, stored };
+    return presented;
   }
 }
 

@@ -1,0 +1,67 @@
+import { matchedWords, queryStems, sentenceSpans, stem, toCodePoints, windowJoins } from "../src/index.ts";
+
+const slices = (text: string, spans: readonly { start: number; end: number }[]) =>
+  spans.map((s) => text.slice(s.start, s.end));
+
+describe("stem", () => {
+  it("stems English words as SQLite's porter tokenizer does, and leaves numbers and other scripts", () => {
+    expect(stem("revenues")).toBe(stem("revenue"));
+    expect(stem("determine")).not.toBe(stem("deter"));
+    expect(stem("2024")).toBe("2024");
+    expect(stem("संख्या")).toBe("संख्या");
+  });
+});
+
+describe("matchedWords", () => {
+  it("finds the query's words by their stems, case and width folded, and skips stop words", () => {
+    const text = "The Revenues of the HARBOUR rose; ｒｅｖｅｎｕｅ fell.";
+    const found = matchedWords(text, queryStems("the harbour revenue"));
+    expect(slices(text, found)).toEqual(["Revenues", "HARBOUR", "ｒｅｖｅｎｕｅ"]);
+  });
+
+  it("falls back to word starts when no stem matches (an index that stems differently)", () => {
+    const text = "the generator generated";
+    expect(slices(text, matchedWords(text, new Set(["generat"])))).toEqual(["generator", "generated"]);
+  });
+
+  it("finds nothing in a passage without the words", () => {
+    expect(matchedWords("nothing relevant here", queryStems("harbour"))).toEqual([]);
+  });
+});
+
+describe("toCodePoints", () => {
+  it("counts code points, so an emoji before a match counts once (as Python indexes strings)", () => {
+    const text = "😀 harbour";
+    const [span] = toCodePoints(text, matchedWords(text, queryStems("harbour")));
+    expect(span).toEqual({ start: 2, end: 9 });
+    expect(Array.from(text).slice(span?.start, span?.end).join("")).toBe("harbour");
+  });
+});
+
+describe("sentenceSpans", () => {
+  it("cuts after sentence punctuation, across line breaks, and cuts long unpunctuated speech", () => {
+    const text = "The harbour opens at dawn. Ships wait\noutside the wall! Why?";
+    expect(slices(text, sentenceSpans(text))).toEqual([
+      "The harbour opens at dawn.",
+      "Ships wait\noutside the wall!",
+      "Why?",
+    ]);
+    const speech = Array.from({ length: 60 }, (_, i) => `w${i}`).join(" ");
+    const pieces = sentenceSpans(speech, 25);
+    expect(pieces).toHaveLength(3);
+    expect(slices(speech, pieces).join(" ")).toBe(speech);
+  });
+});
+
+describe("windowJoins", () => {
+  it("names the content lines that go on to the next line of the same window", () => {
+    expect(
+      windowJoins([
+        { text: "a deter-", number: 4, continues: true },
+        { text: "mine b", number: 5 },
+        { text: "last", number: 6, continues: true },
+      ]),
+    ).toEqual([0]);
+    expect(windowJoins([{ text: "x", number: 1 }])).toBeUndefined();
+  });
+});
