@@ -1,6 +1,6 @@
 import { extractionBlobKey } from "@locus/contracts";
-import type { BlobStore } from "@locus/blob-store";
-import { readExtraction, withVectors, type PassageEmbedders } from "@locus/indexer";
+import { readExtraction, type BlobStore } from "@locus/blob-store";
+import { withVectors, type PassageEmbedders } from "@locus/indexer";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { FileRef, IndexedPassage, SearchIndex } from "@locus/search-index";
 

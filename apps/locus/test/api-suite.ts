@@ -78,6 +78,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
           source: string;
         };
         files: { original_name: string; file_type: string };
+        highlights: { start: number; end: number }[];
       }[];
       count: number;
       [k: string]: unknown;
@@ -359,7 +360,19 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect(top).toBeDefined();
         expect(top?.file_id).toBe(file.id);
         expect(top?.content).toContain("quarterly revenue of aardvark holdings");
-        expect(top?.locator).toEqual({ page: 3, line: 17, line_end: 17, source: "text" });
+        const { bbox, ...where } = top?.locator ?? {};
+        expect(where).toEqual({ page: 3, line: 17, line_end: 17, source: "text" });
+        // The box of line 17 alone, in points from the top-left corner (makePdf: 60 + 16 × 16.5 points down).
+        expect(bbox?.x).toBeCloseTo(72, 0);
+        expect(Math.abs((bbox?.y ?? 0) - (60 + 16 * 16.5))).toBeLessThan(4);
+        expect(bbox?.height).toBeLessThan(16);
+        // Each matched word is highlighted, in code points of the content.
+        const marked = (top?.highlights ?? []).map((h) =>
+          Array.from(top?.content ?? "")
+            .slice(h.start, h.end)
+            .join(""),
+        );
+        expect(marked).toEqual(["quarterly", "revenue", "aardvark"]);
         expect(top?.files).toEqual({ original_name: "annual report.pdf", file_type: "pdf" });
         expect(top!.score).toBeGreaterThan(0);
         expect(top!.score).toBeLessThan(1);
@@ -372,7 +385,42 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect([...scores].sort((x, y) => y - x)).toEqual(scores);
       });
 
+      it("pages through a file's passages in reading order, each with its locator", async () => {
+        interface PassagePage {
+          passages: { content: string; locator: SearchBody["results"][number]["locator"] }[];
+          next_offset: number | null;
+        }
+        const all: PassagePage["passages"] = [];
+        let offset: number | null = 0;
+        let pages = 0;
+        while (offset !== null) {
+          const res = await live.get(`/api/files/${file.id}/passages?offset=${offset}&limit=10`);
+          expect(res.status).toBe(200);
+          const body = (await res.json()) as PassagePage;
+          expect(schemaErrors("FilePassages", body)).toBeNull();
+          expect(body.passages.length).toBeLessThanOrEqual(10);
+          all.push(...body.passages);
+          offset = body.next_offset;
+          pages += 1;
+        }
+        expect(pages).toBeGreaterThan(1);
+        expect(all).toHaveLength(file.passage_count ?? -1);
+        // Reading order: page by page, line by line; every locator public (no stored-only keys).
+        const places = all.map((p) => (p.locator.page ?? 0) * 1000 + (p.locator.line ?? 0));
+        expect([...places].sort((a, b) => a - b)).toEqual(places);
+        expect(all.some((p) => p.content.includes("quarterly revenue of aardvark"))).toBe(true);
+        expect(all.every((p) => !("line_boxes" in p.locator) && p.locator.bbox !== undefined)).toBe(true);
+        // Paging checks its parameters as search does.
+        const bad = await live.get(`/api/files/${file.id}/passages?limit=0`);
+        expect(bad.status).toBe(422);
+        expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual([
+          "query",
+          "limit",
+        ]);
+      });
+
       it("never shows one user's passages to another", async () => {
+        expect((await other.get(`/api/files/${file.id}/passages`)).status).toBe(404);
         const body = (await (await other.get("/api/search?q=aardvark")).json()) as SearchBody;
         expect(body).toMatchObject({ results: [], count: 0 });
         expect((await other.get(`/api/files/${file.id}`)).status).toBe(404);
@@ -838,6 +886,10 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect(f.status).toBe("failed");
         expect(f.error?.code).toBe("pdf_corrupt");
         expect(f.error?.message).toMatch(/truncated/i);
+        // A file that is not ready has no passages to show, and says why.
+        const passages = await live.get(`/api/files/${f.id}/passages`);
+        expect(passages.status).toBe(409);
+        expect(((await passages.json()) as { detail: string }).detail).toMatch(/failed/);
       });
 
       it("fails a password-protected PDF with a reason", async () => {
@@ -1017,6 +1069,15 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         expect(search.results[0]?.file_id).toBe("file_sandbox_example");
         expect(search.results[0]?.content).not.toMatch(/quarterly revenue/);
         expect(schemaErrors("SearchResponse", search)).toBeNull();
+        // Shaped like live results: the query's word highlighted, a box for the lines.
+        const mock = search.results[0];
+        const marked = (mock?.highlights ?? []).map((h) =>
+          Array.from(mock?.content ?? "")
+            .slice(h.start, h.end)
+            .join(""),
+        );
+        expect(marked).toEqual(["aardvark"]);
+        expect(mock?.locator.bbox).toBeDefined();
 
         const ai = (await (await sandbox.get("/api/search?q=aardvark&mode=ai")).json()) as SearchBody;
         expect(ai).toMatchObject({ sandbox: true, summary_source: "sandbox" });
@@ -1037,6 +1098,13 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
         };
         const served = await fetch(preview.url);
         expect(served.headers.get("content-type")).toBe("application/pdf");
+        const passages = (await (await sandbox.get("/api/files/file_sandbox_example/passages")).json()) as {
+          passages: unknown[];
+          sandbox: boolean;
+        };
+        expect(schemaErrors("FilePassages", passages)).toBeNull();
+        expect(passages).toMatchObject({ sandbox: true, next_offset: null });
+        expect(passages.passages.length).toBeGreaterThan(0);
       });
 
       it("does not accept the sandbox id with a live key", async () => {

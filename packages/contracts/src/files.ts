@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Locator } from "./locator.ts";
 
 /** Kinds of file Locus knows. A kind is accepted for upload only while an extractor for it exists. */
 export const FileType = z.enum(["pdf", "image", "audio", "video"]);
@@ -29,3 +30,19 @@ export const FileRecordDto = z.object({
   sandbox: z.literal(true).optional(),
 });
 export type FileRecordDto = z.infer<typeof FileRecordDto>;
+
+/** Limits of a page of a file's passages; the gateway validates them and /openapi.json states them. */
+export const PASSAGE_PAGE_LIMITS = { limitMin: 1, limitMax: 500, limitDefault: 100 } as const;
+
+/**
+ * A page of a file's passages in reading order (`GET /api/files/{id}/passages`): a document's text
+ * or a recording's transcript, each passage with its locator. Consecutive passages overlap a
+ * little (a line, or a couple of seconds of speech), as they are indexed.
+ */
+export const FilePassagesDto = z.object({
+  passages: z.array(z.object({ content: z.string(), locator: Locator })),
+  /** Where the next page starts (pass it as `offset`), or null on the last page. */
+  next_offset: z.number().int().min(0).nullable(),
+  sandbox: z.literal(true).optional(),
+});
+export type FilePassagesDto = z.infer<typeof FilePassagesDto>;

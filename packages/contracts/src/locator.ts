@@ -54,6 +54,12 @@ export const StoredLocator = Locator.extend({
 });
 export type StoredLocator = z.infer<typeof StoredLocator>;
 
+/** A stored locator as the API shows it: without what is kept only for narrowing. */
+export function publicLocator(stored: StoredLocator): Locator {
+  const { line_boxes: _boxes, line_joins: _joins, word_times: _times, ...locator } = stored;
+  return locator;
+}
+
 /** One passage an extractor found: the text and where it is. */
 export const ExtractedPassage = z.object({ content: z.string().min(1), locator: StoredLocator });
 export type ExtractedPassage = z.infer<typeof ExtractedPassage>;

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { FileRecordDto } from "@locus/contracts";
+import type { FilePassagesDto, FileRecordDto } from "@locus/contracts";
 import type { User } from "@locus/metadata-store";
 import type { PreviewGrant } from "./preview-tokens.ts";
 
@@ -40,4 +40,6 @@ export interface FilesApi {
    * valid; baseUrl is where Locus is reached from outside.
    */
   previewLink(userId: string, fileId: string, baseUrl: string, grant: PreviewGrant): Promise<PreviewLink>;
+  /** A page of a ready file's passages, in reading order (a document's text, a recording's transcript). */
+  passages(userId: string, fileId: string, page: { offset: number; limit: number }): Promise<FilePassagesDto>;
 }

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { Router, type Request } from "express";
-import { LocusError, type FileRecordDto } from "@locus/contracts";
+import { FilePassagesDto, LocusError, type FileRecordDto } from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
 import type { MetadataStore, User } from "@locus/metadata-store";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
@@ -60,6 +60,15 @@ export function filesInternalRouter(
   router.delete("/internal/files/:id", guard, async (req, res) => {
     await files.delete(callerOf(res), param(req, "id"));
     res.status(204).end();
+  });
+  router.get("/internal/files/:id/passages", guard, async (req, res) => {
+    const query = req.query as Record<string, string | undefined>;
+    res.json(
+      await files.passages(callerOf(res), param(req, "id"), {
+        offset: Number(query.offset ?? 0),
+        limit: Number(query.limit ?? 100),
+      }),
+    );
   });
   router.get("/internal/files/:id/preview-link", guard, async (req, res) => {
     const {
@@ -146,5 +155,20 @@ export class FilesHttpClient implements FilesApi {
       `/internal/files/${encodeURIComponent(fileId)}/preview-link?${params.toString()}`,
     );
     return { url: body.url, expiresAt: new Date(body.expires_at), expiresIn: body.expires_in };
+  }
+
+  async passages(
+    userId: string,
+    fileId: string,
+    page: { offset: number; limit: number },
+  ): Promise<FilePassagesDto> {
+    const params = new URLSearchParams({ offset: String(page.offset), limit: String(page.limit) });
+    // Checked against the schema: a files process of another version fails loudly, not subtly.
+    return FilePassagesDto.parse(
+      await this.client.json<unknown>(
+        userId,
+        `/internal/files/${encodeURIComponent(fileId)}/passages?${params.toString()}`,
+      ),
+    );
   }
 }

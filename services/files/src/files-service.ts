@@ -11,11 +11,13 @@ import {
   fileBlobKey,
   kindOfMimeType,
   LocusError,
+  publicLocator,
   uploadedTopic,
+  type FilePassagesDto,
   type FileRecordDto,
   type FileType,
 } from "@locus/contracts";
-import type { BlobStore, ByteRange } from "@locus/blob-store";
+import { BlobNotFoundError, readExtraction, type BlobStore, type ByteRange } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { FileRecord, MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
@@ -234,6 +236,37 @@ export class FilesService implements FilesApi {
 
   async get(userId: string, fileId: string): Promise<FileRecordDto> {
     return toFileDto(await this.record(userId, fileId));
+  }
+
+  async passages(
+    userId: string,
+    fileId: string,
+    page: { offset: number; limit: number },
+  ): Promise<FilePassagesDto> {
+    const record = await this.record(userId, fileId);
+    if (record.status !== "ready") {
+      throw new LocusError(
+        "conflict",
+        `The file is ${record.status}; its passages can be read once it is ready.`,
+      );
+    }
+    const passages: FilePassagesDto["passages"] = [];
+    let position = 0;
+    try {
+      // Read as far as the page and one passage more, to know whether there is a next page.
+      for await (const passage of readExtraction(this.blobs, extractionBlobKey(userId, fileId))) {
+        if (position >= page.offset + page.limit) {
+          return { passages, next_offset: position };
+        }
+        if (position >= page.offset)
+          passages.push({ content: passage.content, locator: publicLocator(passage.locator) });
+        position += 1;
+      }
+    } catch (err) {
+      if (err instanceof BlobNotFoundError) throw new LocusError("not_found", "File not found");
+      throw err;
+    }
+    return { passages, next_offset: null };
   }
 
   private async record(userId: string, fileId: string): Promise<FileRecord> {

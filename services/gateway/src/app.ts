@@ -10,12 +10,13 @@ import { authenticate, principalOf, type SessionAuthenticator } from "./authenti
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { rateLimit } from "./rate-limit.ts";
-import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxSearch } from "./sandbox.ts";
+import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxPassages, sandboxSearch } from "./sandbox.ts";
 import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
 import {
   missing,
   parseFileId,
   parseListParams,
+  parsePassagePageParams,
   parseSearchParams,
   RequestValidationError,
 } from "./validation.ts";
@@ -207,6 +208,20 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       const grant = principal.key ? { keyId: principal.key.id } : { sessionId: principal.sessionId ?? "" };
       const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
       res.json({ url: link.url, expires_at: link.expiresAt.toISOString(), expires_in: link.expiresIn });
+    })
+    .all(methodNotAllowed("GET, HEAD"));
+
+  app
+    .route("/api/files/:file_id/passages")
+    .get(...guard, async (req, res) => {
+      const principal = principalOf(res);
+      const fileId = fileIdFor(req, res);
+      const page = parsePassagePageParams(req.query);
+      if (principal.sandbox) {
+        res.json(sandboxPassages(page));
+        return;
+      }
+      res.json(await deps.files.passages(principal.user.id, fileId, page));
     })
     .all(methodNotAllowed("GET, HEAD"));
 

@@ -1,4 +1,4 @@
-import { SEARCH_LIMITS } from "@locus/contracts";
+import { PASSAGE_PAGE_LIMITS, SEARCH_LIMITS } from "@locus/contracts";
 import { MAX_NAME_LENGTH } from "@locus/files";
 import { LIST_LIMITS } from "./validation.ts";
 
@@ -271,6 +271,50 @@ export const openApiDocument = {
         },
       },
     },
+    "/api/files/{file_id}/passages": {
+      get: {
+        operationId: "listFilePassages",
+        summary: "A file's passages in reading order: a document's text, a recording's transcript",
+        description:
+          "Extension. The passages search looks through, each with its locator, in the order they " +
+          "come in the file; consecutive passages overlap a little (a line, or a couple of seconds of " +
+          "speech). Pages through long files with `offset` and `limit`. 409 while the file is not ready.",
+        parameters: [
+          fileIdParam,
+          {
+            name: "offset",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 0, default: 0 },
+            description: "Passages to skip: 0, or the previous page's `next_offset`.",
+          },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: {
+              type: "integer",
+              minimum: PASSAGE_PAGE_LIMITS.limitMin,
+              maximum: PASSAGE_PAGE_LIMITS.limitMax,
+              default: PASSAGE_PAGE_LIMITS.limitDefault,
+            },
+          },
+        ],
+        responses: {
+          "200": {
+            description: "A page of passages.",
+            content: { "application/json": { schema: { $ref: "#/components/schemas/FilePassages" } } },
+          },
+          ...commonErrors,
+          "404": notFound,
+          "409": {
+            description: "The file is not ready yet (or failed).",
+            content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorMessage" } } },
+          },
+          "422": validationError,
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -313,14 +357,22 @@ export const openApiDocument = {
           timestamp: {
             type: "number",
             minimum: 0,
-            description: "Seconds into audio or video where the passage starts (to 0.01 s).",
+            description:
+              "Seconds into audio or video where the passage starts (to 0.01 s). In search results for " +
+              "speech, where the matched words start, less 0.3 s so that playback begins just before them.",
           },
-          timestamp_end: { type: "number", minimum: 0, description: "Seconds where it ends." },
+          timestamp_end: {
+            type: "number",
+            minimum: 0,
+            description:
+              "Seconds where it ends: in search results for speech, where the last matched word ends.",
+          },
           bbox: {
             type: "object",
             description:
-              "Where OCR text sits, from the top-left corner: in pixels of the image as displayed (EXIF " +
-              "orientation applied), or in PDF points (1/72 inch, the page at 72 dpi) for a scanned PDF page.",
+              "Where the passage's lines sit (in search results, the matched lines), from the top-left " +
+              "corner: in pixels of the image as displayed (EXIF orientation applied) for images, in PDF " +
+              "points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned.",
             required: ["x", "y", "width", "height"],
             properties: {
               x: { type: "number" },
@@ -405,9 +457,20 @@ export const openApiDocument = {
         },
         additionalProperties: false,
       },
+      Highlight: {
+        type: "object",
+        description:
+          "A stretch of a result's `content`: a word that matched the query, or (ai mode, a passage found " +
+          "by meaning alone) the sentence closest to the question. Offsets count Unicode code points, " +
+          "`end` exclusive: `content[start:end]` in Python, `Array.from(content).slice(start, end).join('')` " +
+          "in JavaScript.",
+        required: ["start", "end"],
+        properties: { start: { type: "integer", minimum: 0 }, end: { type: "integer", minimum: 0 } },
+        additionalProperties: false,
+      },
       SearchResult: {
         type: "object",
-        required: ["content", "score", "file_id", "locator", "files"],
+        required: ["content", "score", "file_id", "locator", "files", "highlights"],
         properties: {
           content: { type: "string" },
           score: { type: "number", minimum: 0, maximum: 1 },
@@ -419,6 +482,33 @@ export const openApiDocument = {
             properties: { original_name: { type: "string" }, file_type: { type: "string" } },
             additionalProperties: false,
           },
+          highlights: {
+            type: "array",
+            items: { $ref: "#/components/schemas/Highlight" },
+            description: "What in `content` matched, in order; may be empty.",
+          },
+        },
+        additionalProperties: false,
+      },
+      FilePassages: {
+        type: "object",
+        required: ["passages", "next_offset"],
+        properties: {
+          passages: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["content", "locator"],
+              properties: { content: { type: "string" }, locator: { $ref: "#/components/schemas/Locator" } },
+              additionalProperties: false,
+            },
+          },
+          next_offset: {
+            type: ["integer", "null"],
+            minimum: 0,
+            description: "The `offset` of the next page, or null on the last page.",
+          },
+          sandbox: { type: "boolean", const: true },
         },
         additionalProperties: false,
       },

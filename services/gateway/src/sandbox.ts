@@ -1,4 +1,4 @@
-import type { FileRecordDto, FileType, SearchResponseDto } from "@locus/contracts";
+import type { FilePassagesDto, FileRecordDto, FileType, SearchResponseDto } from "@locus/contracts";
 import { matchedWords, queryStems, toCodePoints } from "@locus/passages";
 import type { SearchParams } from "./validation.ts";
 
@@ -149,8 +149,30 @@ function minimalPdf(lines: string[]): Buffer {
   return Buffer.from(body, "latin1");
 }
 
-export const SAMPLE_PDF = minimalPdf([
+const SAMPLE_LINES = [
   "Locus sandbox preview",
   "Test keys return this example document.",
   "Use a live key to preview your own files.",
-]);
+];
+
+export const SAMPLE_PDF = minimalPdf(SAMPLE_LINES);
+
+/** The example document's passages, as a live file's text would page through them. */
+export function sandboxPassages(page: { offset: number; limit: number }): FilePassagesDto {
+  const passages = SAMPLE_LINES.map((text, i) => ({
+    content: text,
+    locator: {
+      page: 1,
+      line: i + 1,
+      line_end: i + 1,
+      bbox: sandboxLinesBox(i + 1, i + 1),
+      source: "text" as const,
+    },
+  }));
+  const end = page.offset + page.limit;
+  return {
+    passages: passages.slice(page.offset, end),
+    next_offset: end < passages.length ? end : null,
+    sandbox: true,
+  };
+}

@@ -2,7 +2,7 @@
  * Request validation that answers exactly as FastAPI/pydantic v2 does, because clients written
  * against the reference service parse these bodies: {"detail": [{type, loc, msg, input, ctx?}]}.
  */
-import { SEARCH_LIMITS, SearchMode } from "@locus/contracts";
+import { PASSAGE_PAGE_LIMITS, SEARCH_LIMITS, SearchMode } from "@locus/contracts";
 import { RequestValidationError, type ValidationIssue } from "@locus/http";
 
 export { RequestValidationError, type ValidationIssue };
@@ -168,6 +168,32 @@ export function parseListParams(query: Record<string, unknown>): {
   }
   if (issues.length > 0) throw new RequestValidationError(issues);
   return { limit, cursor };
+}
+
+/** GET /api/files/{id}/passages: offset (from 0, default 0) and limit (1..500, default 100). */
+export function parsePassagePageParams(query: Record<string, unknown>): { offset: number; limit: number } {
+  const issues: ValidationIssue[] = [];
+  let limit: number = PASSAGE_PAGE_LIMITS.limitDefault;
+  let offset = 0;
+  const rawLimit = lastValue(query.limit);
+  if (rawLimit !== undefined) {
+    const checked = checkInteger(
+      ["query", "limit"],
+      rawLimit,
+      PASSAGE_PAGE_LIMITS.limitMin,
+      PASSAGE_PAGE_LIMITS.limitMax,
+    );
+    if (checked.issue) issues.push(checked.issue);
+    else limit = checked.value;
+  }
+  const rawOffset = lastValue(query.offset);
+  if (rawOffset !== undefined) {
+    const checked = checkInteger(["query", "offset"], rawOffset, 0, Number.MAX_SAFE_INTEGER);
+    if (checked.issue) issues.push(checked.issue);
+    else offset = checked.value;
+  }
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  return { offset, limit };
 }
 
 const GROUP_STARTS = [0, 9, 14, 19, 24] as const;

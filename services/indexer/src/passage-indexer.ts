@@ -1,19 +1,10 @@
-import { createInterface } from "node:readline";
-import { ExtractedPassage, extractionBlobKey, type FileExtracted } from "@locus/contracts";
-import type { BlobStore } from "@locus/blob-store";
+import { extractionBlobKey, type FileExtracted } from "@locus/contracts";
+import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { withVectors, type PassageEmbedders } from "./passage-vectors.ts";
-
-/** A stored extraction (JSON lines, one passage each), read and checked passage by passage. */
-export async function* readExtraction(blobs: BlobStore, key: string): AsyncGenerator<ExtractedPassage> {
-  const lines = createInterface({ input: await blobs.get(key), crlfDelay: Infinity });
-  for await (const line of lines) {
-    if (line.length > 0) yield ExtractedPassage.parse(JSON.parse(line));
-  }
-}
 
 /**
  * Writes a file's stored extraction into the search index with each passage's vectors (replacing

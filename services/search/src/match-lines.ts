@@ -1,14 +1,14 @@
-import { boxAround, type HighlightDto, type Locator, type StoredLocator } from "@locus/contracts";
+import {
+  boxAround,
+  publicLocator,
+  type HighlightDto,
+  type Locator,
+  type StoredLocator,
+} from "@locus/contracts";
 import { matchedWords, toCodePoints, type TextSpan, type WordAt } from "@locus/passages";
 
 /** Playback starts this long before the first matching word, so its first sound is heard. */
 export const LEAD_IN_S = 0.3;
-
-/** A stored locator as the API shows it: without what is kept only for narrowing. */
-export function publicLocator(stored: StoredLocator): Locator {
-  const { line_boxes: _boxes, line_joins: _joins, word_times: _times, ...locator } = stored;
-  return locator;
-}
 
 /**
  * The locator of lines `first`..`last` (0-based, inclusive) of a passage's content. The n-th line
