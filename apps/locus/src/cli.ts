@@ -4,7 +4,9 @@ import { hashPassword, passwordProblem } from "@locus/dashboard";
 import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
 import type { KeyType, MetadataStore, Plan } from "@locus/metadata-store";
 import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
+import { FileType } from "@locus/contracts";
 import { rebuildSearchIndex } from "./index-rebuild.ts";
+import { queueReextraction } from "./reextract.ts";
 import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
 
 /**
@@ -17,6 +19,7 @@ import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
  *   locus keys revoke KEY_OR_ID
  *   locus migrate                                             (brings the schema up to date)
  *   locus index rebuild                                       (the search index, from stored extractions)
+ *   locus files reextract [--kind K] [--email E]              (ready files extracted again from their originals)
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
@@ -26,6 +29,7 @@ const USAGE = `Usage:
   pnpm locus keys revoke KEY_OR_ID
   pnpm locus migrate
   pnpm locus index rebuild
+  pnpm locus files reextract [--kind pdf|image|audio|video] [--email E]
 `;
 
 class UsageError extends Error {}
@@ -57,6 +61,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
       email: { type: "string" },
       plan: { type: "string" },
       type: { type: "string" },
+      kind: { type: "string" },
       name: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -86,6 +91,33 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
           `${result.missing.length} ready files have no stored extraction (upload them again): ${result.missing.join(", ")}`,
         );
       }
+    } finally {
+      await infra.close();
+    }
+    return;
+  }
+
+  if (noun === "files" && verb === "reextract") {
+    const kind = values.kind === undefined ? undefined : FileType.safeParse(values.kind);
+    if (kind && !kind.success) throw new UsageError(`--kind must be one of ${FileType.options.join(", ")}`);
+    const user =
+      values.email === undefined ? undefined : await userByEmail(store, normaliseEmail(values.email));
+    const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
+    try {
+      // A shared bus reaches the running extractors now; the in-process one dies with this command.
+      const shared = config.adapters.bus === "rabbitmq";
+      const { queued } = await queueReextraction(
+        store,
+        shared ? await infra.messageBus() : null,
+        { kind: kind?.data, userId: user?.id },
+        (line) => out(line),
+      );
+      out(
+        shared
+          ? `Queued ${queued} ready files to be extracted again; each is searchable again once it is ready.`
+          : `Marked ${queued} ready files to be extracted again: start (or restart) the server with pnpm start ` +
+              "and it extracts them; each is searchable again once it is ready.",
+      );
     } finally {
       await infra.close();
     }

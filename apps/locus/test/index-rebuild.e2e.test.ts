@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import {
@@ -104,6 +104,66 @@ it("gives vectors to passages indexed without them (before ai mode), so ai mode 
       expect(await askAgain()).toEqual([fileId]);
     } finally {
       await again.stop();
+    }
+  } finally {
+    removeDataDir(dir);
+  }
+}, 120_000);
+
+/**
+ * `pnpm locus files reextract`: what a rebuild cannot fix (text extracted by an older extractor)
+ * comes right by extracting the stored original again.
+ */
+it("extracts ready files again from their originals, which a rebuild of the index does not", async () => {
+  const dir = tempDataDir();
+  try {
+    const first = await startLocus({ dataDir: dir });
+    const { key, userId } = await createUserWithKey(dir, { plan: "pro" });
+    let c = client(first.baseUrl, key);
+    let fileId = "";
+    try {
+      const pdf = await makePdf({ pages: [["A heron nests where we deter-", "mine the tide."]] });
+      fileId = ((await (await c.upload(pdf, "tide.pdf")).json()) as { file: { id: string } }).file.id;
+      await waitForFile(c, fileId);
+    } finally {
+      await first.stop();
+    }
+    // As an extractor before words were mended at line ends stored it: the word in two pieces.
+    expect(userId).toBeDefined();
+    const extraction = join(dir, "blobs", "extractions", userId ?? "", `${fileId}.jsonl`);
+    writeFileSync(
+      extraction,
+      `${JSON.stringify({
+        content: "A heron nests where we deter-\nmine the tide.",
+        locator: { page: 1, line: 1, line_end: 2, source: "text" },
+      })}\n`,
+    );
+    expect((await runCli(dir, ["index", "rebuild"])).code).toBe(0);
+    const rebuilt = await startLocus({ dataDir: dir });
+    try {
+      c = client(rebuilt.baseUrl, key);
+      const body = (await (await c.get("/api/search?q=determine")).json()) as { count: number };
+      expect(body.count).toBe(0);
+    } finally {
+      await rebuilt.stop();
+    }
+
+    const reextract = await runCli(dir, ["files", "reextract", "--kind", "pdf"]);
+    expect(reextract.code).toBe(0);
+    expect(reextract.stdout).toMatch(/Marked 1 ready files to be extracted again/);
+
+    const second = await startLocus({ dataDir: dir });
+    try {
+      c = client(second.baseUrl, key);
+      const done = await waitForFile(c, fileId);
+      expect(done).toMatchObject({ status: "ready" });
+      const body = (await (await c.get("/api/search?q=determine")).json()) as {
+        results: { file_id: string; locator: { line: number; line_end: number; bbox?: unknown } }[];
+      };
+      expect(body.results[0]).toMatchObject({ file_id: fileId, locator: { line: 1, line_end: 2 } });
+      expect(body.results[0]?.locator.bbox).toBeDefined();
+    } finally {
+      await second.stop();
     }
   } finally {
     removeDataDir(dir);
