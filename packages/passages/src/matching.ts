@@ -28,28 +28,81 @@ export function queryStems(query: string, max = 32): Set<string> {
   return new Set(withoutStopWords([...new Set(words(query))].slice(0, max)).map(stem));
 }
 
+/** A word as the indexes fold it: NFKC and lower case (plain ASCII needs only the latter). */
+function fold(word: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /^[\x00-\x7f]*$/.test(word) ? word.toLowerCase() : (words(word)[0] ?? "");
+}
+
 /** Every word of `text` with its place and stem, folded as `words()` folds them. */
 export function wordsAt(text: string): WordAt[] {
-  return Array.from(text.matchAll(WORD), (m) => {
-    const [folded = ""] = words(m[0]);
-    return { start: m.index, end: m.index + m[0].length, stem: stem(folded) };
-  });
+  return Array.from(text.matchAll(WORD), (m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    stem: stem(fold(m[0])),
+  }));
 }
+
+/**
+ * The start a word must have to share a stem: Porter's algorithm rewrites only endings, so a
+ * word and its stem agree on their first two letters (one, for stems that short).
+ */
+const stemStart = (s: string) => s.slice(0, Math.min(2, Math.max(1, s.length - 1)));
 
 /**
  * The words of `text` that match the query's stems, in order. When none does, the looser rule
  * search used before stems (a word starting with most of a query word) is tried, so an index
- * that stems differently (PostgreSQL's snowball) still gets its matches shown.
+ * that stems differently (PostgreSQL's snowball) still gets its matches shown. Only words that
+ * start like a query stem are stemmed: this runs on every result of every search.
  */
 export function matchedWords(text: string, stems: ReadonlySet<string>): WordAt[] {
-  const all = wordsAt(text);
-  const exact = all.filter((w) => stems.has(w.stem));
-  if (exact.length > 0 || stems.size === 0) return exact;
+  if (stems.size === 0) return [];
+  const starts = new Set([...stems].map(stemStart));
+  // Plain ASCII text (most of it) folds by lower-casing once, with the same offsets.
+  // eslint-disable-next-line no-control-regex
+  const ascii = /^[\x00-\x7f]*$/.test(text);
+  const lower = ascii ? text.toLowerCase() : text;
+  const pattern = ascii ? /[a-z0-9]+/g : WORD;
+  const exact = ascii ? asciiMatches(lower, starts, stems) : [];
+  if (!ascii) {
+    for (const m of lower.matchAll(pattern)) {
+      const folded = fold(m[0]);
+      if (!starts.has(folded.slice(0, 2)) && !starts.has(folded.slice(0, 1))) continue;
+      const wordStem = stem(folded);
+      if (stems.has(wordStem)) exact.push({ start: m.index, end: m.index + m[0].length, stem: wordStem });
+    }
+  }
+  if (exact.length > 0) return exact;
   const prefixes = [...stems].map((s) => s.slice(0, Math.max(3, s.length - 2)));
-  return all.filter((w) => {
-    const [folded = ""] = words(text.slice(w.start, w.end));
-    return prefixes.some((p) => folded.startsWith(p));
-  });
+  const loose: WordAt[] = [];
+  for (const m of lower.matchAll(pattern)) {
+    const folded = ascii ? m[0] : fold(m[0]);
+    if (prefixes.some((p) => folded.startsWith(p))) {
+      loose.push({ start: m.index, end: m.index + m[0].length, stem: folded });
+    }
+  }
+  return loose;
+}
+
+const isAsciiWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+
+/**
+ * The words of lower-cased ASCII text whose stem is one of `stems`, found from where their
+ * possible starts occur (indexOf) rather than by reading every word: a passage holds a few
+ * candidates and hundreds of words.
+ */
+function asciiMatches(lower: string, starts: ReadonlySet<string>, stems: ReadonlySet<string>): WordAt[] {
+  const found = new Map<number, WordAt>();
+  for (const start of starts) {
+    for (let i = lower.indexOf(start); i >= 0; i = lower.indexOf(start, i + 1)) {
+      if (found.has(i) || (i > 0 && isAsciiWordChar(lower.charCodeAt(i - 1)))) continue;
+      let end = i;
+      while (end < lower.length && isAsciiWordChar(lower.charCodeAt(end))) end++;
+      const wordStem = stem(lower.slice(i, end));
+      if (stems.has(wordStem)) found.set(i, { start: i, end, stem: wordStem });
+    }
+  }
+  return [...found.values()].sort((a, b) => a.start - b.start);
 }
 
 /**

@@ -19,7 +19,7 @@ export const LEAD_IN_S = 0.3;
 export function linesOfPassage(content: string, stored: StoredLocator, first: number, last: number): Locator {
   const locator = publicLocator(stored);
   if (locator.line === undefined || locator.line_end === undefined) return locator;
-  const count = content.split("\n").length;
+  const count = lineStarts(content).length;
   if (count !== locator.line_end - locator.line + 1 || first < 0 || last < first || last >= count) {
     return locator;
   }
@@ -31,6 +31,13 @@ export function linesOfPassage(content: string, stored: StoredLocator, first: nu
     line_end: locator.line + last,
     ...(boxes.length > 0 ? { bbox: boxAround(boxes) } : {}),
   };
+}
+
+/** Where each line of `content` starts (UTF-16). */
+function lineStarts(content: string): number[] {
+  const starts = [0];
+  for (let i = content.indexOf("\n"); i >= 0; i = content.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
 }
 
 /** Where each whitespace-separated word of `content` starts (UTF-16). */
@@ -68,10 +75,10 @@ export function narrowToSpans(content: string, stored: StoredLocator, spans: rea
       timestamp_end: Math.max(from[0], to[1]),
     };
   }
-  const lineStarts = [0, ...Array.from(content.matchAll(/\n/g), (m) => m.index + 1)];
-  const firstLine = unitAt(lineStarts, first.start);
-  let lastLine = unitAt(lineStarts, Math.max(last.start, last.end - 1));
-  const lineEnd = (lineStarts[lastLine + 1] ?? content.length + 1) - 1;
+  const lines = lineStarts(content);
+  const firstLine = unitAt(lines, first.start);
+  let lastLine = unitAt(lines, Math.max(last.start, last.end - 1));
+  const lineEnd = (lines[lastLine + 1] ?? content.length + 1) - 1;
   const endsLine = !/[\p{L}\p{N}]/u.test(content.slice(last.end, lineEnd));
   if (endsLine && stored.line_joins?.includes(lastLine)) lastLine += 1;
   return linesOfPassage(content, stored, firstLine, lastLine);
