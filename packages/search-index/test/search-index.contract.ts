@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ExtractedPassage, Locator } from "@locus/contracts";
+import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
 import type { FileRef, IndexedPassage, SearchIndex, VectorSlot } from "../src/search-index.ts";
 
 export interface SearchIndexHarness {
@@ -122,10 +122,34 @@ export function searchIndexContract(
 
     it("keeps every kind of locator as it was given", async () => {
       const file = newFile();
-      const locators: Locator[] = [
+      // With what search narrows them by: each line's box, words completed from the next line,
+      // each spoken word's times.
+      const locators: StoredLocator[] = [
         { page: 4, line: 1, line_end: 5, source: "text" },
+        {
+          page: 2,
+          line: 7,
+          line_end: 8,
+          bbox: { x: 72, y: 100, width: 400, height: 30 },
+          line_boxes: [
+            { x: 72, y: 100, width: 400, height: 14 },
+            { x: 72, y: 116, width: 380, height: 14 },
+          ],
+          line_joins: [0],
+          source: "text",
+        },
         { page: 1, line: 3, line_end: 3, bbox: { x: 10.5, y: 20, width: 300, height: 14.25 }, source: "ocr" },
-        { timestamp: 12.5, timestamp_end: 19.75, source: "speech" },
+        {
+          timestamp: 12.5,
+          timestamp_end: 19.75,
+          word_times: [
+            [12.5, 12.9],
+            [13, 13.4],
+            [13.5, 14],
+            [14.1, 19.75],
+          ],
+          source: "speech",
+        },
         { timestamp: 61, timestamp_end: 64, bbox: { x: 0, y: 0, width: 1920, height: 80 }, source: "screen" },
       ];
       await replace(
@@ -133,7 +157,7 @@ export function searchIndexContract(
         locators.map((locator, i) => ({ content: `pelican number ${i} appears here`, locator })),
       );
       const hits = await search(file.userId, "pelican", 10);
-      expect(hits).toHaveLength(4);
+      expect(hits).toHaveLength(locators.length);
       for (const [i, locator] of locators.entries()) {
         expect(hits.find((h) => h.content === `pelican number ${i} appears here`)?.locator).toEqual(locator);
       }
