@@ -102,6 +102,22 @@ export interface SearchParams {
   mode: SearchMode;
 }
 
+/** An optional integer query parameter: its value, or `fallback` when absent; a bad one adds an issue. */
+function integerParam(
+  query: Record<string, unknown>,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+  issues: ValidationIssue[],
+): number {
+  const raw = lastValue(query[name]);
+  if (raw === undefined) return fallback;
+  const checked = checkInteger(["query", name], raw, min, max);
+  if (checked.issue) issues.push(checked.issue);
+  return checked.issue ? fallback : checked.value;
+}
+
 /** GET /api/search: q (1..1000 characters), limit (1..100, default 50), mode (quick|ai, default quick). */
 export function parseSearchParams(query: Record<string, unknown>): SearchParams {
   const issues: ValidationIssue[] = [];
@@ -112,18 +128,14 @@ export function parseSearchParams(query: Record<string, unknown>): SearchParams 
     if (issue) issues.push(issue);
   }
 
-  let limit: number = SEARCH_LIMITS.limitDefault;
-  const rawLimit = lastValue(query.limit);
-  if (rawLimit !== undefined) {
-    const checked = checkInteger(
-      ["query", "limit"],
-      rawLimit,
-      SEARCH_LIMITS.limitMin,
-      SEARCH_LIMITS.limitMax,
-    );
-    if (checked.issue) issues.push(checked.issue);
-    else limit = checked.value;
-  }
+  const limit = integerParam(
+    query,
+    "limit",
+    SEARCH_LIMITS.limitMin,
+    SEARCH_LIMITS.limitMax,
+    SEARCH_LIMITS.limitDefault,
+    issues,
+  );
 
   let mode: SearchMode = "quick";
   const rawMode = lastValue(query.mode);
@@ -154,13 +166,7 @@ export function parseListParams(query: Record<string, unknown>): {
   cursor: string | undefined;
 } {
   const issues: ValidationIssue[] = [];
-  let limit: number = LIST_LIMITS.default;
-  const rawLimit = lastValue(query.limit);
-  if (rawLimit !== undefined) {
-    const checked = checkInteger(["query", "limit"], rawLimit, LIST_LIMITS.min, LIST_LIMITS.max);
-    if (checked.issue) issues.push(checked.issue);
-    else limit = checked.value;
-  }
+  const limit = integerParam(query, "limit", LIST_LIMITS.min, LIST_LIMITS.max, LIST_LIMITS.default, issues);
   const cursor = lastValue(query.cursor);
   if (cursor !== undefined) {
     const issue = checkString(["query", "cursor"], cursor, 1, 512);
@@ -173,25 +179,9 @@ export function parseListParams(query: Record<string, unknown>): {
 /** GET /api/files/{id}/passages: offset (from 0, default 0) and limit (1..500, default 100). */
 export function parsePassagePageParams(query: Record<string, unknown>): { offset: number; limit: number } {
   const issues: ValidationIssue[] = [];
-  let limit: number = PASSAGE_PAGE_LIMITS.limitDefault;
-  let offset = 0;
-  const rawLimit = lastValue(query.limit);
-  if (rawLimit !== undefined) {
-    const checked = checkInteger(
-      ["query", "limit"],
-      rawLimit,
-      PASSAGE_PAGE_LIMITS.limitMin,
-      PASSAGE_PAGE_LIMITS.limitMax,
-    );
-    if (checked.issue) issues.push(checked.issue);
-    else limit = checked.value;
-  }
-  const rawOffset = lastValue(query.offset);
-  if (rawOffset !== undefined) {
-    const checked = checkInteger(["query", "offset"], rawOffset, 0, Number.MAX_SAFE_INTEGER);
-    if (checked.issue) issues.push(checked.issue);
-    else offset = checked.value;
-  }
+  const { limitMin, limitMax, limitDefault } = PASSAGE_PAGE_LIMITS;
+  const limit = integerParam(query, "limit", limitMin, limitMax, limitDefault, issues);
+  const offset = integerParam(query, "offset", 0, Number.MAX_SAFE_INTEGER, 0, issues);
   if (issues.length > 0) throw new RequestValidationError(issues);
   return { offset, limit };
 }
