@@ -2,7 +2,7 @@
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import {
   makePdf,
   pageWith,
@@ -173,11 +173,36 @@ it("searches, and a result opens the preview at the page it was found on", async
   const result = page.locator(".result").first();
   await result.waitFor();
   await expect(result.textContent()).resolves.toContain("Page 3, line 9");
+  // The snippet marks the words that matched, and only those.
+  const marked = (await result.locator(".result-text mark").allTextContents()).map((m) => m.toLowerCase());
+  expect(marked).toEqual(expect.arrayContaining(["albatross", "lighthouse"]));
+  expect(marked.every((m) => m === "albatross" || m === "lighthouse")).toBe(true);
   await shot("06-search");
   await result.getByRole("button").click();
   const dialog = page.getByRole("dialog", { name: "harbour log.pdf" });
   await dialog.waitFor();
   await page.locator("#pdf-page", { hasText: "Page 3 of 3" }).waitFor({ timeout: 15_000 });
+  // The matched line is marked on the page, where line 9 is: its top 60 + 8 × 16.5 = 192 points
+  // down the 841.89-point A4 page (pdfkit's layout), one line high, from the 72-point margin.
+  const mark = page.locator(".page-frame .text-mark");
+  await mark.waitFor();
+  const placed = () =>
+    page.evaluate(() => {
+      const canvas = document.querySelector("canvas.page")!.getBoundingClientRect();
+      const box = document.querySelector(".text-mark")!.getBoundingClientRect();
+      return {
+        top: (box.top - canvas.top) / canvas.height,
+        bottom: (box.bottom - canvas.top) / canvas.height,
+        left: (box.left - canvas.left) / canvas.width,
+        inView: box.top >= 0 && box.bottom <= window.innerHeight,
+      };
+    });
+  const onPage = await placed();
+  expect(Math.abs(onPage.top - 192 / 841.89)).toBeLessThan(6 / 841.89);
+  expect(onPage.bottom - onPage.top).toBeGreaterThan(6 / 841.89);
+  expect(onPage.bottom - onPage.top).toBeLessThan(16.5 / 841.89);
+  expect(Math.abs(onPage.left - 72 / 595.28)).toBeLessThan(4 / 595.28);
+  expect(onPage.inView).toBe(true);
   // The page is drawn: the canvas holds pixels that are not all white.
   const inked = await page.locator("canvas.page").evaluate((canvas: HTMLCanvasElement) => {
     const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
@@ -187,6 +212,14 @@ it("searches, and a result opens the preview at the page it was found on", async
   });
   expect(inked).toBeGreaterThan(100);
   await shot("07-preview-at-page");
+  // Only on the result's page: gone on another, back with it.
+  await dialog.getByRole("button", { name: "Previous page" }).click();
+  await page.locator("#pdf-page", { hasText: "Page 2 of 3" }).waitFor();
+  await mark.waitFor({ state: "hidden" });
+  await dialog.getByRole("button", { name: "Next page" }).click();
+  await page.locator("#pdf-page", { hasText: "Page 3 of 3" }).waitFor();
+  await mark.waitFor();
+  expect(Math.abs((await placed()).top - onPage.top)).toBeLessThan(0.001);
   await dialog.getByRole("button", { name: "Close" }).click();
 
   // ai mode answers with a summary whose markers open their place too.
@@ -203,9 +236,18 @@ it("searches, and a result opens the preview at the page it was found on", async
   await page.getByRole("dialog", { name: "harbour log.pdf" }).getByRole("button", { name: "Close" }).click();
 }, 60_000);
 
-it("opens a recording's result at the second it was said", async () => {
-  // Twelve seconds of silence, then the phrase.
-  const audio = recording([12, await speak("Please contact the caretaker with questions."), 2]);
+it("opens a recording's result at the second it was said, beside its transcript", async () => {
+  // Twelve seconds of silence, then the phrase, then more speech: over 15 s, so two passages or more.
+  const more = [
+    "The boiler room is locked on weekends.",
+    "Bring a torch for the cellar stairs.",
+    "The ferry timetable changes in the spring.",
+    "Volunteers cleaned the beach last weekend.",
+    "Next month we discuss the parking budget.",
+  ];
+  const parts: (Buffer | number)[] = [12, await speak("Please contact the caretaker with questions.")];
+  for (const sentence of more) parts.push(0.6, await speak(sentence));
+  const audio = recording([...parts, 2]);
   await page.getByRole("link", { name: "Files" }).click();
   await page
     .locator("#file-input")
@@ -220,9 +262,40 @@ it("opens a recording's result at the second it was said", async () => {
   await result.getByRole("button").click();
   await page.locator("#media-start").waitFor();
   await page.waitForFunction(() => (document.querySelector("audio")?.currentTime ?? 0) > 0);
-  const at = await page.locator("audio").evaluate((el: HTMLAudioElement) => el.currentTime);
+  // A passage's start as the list shows it ("0:27"), in whole seconds.
+  const startOf = async (passage: Locator) => {
+    const [m, sec] = (await passage.locator(".passage-time").textContent())!.split(":").map(Number);
+    return m! * 60 + sec!;
+  };
+  const currentTime = () => page.locator("audio").evaluate((el: HTMLAudioElement) => el.currentTime);
+  const at = await currentTime();
   expect(Math.abs(at - 12)).toBeLessThan(2);
+  // The transcript, each passage a button with its start time; the result's passage is marked,
+  // its matched word too, and scrolled into the list's view.
+  const transcript = page.getByRole("list", { name: "Transcript" });
+  await transcript.waitFor({ timeout: 15_000 });
+  const passages = transcript.getByRole("button");
+  expect(await passages.count()).toBeGreaterThanOrEqual(2);
+  const found = transcript.locator('button[aria-current="true"]');
+  await expect(found.count()).resolves.toBe(1);
+  await expect(found.locator("mark").allTextContents()).resolves.toContain("caretaker");
+  expect(Math.abs((await startOf(found)) - 12)).toBeLessThan(2);
+  expect(
+    await found.evaluate((el) => {
+      const list = el.closest("ol")!.getBoundingClientRect();
+      const item = el.getBoundingClientRect();
+      return item.top >= list.top && item.bottom <= list.bottom;
+    }),
+  ).toBe(true);
   await shot("09-preview-at-second");
+  // Choosing another passage plays from its start.
+  const other = passages.last();
+  await expect(other.getAttribute("aria-current")).resolves.toBeNull();
+  const start = await startOf(other);
+  expect(start).toBeGreaterThan(12);
+  await other.click();
+  await page.waitForFunction((s) => (document.querySelector("audio")?.currentTime ?? 0) >= s, start);
+  expect(await currentTime()).toBeLessThan(start + 1.5);
   await page.getByRole("dialog", { name: "message.wav" }).getByRole("button", { name: "Close" }).click();
 }, 120_000);
 
@@ -274,6 +347,17 @@ it("fits a phone-width screen, and signing out ends the session", async () => {
     // Nothing wider than the screen: no sideways scrolling.
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await shot("12-phone-files", small);
+    // A recording's preview: the player above its transcript, both within the screen's width.
+    await small.getByRole("button", { name: "Preview message.wav" }).click();
+    const transcript = small.getByRole("list", { name: "Transcript" });
+    await transcript.waitFor({ timeout: 15_000 });
+    const [player, list] = await Promise.all(
+      [small.locator("audio"), transcript].map((l) => l.boundingBox()),
+    );
+    expect(list!.y).toBeGreaterThanOrEqual(player!.y + player!.height);
+    expect(list!.x + list!.width).toBeLessThanOrEqual(390);
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shot("13-phone-transcript", small);
   } finally {
     await phone.close();
   }

@@ -133,6 +133,30 @@ function describeLocator(locator) {
   return parts.join(", ");
 }
 
+/**
+ * `content` with its highlights ({start, end} in code points, end exclusive) as <mark> elements:
+ * text nodes and elements, never HTML. Spans out of range or overlapping are clipped.
+ */
+function withMarks(content, highlights) {
+  if (!Array.isArray(highlights) || highlights.length === 0) return [content];
+  const chars = Array.from(content);
+  const spans = highlights
+    .filter((s) => Number.isInteger(s?.start) && Number.isInteger(s?.end))
+    .map((s) => [Math.max(0, s.start), Math.min(chars.length, s.end)])
+    .sort((a, b) => a[0] - b[0]);
+  const parts = [];
+  let at = 0;
+  for (const [start, end] of spans) {
+    const from = Math.max(start, at);
+    if (end <= from) continue;
+    if (from > at) parts.push(chars.slice(at, from).join(""));
+    parts.push(h("mark", {}, chars.slice(from, end).join("")));
+    at = end;
+  }
+  if (at < chars.length) parts.push(chars.slice(at).join(""));
+  return parts;
+}
+
 /** A modal question; resolves true when confirmed. */
 function confirmWith(title, text, okLabel) {
   const dialog = document.getElementById("confirm");
@@ -739,12 +763,21 @@ async function filesView() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Preview: a file shown at a place (a PDF at its page, a recording at its second)
+// Preview: a file shown at a place (a PDF at its page with the matched lines marked, a recording
+// at its second beside its transcript)
 
 const previewDialog = document.getElementById("preview");
 const previewBody = document.getElementById("preview-body");
+/** Counts previews opened and closed: what a preview still loading draws only if it is current. */
+let previewTicket = 0;
 document.getElementById("preview-close").addEventListener("click", () => previewDialog.close());
-previewDialog.addEventListener("close", () => previewBody.replaceChildren());
+previewDialog.addEventListener("close", () => {
+  previewTicket += 1;
+  previewBody.replaceChildren();
+});
+
+/** The most passages of a transcript shown (fetched 500 at a time). */
+const MAX_TRANSCRIPT_PASSAGES = 2000;
 
 let pdfjs;
 async function loadPdfJs() {
@@ -755,28 +788,43 @@ async function loadPdfJs() {
   return pdfjs;
 }
 
-async function openPreview(file, locator) {
+/**
+ * Opens a file at `locator` (null: at its start). `found` is the search result that led there
+ * ({content, highlights}), when there is one: its words are marked in a recording's transcript.
+ */
+async function openPreview(file, locator, found = null) {
+  const ticket = ++previewTicket;
+  const current = () => ticket === previewTicket;
   document.getElementById("preview-title").textContent = file.original_name;
   document.getElementById("preview-where").textContent = locator
     ? `Found at: ${describeLocator(locator)}`
     : "";
   previewBody.replaceChildren(h("p", { class: "muted" }, "Loading the preview…"));
-  previewDialog.showModal();
+  if (!previewDialog.open) previewDialog.showModal();
   let link;
   try {
     link = await api(`/api/files/${encodeURIComponent(file.id)}/preview-url`);
   } catch (err) {
-    previewBody.replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
+    if (current()) previewBody.replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
     return;
   }
+  if (!current()) return;
   const type = file.file_type;
-  if (type === "pdf") await showPdf(link.url, locator?.page ?? 1);
+  if (type === "pdf") await showPdf(link.url, locator, current);
   else if (type === "image") showImage(link.url, locator);
-  else showRecording(type, link.url, locator?.timestamp ?? 0);
+  else showRecording(file, type, link.url, locator, found, current);
 }
 
-async function showPdf(url, startPage) {
+/** A fraction as a CSS percentage. */
+const percent = (fraction) => `${(fraction * 100).toFixed(4)}%`;
+
+async function showPdf(url, locator, current) {
+  const startPage = locator?.page ?? 1;
   const canvas = h("canvas", { class: "page", "aria-label": "PDF page" });
+  // The matched lines' box (PDF points from the page's top-left corner), on the result's page only.
+  const bbox = locator?.page !== undefined ? locator.bbox : undefined;
+  const mark = bbox ? h("div", { class: "highlight text-mark", "aria-hidden": "true", hidden: true }) : null;
+  const sheet = h("div", { class: "page-frame" }, canvas, mark);
   const status = h("span", { id: "pdf-page", "aria-live": "polite" });
   const previous = h("button", { type: "button", class: "secondary small" }, "Previous page");
   const next = h("button", { type: "button", class: "secondary small" }, "Next page");
@@ -785,37 +833,76 @@ async function showPdf(url, startPage) {
     { href: `${url}#page=${startPage}`, target: "_blank", rel: "noopener" },
     "Open the PDF",
   );
-  previewBody.replaceChildren(h("div", { class: "pager" }, previous, status, next, open), canvas);
+  previewBody.replaceChildren(h("div", { class: "pager" }, previous, status, next, open), sheet);
   let doc;
   try {
     const lib = await loadPdfJs();
     doc = await lib.getDocument({ url }).promise;
   } catch {
     // A store that does not allow this origin to fetch (S3 without CORS): the browser's own viewer.
-    previewBody.replaceChildren(
-      h("iframe", { src: `${url}#page=${startPage}`, title: "PDF preview", class: "frame" }),
-    );
+    if (current()) {
+      previewBody.replaceChildren(
+        h("iframe", { src: `${url}#page=${startPage}`, title: "PDF preview", class: "frame" }),
+      );
+    }
     return;
   }
-  let current = Math.min(Math.max(1, startPage), doc.numPages);
+  if (!current()) {
+    doc.destroy();
+    return;
+  }
+  let shown = Math.min(Math.max(1, startPage), doc.numPages);
+  let rendering = null;
+  let scrolled = false;
   async function draw() {
-    const page = await doc.getPage(current);
+    const wanted = shown;
+    rendering?.cancel();
+    const page = await doc.getPage(wanted);
+    // Another page was asked for meanwhile, or the preview closed: that draw wins.
+    if (wanted !== shown || !current()) return;
+    const size = page.getViewport({ scale: 1 });
     const width = Math.min(previewBody.clientWidth || 800, 900);
-    const viewport = page.getViewport({ scale: width / page.getViewport({ scale: 1 }).width });
+    const viewport = page.getViewport({ scale: width / size.width });
     canvas.width = Math.floor(viewport.width);
     canvas.height = Math.floor(viewport.height);
-    await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
-    status.textContent = `Page ${current} of ${doc.numPages}`;
-    canvas.setAttribute("aria-label", `Page ${current} of ${doc.numPages}`);
-    previous.disabled = current <= 1;
-    next.disabled = current >= doc.numPages;
+    const task = page.render({ canvasContext: canvas.getContext("2d"), viewport });
+    rendering = task;
+    status.textContent = `Page ${wanted} of ${doc.numPages}`;
+    canvas.setAttribute("aria-label", `Page ${wanted} of ${doc.numPages}`);
+    previous.disabled = wanted <= 1;
+    next.disabled = wanted >= doc.numPages;
+    if (mark) {
+      // In fractions of the page, so the box follows the canvas at whatever width it is shown.
+      mark.hidden = wanted !== locator.page;
+      Object.assign(mark.style, {
+        left: percent(bbox.x / size.width),
+        top: percent(bbox.y / size.height),
+        width: percent(bbox.width / size.width),
+        height: percent(bbox.height / size.height),
+      });
+      if (!mark.hidden && !scrolled) {
+        scrolled = true;
+        // Only when it is out of sight: the dialog's head stays in view when it can.
+        const box = mark.getBoundingClientRect();
+        const frame = previewDialog.getBoundingClientRect();
+        if (box.top < frame.top || box.bottom > Math.min(frame.bottom, window.innerHeight)) {
+          mark.scrollIntoView({ block: "center" });
+        }
+      }
+    }
+    try {
+      await task.promise;
+    } catch (err) {
+      // Cancelled by a newer draw: not an error.
+      if (err?.name !== "RenderingCancelledException") throw err;
+    }
   }
   previous.addEventListener("click", () => {
-    current -= 1;
+    shown -= 1;
     draw();
   });
   next.addEventListener("click", () => {
-    current += 1;
+    shown += 1;
     draw();
   });
   await draw();
@@ -842,20 +929,160 @@ function showImage(url, locator) {
   previewBody.replaceChildren(frame);
 }
 
-function showRecording(type, url, seconds) {
+function showRecording(file, type, url, locator, found, current) {
+  let startAt = locator?.timestamp ?? 0;
   const media = h(type === "video" ? "video" : "audio", {
     controls: true,
     preload: "metadata",
     src: url,
     class: type,
+    "aria-label": `${type === "video" ? "Video" : "Recording"}: ${file.original_name}`,
   });
   media.addEventListener("loadedmetadata", () => {
-    media.currentTime = seconds;
+    media.currentTime = startAt;
   });
+  const note = h("p", { class: "muted", "aria-live": "polite" }, "Loading the transcript…");
+  const list = h("ol", { class: "transcript", "aria-labelledby": "transcript-title", hidden: true });
   previewBody.replaceChildren(
-    media,
-    h("p", { class: "muted", id: "media-start" }, `Starts at ${formatSeconds(seconds)}`),
+    h(
+      "div",
+      { class: "recording" },
+      h(
+        "div",
+        { class: "player" },
+        media,
+        h("p", { class: "muted", id: "media-start" }, `Starts at ${formatSeconds(startAt)}`),
+      ),
+      h(
+        "section",
+        { class: "transcript-panel" },
+        h("h3", { id: "transcript-title" }, "Transcript"),
+        note,
+        list,
+      ),
+    ),
   );
+
+  function seek(seconds) {
+    startAt = seconds;
+    // Before the metadata is in, the time is kept as where playback starts.
+    media.currentTime = seconds;
+  }
+
+  loadTranscript(file.id, list)
+    .then(({ passages, cut }) => {
+      if (!current()) return;
+      if (passages.length === 0) {
+        note.textContent = "No words were found in this recording.";
+        return;
+      }
+      const at = passageAt(passages, locator, found);
+      list.replaceChildren(
+        ...passages.map((passage, i) =>
+          h(
+            "li",
+            {},
+            h(
+              "button",
+              {
+                type: "button",
+                class: "passage",
+                "aria-current": i === at ? "true" : undefined,
+                onclick: () => seek(passage.locator.timestamp),
+              },
+              h("span", { class: "visually-hidden" }, "Play from "),
+              h("span", { class: "passage-time" }, formatSeconds(passage.locator.timestamp)),
+              passage.locator.source === "screen"
+                ? h("span", { class: "passage-source" }, "on screen")
+                : null,
+              h("span", { class: "visually-hidden" }, ": "),
+              h(
+                "span",
+                { class: "passage-text" },
+                i === at && found?.content === passage.content
+                  ? withMarks(passage.content, found.highlights)
+                  : passage.content,
+              ),
+              i === at ? h("span", { class: "visually-hidden" }, " (the result)") : null,
+            ),
+          ),
+        ),
+      );
+      list.hidden = false;
+      note.textContent = cut
+        ? `The first ${passages.length} passages; the rest is not shown.`
+        : `${passages.length} passage${passages.length === 1 ? "" : "s"}; choose one to play from there.`;
+      if (at >= 0) {
+        // Within the list only: the player stays where it is.
+        const item = list.children[at];
+        list.scrollTop = item.offsetTop - (list.clientHeight - item.offsetHeight) / 2;
+      }
+    })
+    .catch((err) => {
+      if (!current()) return;
+      note.textContent =
+        err instanceof ApiError && err.status === 409
+          ? "The transcript can be read once the file is ready."
+          : `The transcript could not be loaded: ${err.message}`;
+    });
+}
+
+/**
+ * A recording's passages with a time, in time order: all pages of /passages (as far as
+ * MAX_TRANSCRIPT_PASSAGES). `cut` tells whether there were more.
+ */
+async function loadTranscript(fileId, list) {
+  const passages = [];
+  let offset = 0;
+  while (offset !== null && passages.length < MAX_TRANSCRIPT_PASSAGES) {
+    const limit = Math.min(500, MAX_TRANSCRIPT_PASSAGES - passages.length);
+    const page = await api(
+      `/api/files/${encodeURIComponent(fileId)}/passages?offset=${offset}&limit=${limit}`,
+    );
+    passages.push(...page.passages);
+    offset = page.next_offset;
+    // Closed meanwhile: no more requests.
+    if (!list.isConnected) break;
+  }
+  const timed = passages
+    .map((passage, order) => ({ passage, order }))
+    .filter(({ passage }) => typeof passage.locator?.timestamp === "number")
+    // What is said and what is shown (a video's) interleaved by time; the same time keeps its order.
+    .sort((a, b) => a.passage.locator.timestamp - b.passage.locator.timestamp || a.order - b.order)
+    .map(({ passage }) => passage);
+  return { passages: timed, cut: offset !== null };
+}
+
+/**
+ * The passage a result points to: the one with the result's words and time if there is one,
+ * else the one of its kind (speech or screen) whose span holds the middle of the result's time
+ * (the nearest such). -1 when there is no result, or no time.
+ */
+function passageAt(passages, locator, found) {
+  if (typeof locator?.timestamp !== "number") return -1;
+  const from = locator.timestamp;
+  const to = locator.timestamp_end ?? from;
+  const middle = (from + to) / 2;
+  const sameKind = (p) => !locator.source || p.locator.source === locator.source;
+  const endOf = (p) => p.locator.timestamp_end ?? p.locator.timestamp;
+  const exact = passages.findIndex(
+    (p) =>
+      sameKind(p) && found?.content === p.content && p.locator.timestamp <= to + 1 && endOf(p) >= from - 1,
+  );
+  if (exact >= 0) return exact;
+  let best = -1;
+  let bestDistance = Infinity;
+  passages.forEach((p, i) => {
+    if (!sameKind(p)) return;
+    const holds = p.locator.timestamp <= middle && middle <= endOf(p);
+    // Holding the middle comes first; then the nearer the passage's own middle, the better.
+    const distance = (holds ? 0 : 1e9) + Math.abs((p.locator.timestamp + endOf(p)) / 2 - middle);
+    if (distance < bestDistance) {
+      best = i;
+      bestDistance = distance;
+    }
+  });
+  return best;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -920,12 +1147,12 @@ async function searchView() {
           {
             type: "button",
             class: "result-open",
-            onclick: () => openPreview(resultFile(result), result.locator),
+            onclick: () => openPreview(resultFile(result), result.locator, result),
           },
           h("span", { class: "result-file" }, `${i + 1}. ${result.files.original_name}`),
           h("span", { class: "result-where" }, describeLocator(result.locator)),
         ),
-        h("p", { class: "result-text" }, result.content),
+        h("p", { class: "result-text" }, withMarks(result.content, result.highlights)),
         h("span", { class: "hint" }, `score ${result.score.toFixed(3)}`),
       ),
     );
@@ -954,6 +1181,7 @@ async function searchView() {
                       file_type: body.results[citation.result_index]?.files.file_type ?? "pdf",
                     },
                     citation.locator,
+                    body.results[citation.result_index] ?? null,
                   ),
               },
               piece,
