@@ -7,6 +7,8 @@ import type { AiBenchOptions, AiBenchResult } from "./ai-search.ts";
 import type { MediaBenchOptions, MediaBenchResult } from "./media.ts";
 import type { OcrBenchOptions, OcrBenchResult } from "./ocr.ts";
 import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
+import type { QualityBenchOptions, QualityBenchResult } from "./quality.ts";
+import { renderQuality } from "./quality-report.ts";
 import { REST_OF_MACHINE } from "./cpu.ts";
 import { IDLE_STACKS, type SplitBenchOptions, type SplitBenchResult } from "./split.ts";
 import {
@@ -50,6 +52,7 @@ export interface Report {
     ocr: OcrBenchOptions | null;
     media: MediaBenchOptions | null;
     split: SplitBenchOptions | null;
+    quality?: QualityBenchOptions | null;
   };
   targets: Target[];
   search: SearchSizeResult[];
@@ -60,13 +63,15 @@ export interface Report {
   media: MediaBenchResult | null;
   /** Split-shape figures, when that benchmark ran. */
   split: SplitBenchResult | null;
+  /** Retrieval quality on real material (bench/fixtures/quality), when that benchmark ran. */
+  quality?: QualityBenchResult | null;
   /** Benchmarks that crashed, with the error. */
   errors: { benchmark: string; error: string }[];
   /** Sections a partial run (`--only`) kept from earlier reports, each with the date it was measured. */
   carriedOver?: Partial<Record<Section, string>>;
 }
 
-export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split";
+export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality";
 
 /**
  * A partial run (`--only x`) keeps the other sections of the last report instead of dropping them,
@@ -81,7 +86,7 @@ export function carryOver(r: Report, ran: readonly Section[]): Report {
   }
   const kept: Partial<Record<Section, string>> = {};
   const merged: Report = { ...r, options: { ...r.options } };
-  for (const section of ["search", "ai", "pdf", "ocr", "media", "split"] as const) {
+  for (const section of ["search", "ai", "pdf", "ocr", "media", "split", "quality"] as const) {
     if (ran.includes(section)) continue;
     const value = previous[section];
     if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
@@ -426,6 +431,7 @@ export function renderMarkdown(r: Report): string {
   if (r.ocr) out.push(...renderOcr(r.ocr));
   if (r.media) out.push(...renderMedia(r.media));
   if (r.split) out.push(...renderSplit(r.split, r.search));
+  if (r.quality) out.push(...renderQuality(r.quality, r.options.quality?.limit ?? null));
   out.push(
     "Figures in `bench/report/latest.json`. Run again with `pnpm bench` (options: `pnpm bench --help`).",
     "",

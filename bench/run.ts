@@ -20,6 +20,7 @@ import {
 import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media.ts";
 import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
+import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
 import { carryOver, evaluateTargets, machine, writeReport, type Report } from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
 import {
@@ -32,13 +33,15 @@ import {
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
-  --only search|ai|pdf|ocr|media|split
+  --only search|ai|pdf|ocr|media|split|quality
                            run one benchmark only (ai: ai-mode latency with the local engines at
                            ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} passages, hit@5 of ai against quick on paraphrased
                            questions, the word vectors' load time and memory; ocr: OCR throughput on 150-dpi scans, word accuracy,
                            a scanned PDF through the server; media: speech real-time factor, word error
                            rate, a 10-minute recording through the server, video frames read per second;
-                           split: ingestion and search in the split shape)
+                           split: ingestion and search in the split shape; quality: where results land
+                           (hit@1, hit@5, MRR, locator error) on real PDFs, page images and recordings
+                           in bench/fixtures/quality, quick and ai mode)
   --sizes 10000,100000     passages per search dataset, in both shapes (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
   --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries};
                            with --only elasticsearch: per measured tenant, default ${DEFAULT_ES_OPTIONS.queries})
@@ -100,9 +103,12 @@ if (
   only !== "ocr" &&
   only !== "media" &&
   only !== "split" &&
+  only !== "quality" &&
   only !== "elasticsearch"
 ) {
-  process.stderr.write(`--only must be search, ai, pdf, ocr, media, split or elasticsearch\n${USAGE}`);
+  process.stderr.write(
+    `--only must be search, ai, pdf, ocr, media, split, quality or elasticsearch\n${USAGE}`,
+  );
   process.exit(2);
 }
 const esOnly = ["es-url", "passages", "tenants", "concurrency", "shards", "replicas", "dry-run"] as const;
@@ -198,8 +204,9 @@ let ai: AiBenchResult | null = null;
 let pdf: PdfBenchResult | null = null;
 let ocr: OcrBenchResult | null = null;
 let media: MediaBenchResult | null = null;
+let quality: QualityBenchResult | null = null;
 const split = emptySplitResult();
-const runs = (name: "search" | "ai" | "pdf" | "ocr" | "media" | "split") =>
+const runs = (name: "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality") =>
   only === undefined || only === name;
 const errors: Report["errors"] = [];
 
@@ -239,6 +246,11 @@ if (runs("media")) {
     media = await benchMedia(DEFAULT_MEDIA_OPTIONS, log);
   });
 }
+if (runs("quality")) {
+  await attempt("retrieval quality", async () => {
+    quality = await benchQuality(DEFAULT_QUALITY_OPTIONS, log);
+  });
+}
 if (runs("split")) {
   await attempt("split-mode ingestion", async () => {
     split.ingestion = await benchSplitIngestion(DEFAULT_SPLIT_OPTIONS.ingestion, log);
@@ -262,6 +274,7 @@ const measured: Report = {
     ocr: runs("ocr") ? DEFAULT_OCR_OPTIONS : null,
     media: runs("media") ? DEFAULT_MEDIA_OPTIONS : null,
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
+    quality: runs("quality") ? DEFAULT_QUALITY_OPTIONS : null,
   },
   targets: evaluateTargets(search, pdf, ocr, media, ai),
   search,
@@ -270,9 +283,12 @@ const measured: Report = {
   ocr,
   media,
   split: runs("split") ? split : null,
+  quality,
   errors,
 };
-const ran = (["search", "ai", "pdf", "ocr", "media", "split"] as const).filter((name) => runs(name));
+const ran = (["search", "ai", "pdf", "ocr", "media", "split", "quality"] as const).filter((name) =>
+  runs(name),
+);
 const report = only === undefined ? measured : carryOver(measured, ran);
 report.targets = evaluateTargets(report.search, report.pdf, report.ocr, report.media, report.ai);
 const written = writeReport(report);
@@ -332,6 +348,13 @@ if (mediaResult) {
   console.log(
     `  video: ${mediaResult.video.framesRead} frames read by OCR in ${mediaResult.video.seconds} s of video, ${mediaResult.video.framesPerSecond} frames/s`,
   );
+}
+const qualityResult = quality as QualityBenchResult | null;
+if (qualityResult) {
+  for (const r of qualityResult.rows)
+    console.log(
+      `  retrieval quality (real material), ${r.kind} ${r.category}, ${r.mode}: hit@1 ${r.hitAt1}/${r.queries}, hit@5 ${r.hitAt5}/${r.queries}, MRR ${r.mrr}`,
+    );
 }
 if (split.ingestion) {
   for (const c of split.ingestion.configs)
