@@ -133,6 +133,20 @@ export function renderQuality(q: QualityBenchResult, limit: number | null): stri
     `Hyphen-broken words quick mode did not find at all: ${q.hyphenMissedQuick.length === 0 ? "none" : q.hyphenMissedQuick.join(", ")}.`,
     "",
   );
+  // Absent from runs made before the measure existed; null when the server had no passages endpoint.
+  if (q.hyphenWholeAtLine === null) {
+    out.push(
+      "Hyphen-broken words whole at their line: not measured (the server has no passages endpoint).",
+      "",
+    );
+  } else if (q.hyphenWholeAtLine) {
+    for (const w of q.hyphenWholeAtLine)
+      out.push(
+        `Hyphen-broken words stored whole on the line where they begin (${w.kind}): ${w.wholeAtLine}/${w.words}` +
+          `${w.missing.length > 0 ? `; not: ${w.missing.join(", ")}` : ""}.`,
+        "",
+      );
+  }
   const spread = q.tenantSpread ?? [];
   if (spread.length > 0) {
     const categories = [...new Set(spread.flatMap((t) => t.rows.map((r) => r.category)))];

@@ -157,6 +157,12 @@ export interface QualityBenchResult {
   speechOffsetsS: { median: number | null; p10: number | null; p90: number | null };
   /** Hyphen-broken words quick mode did not find in the `limit` results. */
   hyphenMissedQuick: string[];
+  /**
+   * Hyphen-broken words stored whole on the line where they begin (read from the file's passages,
+   * GET /api/files/{id}/passages): a query for the word matches that line. Null when the server
+   * has no passages endpoint (before it existed).
+   */
+  hyphenWholeAtLine: { kind: string; words: number; wholeAtLine: number; missing: string[] }[] | null;
   /** ai questions (natural language) missed in the top 5, by mode. */
   aiQuestionsMissedAt5: Record<Mode, string[]>;
   quickLatencyMs: { p50: number; n: number };
@@ -206,6 +212,66 @@ async function search(
       throw new Error(`search "${q}" (${mode}) answered ${res.status}: ${text.slice(0, 300)}`);
     return { results: (JSON.parse(text) as { results: SearchResult[] }).results, ms };
   }
+}
+
+interface StoredPassage {
+  content: string;
+  locator: ResultLocator;
+}
+
+/** Every passage of a file, in reading order, or null when the server has no passages endpoint. */
+async function filePassages(baseUrl: string, key: string, fileId: string): Promise<StoredPassage[] | null> {
+  const all: StoredPassage[] = [];
+  for (let offset: number | null = 0; offset !== null;) {
+    const res = await fetch(`${baseUrl}/api/files/${fileId}/passages?offset=${offset}&limit=500`, {
+      headers: { Authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    if (res.status === 404) return null;
+    if (res.status !== 200) throw new Error(`passages of ${fileId} answered ${res.status}`);
+    const page = (await res.json()) as { passages: StoredPassage[]; next_offset: number | null };
+    all.push(...page.passages);
+    offset = page.next_offset;
+  }
+  return all;
+}
+
+/**
+ * For each hyphen-broken word, whether some passage holds it whole on the line where it begins
+ * (the truth's page and line): what makes the word findable there by its whole form, whatever
+ * else in the file ranks above it for a one-word query.
+ */
+async function wholeAtLine(
+  baseUrl: string,
+  keyOf: (tenant: Tenant) => string,
+  ids: ReadonlyMap<string, string>,
+  queries: QualityFixtures["documentQueries"],
+): Promise<QualityBenchResult["hyphenWholeAtLine"]> {
+  const hyphens = queries.filter((q) => q.category === "hyphen");
+  const byFile = new Map<string, StoredPassage[]>();
+  for (const name of new Set(hyphens.map((q) => q.file))) {
+    const kind = hyphens.find((q) => q.file === name)?.kind ?? "pdf";
+    const passages = await filePassages(baseUrl, keyOf(kind), ids.get(name) ?? "");
+    if (passages === null) return null;
+    byFile.set(name, passages);
+  }
+  return (["pdf", "image"] as const).map((kind) => {
+    const mine = hyphens.filter((q) => q.kind === kind);
+    const missing = mine.filter((q) => {
+      const word = new RegExp(`(^|[^\\p{L}])${q.q}([^\\p{L}]|$)`, "iu");
+      return !(byFile.get(q.file) ?? []).some((p) => {
+        const { page, line, line_end: end } = p.locator;
+        if (page !== q.page || line === undefined || q.line < line || q.line > (end ?? line)) return false;
+        return word.test(p.content.split("\n")[q.line - line] ?? "");
+      });
+    });
+    return {
+      kind,
+      words: mine.length,
+      wholeAtLine: mine.length - missing.length,
+      missing: missing.map((q) => `${q.q} (${q.file} p${q.page} l${q.line})`),
+    };
+  });
 }
 
 const spread = (values: number[]): Spread => {
@@ -493,6 +559,7 @@ export async function benchQuality(
           p90: sortedOffsets.length ? round(quantile(sortedOffsets, 0.9)) : null,
         },
         hyphenMissedQuick,
+        hyphenWholeAtLine: await wholeAtLine(server.baseUrl, keyOf, ids, fixtures.documentQueries),
         aiQuestionsMissedAt5,
         quickLatencyMs: { p50: round(quantile(sortedMs, 0.5)), n: sortedMs.length },
         ingestion,
