@@ -30,7 +30,7 @@ export {
 /** The OCR library the image extractor runs, for throughput and accuracy without the server around it. */
 export { extractImage, OcrEngine } from "@locus/extract-ocr";
 /** The media pieces the audio and video extractors run. */
-export { transcribeRecording } from "@locus/extract-media";
+export { transcribeRecording, transcriptOf } from "@locus/extract-media";
 export { PocketsphinxSpeechToText } from "@locus/speech-to-text";
 export { readVideo } from "@locus/extractor-video";
 /** The official client, for the Elasticsearch benchmark's own calls (cluster info, index stats, cleanup). */

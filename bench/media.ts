@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import type { ExtractedPassage } from "@locus/contracts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildVocabulary, rng } from "./corpus.ts";
@@ -14,6 +15,7 @@ import {
   recording,
   speak,
   transcribeRecording,
+  transcriptOf,
 } from "./deps.ts";
 import { since, withServer, withTempDir } from "./harness.ts";
 import { ingest } from "./pdf-ingestion.ts";
@@ -113,7 +115,7 @@ async function transcript(
   speech: PocketsphinxSpeechToText,
 ): Promise<{ text: string; ms: number }> {
   const started = performance.now();
-  const parts: string[] = [];
+  const passages: ExtractedPassage[] = [];
   const quiet = { warn: () => undefined };
   for await (const p of transcribeRecording(
     audio,
@@ -121,8 +123,9 @@ async function transcript(
     { speech, logger: quiet, maxDurationS: 86_400 },
     () => undefined,
   ))
-    parts.push(p.content);
-  return { text: parts.join(" "), ms: since(started) };
+    passages.push(p);
+  // Passages overlap by a couple of seconds: each word said once.
+  return { text: transcriptOf(passages), ms: since(started) };
 }
 
 export async function benchMedia(

@@ -23,6 +23,7 @@ export { probeMedia, type MediaInfo } from "./probe.ts";
 export {
   DEFAULT_SPEECH_PASSAGE_OPTIONS,
   speechPassages,
+  transcriptOf,
   SpeechPassages,
   type SpeechPassageOptions,
   type TimedText,

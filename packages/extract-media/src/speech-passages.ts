@@ -167,3 +167,27 @@ export function speechPassages(
   const builder = new SpeechPassages(options);
   return [...builder.add(stretches), ...builder.finish()];
 }
+
+/**
+ * The words of a recording's speech passages once each, in order: consecutive passages repeat
+ * the words they overlap by, which their word times tell apart from words said again.
+ */
+export function transcriptOf(passages: readonly ExtractedPassage[]): string {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const passage of passages) {
+    const words = passage.content.split(/\s+/).filter((w) => w.length > 0);
+    const times = passage.locator.word_times;
+    if (!times || times.length !== words.length) {
+      out.push(...words);
+      continue;
+    }
+    words.forEach((word, i) => {
+      const key = `${times[i]?.[0]}:${times[i]?.[1]}:${word}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      out.push(word);
+    });
+  }
+  return out.join(" ");
+}

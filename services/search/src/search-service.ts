@@ -1,6 +1,7 @@
 import type {
   AiFallbackDto,
   CitationDto,
+  Locator,
   SearchMode,
   SearchResponseDto,
   SearchResultDto,
@@ -118,9 +119,7 @@ export class SearchService implements SearchApi {
           n: c.n,
           file_id: result.file_id,
           original_name: result.files.original_name,
-          locator: c.lines
-            ? linesOfPassage(result.content, locator, c.lines.first, c.lines.last)
-            : result.locator,
+          locator: citedPlace(result.content, locator, c) ?? result.locator,
           quote: c.quote,
           result_index: index,
         },
@@ -272,6 +271,22 @@ export class SearchService implements SearchApi {
     }
     return presented;
   }
+}
+
+/**
+ * Where a citation's quote is in its passage: the quote's own words when it appears verbatim (a
+ * recording's transcript: narrowed to the seconds it is said), else the lines the summary says it
+ * spans; undefined when neither is known.
+ */
+function citedPlace(
+  content: string,
+  stored: StoredLocator,
+  citation: { quote: string; lines?: { first: number; last: number } | undefined },
+): Locator | undefined {
+  const at = citation.quote.length > 0 ? content.indexOf(citation.quote) : -1;
+  if (at >= 0) return narrowToSpans(content, stored, [{ start: at, end: at + citation.quote.length }]);
+  if (citation.lines) return linesOfPassage(content, stored, citation.lines.first, citation.lines.last);
+  return undefined;
 }
 
 /** A failure in words fit for a response: the error's message, without a stack or a secret. */
