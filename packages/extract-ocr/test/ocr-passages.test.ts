@@ -70,6 +70,18 @@ describe("OCR lines to passages", () => {
     expect(Math.abs(right.y + right.height / 2 - 500)).toBeLessThan(25);
   });
 
+  it("makes words hyphenated at line ends whole on their first line, and says so for narrowing", () => {
+    const read: OcrPage = {
+      rotation: 0,
+      lines: [line("the recogniser has to deter-", 0.9, 100), line("mine where lines end", 0.9, 200)],
+    };
+    const [passage] = buildOcrPassages(1, read, geometry);
+    expect(passage?.content).toBe("the recogniser has to determine\nwhere lines end");
+    expect(passage?.locator).toMatchObject({ line: 1, line_end: 2, line_joins: [0] });
+    // Each line keeps its own box: the word's second half is still drawn on line 2.
+    expect(passage?.locator.line_boxes).toHaveLength(2);
+  });
+
   it("clips boxes to the page", () => {
     const box = toPageBox({ x: -10, y: -10, width: 3000, height: 3000 }, 0, geometry);
     expect(box).toEqual({ x: 0, y: 0, width: 1000, height: 500 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { APIConnectionError } from "openai";
-import { OpenAiSpeechToText, SpeechEngineError } from "../src/index.ts";
+import { alignWords, OpenAiSpeechToText, SpeechEngineError } from "../src/index.ts";
 
 /**
  * The OpenAI engine against a local OpenAI-compatible server (a remote API cannot be reached here):
@@ -95,6 +95,26 @@ const verbose = {
   ],
 };
 
+describe("alignWords", () => {
+  it("matches a server's words to the text's by their letters, across split tokens", () => {
+    const words = [
+      { word: "don", start: 0, end: 0.2 },
+      { word: "'t", start: 0.2, end: 0.3 },
+      { word: "stop", start: 0.4, end: 0.8 },
+    ];
+    expect(alignWords("Don't — stop!", words)).toEqual([
+      { word: "Don't", start: 0, end: 0.3 },
+      { word: "—", start: 0.3, end: 0.3 },
+      { word: "stop!", start: 0.4, end: 0.8 },
+    ]);
+  });
+
+  it("gives up when the words do not line up with the text", () => {
+    expect(alignWords("one two", [{ word: "three", start: 0, end: 1 }])).toBeUndefined();
+    expect(alignWords("one", [])).toBeUndefined();
+  });
+});
+
 describe("OpenAiSpeechToText (local OpenAI-compatible test server; the remote API cannot run here)", () => {
   it("sends the chunk as a WAV to /audio/transcriptions asking for segment times, and reads the segments", async () => {
     answers.push(() => ({ status: 200, body: verbose }));
@@ -108,10 +128,40 @@ describe("OpenAiSpeechToText (local OpenAI-compatible test server; the remote AP
     expect(request?.auth).toBe("Bearer sk-test-key");
     expect(request?.body).toMatch(/name="model"\r\n\r\nwhisper-1\r\n/);
     expect(request?.body).toMatch(/name="response_format"\r\n\r\nverbose_json\r\n/);
+    expect(request?.body).toMatch(/name="timestamp_granularities\[\]"\r\n\r\nword\r\n/);
     expect(request?.body).toMatch(/name="timestamp_granularities\[\]"\r\n\r\nsegment\r\n/);
     expect(request?.body).toMatch(
       /filename="chunk.wav"\r\nContent-Type: audio\/wav\r\n\r\nRIFF....WAVEfmt /s,
     );
+  });
+
+  it("gives each word of a segment its own times when the server sends word times, punctuation kept", async () => {
+    const said = (word: string, start: number, end: number) => ({ word, start, end });
+    answers.push(() => ({
+      status: 200,
+      body: {
+        ...verbose,
+        words: [
+          said("The", 0.4, 0.55),
+          said("harbour", 0.6, 1.0),
+          said("opens", 1.05, 1.3),
+          said("at", 1.35, 1.45),
+          said("dawn", 1.5, 1.9),
+          said("Ships", 2.1, 2.4),
+          said("wait", 2.5, 2.8),
+          said("outside", 2.9, 3.5),
+        ],
+      },
+    }));
+    const [first, second] = await engine().transcribe(pcm);
+    expect(first?.words).toEqual([
+      said("The", 0.4, 0.55),
+      said("harbour", 0.6, 1.0),
+      said("opens", 1.05, 1.3),
+      said("at", 1.35, 1.45),
+      said("dawn.", 1.5, 1.9),
+    ]);
+    expect(second?.words?.map((w) => w.word)).toEqual(["Ships", "wait", "outside."]);
   });
 
   it("retries a 429 and a 503, then succeeds", async () => {
