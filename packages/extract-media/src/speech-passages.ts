@@ -112,7 +112,8 @@ export class SpeechPassages {
     if (fits === words.length) return null;
     // Never end a passage inside what the last one carried over: each must bring new words.
     const earliest = Math.max(this.carried + 1, Math.ceil(fits / 2));
-    let best = fits;
+    // (Carried-over words too long to leave room: the passage runs past the limit by new words.)
+    let best = Math.max(fits, Math.min(words.length, this.carried + 1));
     let bestPause = -1;
     for (let end = fits; end >= earliest; end--) {
       const last = words[end - 1];
