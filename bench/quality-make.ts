@@ -24,6 +24,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
+import { seededRandom } from "./deps.ts";
 import {
   QUALITY_SEED,
   tokensOf,
@@ -95,20 +96,8 @@ const LINE_QUERIES_PER_PDF = 12;
 const LINE_QUERIES_PER_IMAGE = 5;
 const SAMPLE_RATE = 16_000;
 
-/** mulberry32: the same generator the tests and other benchmarks seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function shuffled<T>(items: readonly T[], seed: number): T[] {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
