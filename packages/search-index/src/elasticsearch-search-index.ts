@@ -6,6 +6,8 @@ import {
 } from "@elastic/elasticsearch";
 import { LocusError, type Locator } from "@locus/contracts";
 import {
+  boundedRanges,
+  inRangeOrder,
   normaliseScore,
   queryTerms,
   withoutStopWords,
@@ -13,6 +15,7 @@ import {
   type FileRef,
   type IndexedPassage,
   type PassageHit,
+  type PassageRange,
   type SearchIndex,
   type VectorQuery,
   type VectorSlot,
@@ -90,7 +93,7 @@ interface PassageDocument {
   remote_space?: string;
 }
 
-type HitSource = Pick<PassageDocument, "file_id" | "content" | "locator">;
+type HitSource = Pick<PassageDocument, "file_id" | "ord" | "content" | "locator">;
 
 const DEFAULT_PREFIX = "locus-passages";
 const DEFAULT_BATCH = 500;
@@ -399,6 +402,26 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     }
   }
 
+  /** One search of every range (a filter each), routed to the user's shard; ordered here. */
+  async passagesInRanges(query: { userId: string; ranges: readonly PassageRange[] }): Promise<PassageHit[]> {
+    const ranges = boundedRanges(query.ranges);
+    if (ranges.length === 0) return [];
+    await this.whenReady();
+    try {
+      const response = await this.client.search<HitSource>({
+        index: this.alias,
+        routing: query.userId,
+        ...rangesBody(query.userId, ranges),
+      });
+      return inRangeOrder(
+        ranges,
+        hitsOf(response, () => 0),
+      );
+    } catch (err) {
+      throw this.failure(err);
+    }
+  }
+
   /**
    * The cluster answers and the alias exists (created if it was missing). Without the client's
    * retries: a readiness probe needs a quick answer, and its next run is the retry.
@@ -627,11 +650,35 @@ export function searchBody(
   return {
     size,
     track_total_hits: false,
-    _source: ["file_id", "content", "locator"],
+    _source: HIT_SOURCE,
     query: {
       bool: {
         filter: [{ term: { user_id: userId } }],
         should,
+        minimum_should_match: 1,
+      },
+    },
+  };
+}
+
+/** What every search reads of a passage (never its words or vectors). */
+const HIT_SOURCE = ["file_id", "ord", "content", "locator"];
+
+/** The request body (without index and routing) of passagesInRanges: exported for the tests' exact assertions. */
+export function rangesBody(
+  userId: string,
+  ranges: readonly PassageRange[],
+): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "query"> {
+  return {
+    size: ranges.reduce((n, r) => n + r.to - r.from + 1, 0),
+    track_total_hits: false,
+    _source: HIT_SOURCE,
+    query: {
+      bool: {
+        filter: [{ term: { user_id: userId } }],
+        should: ranges.map((r) => ({
+          bool: { filter: [{ term: { file_id: r.fileId } }, { range: { ord: { gte: r.from, lte: r.to } } }] },
+        })),
         minimum_should_match: 1,
       },
     },
@@ -651,7 +698,7 @@ export function vectorSearchBody(
   return {
     size,
     track_total_hits: false,
-    _source: ["file_id", "content", "locator"],
+    _source: HIT_SOURCE,
     knn: {
       field: `${query.slot}_vector`,
       query_vector: Array.from(query.vector),
@@ -670,6 +717,7 @@ function hitsOf(response: estypes.SearchResponse<HitSource>, score: (raw: number
           {
             id: hit._id,
             fileId: hit._source.file_id,
+            ord: hit._source.ord,
             content: hit._source.content,
             locator: hit._source.locator,
             score: score(hit._score ?? 0),

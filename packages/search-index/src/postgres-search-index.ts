@@ -2,6 +2,8 @@ import { types } from "node:util";
 import pg from "pg";
 import { LocusError, type Locator } from "@locus/contracts";
 import {
+  boundedRanges,
+  inRangeOrder,
   normaliseScore,
   queryTerms,
   withoutStopWords,
@@ -9,6 +11,7 @@ import {
   type FileRef,
   type IndexedPassage,
   type PassageHit,
+  type PassageRange,
   type SearchIndex,
   type VectorQuery,
 } from "./search-index.ts";
@@ -27,7 +30,7 @@ export interface PostgresSearchIndexOptions {
   vectorCacheBytes?: number;
 }
 
-type PassageRow = { id: string; file_id: string; content: string; locator: Locator };
+type PassageRow = { id: string; file_id: string; ord: number; content: string; locator: Locator };
 
 /** Passages per INSERT, and a cap on their text, so memory stays flat whatever the file's size. */
 const BATCH_ROWS = 500;
@@ -164,7 +167,7 @@ export class PostgresSearchIndex implements SearchIndex {
     // 1 + log(length), so one mention in a long passage ranks below a short passage with both
     // words (BM25 penalises length the same way). Ties keep insertion order, so results are stable.
     const sql = `
-      SELECT p.id, p.file_id, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
+      SELECT p.id, p.file_id, p.ord, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
       FROM ${this.passages} AS p, (SELECT ${tsquery} AS query) AS q
       WHERE p.user_id = $1 AND p.tsv @@ q.query
       ORDER BY rank DESC, p.id
@@ -205,7 +208,7 @@ export class PostgresSearchIndex implements SearchIndex {
       const nearest = matrix.nearest(query.vector, query.limit);
       if (nearest.length === 0) return [];
       const { rows } = await this.pool.query<PassageRow>(
-        `SELECT id, file_id, content, locator FROM ${this.passages} WHERE user_id = $1 AND id = ANY($2::bigint[])`,
+        `SELECT id, file_id, ord, content, locator FROM ${this.passages} WHERE user_id = $1 AND id = ANY($2::bigint[])`,
         [userId, nearest.map((n) => n.id)],
       );
       const byId = new Map(rows.map((r) => [String(r.id), r]));
@@ -214,6 +217,29 @@ export class PostgresSearchIndex implements SearchIndex {
         const row = byId.get(n.id);
         return row ? [hitOf(row, Math.max(0, n.score))] : [];
       });
+    } catch (err) {
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async passagesInRanges(query: { userId: string; ranges: readonly PassageRange[] }): Promise<PassageHit[]> {
+    const ranges = boundedRanges(query.ranges);
+    if (ranges.length === 0) return [];
+    await this.ready();
+    try {
+      // One round trip for every range; each is a scan of the unique (user_id, file_id, ord) key.
+      const { rows } = await this.pool.query<PassageRow>(
+        `SELECT p.id, p.file_id, p.ord, p.content, p.locator
+         FROM ${this.passages} AS p
+         JOIN unnest($2::text[], $3::int[], $4::int[]) AS r(file_id, lo, hi)
+           ON p.file_id = r.file_id AND p.ord BETWEEN r.lo AND r.hi
+         WHERE p.user_id = $1`,
+        [query.userId, ranges.map((r) => r.fileId), ranges.map((r) => r.from), ranges.map((r) => r.to)],
+      );
+      return inRangeOrder(
+        ranges,
+        rows.map((r) => hitOf(r, 0)),
+      );
     } catch (err) {
       throw unavailableIfDown(err);
     }
@@ -423,6 +449,7 @@ const VECTOR_SLOTS = ["local", "remote"] as const;
 const hitOf = (row: PassageRow, score: number): PassageHit => ({
   id: String(row.id),
   fileId: row.file_id,
+  ord: row.ord,
   content: row.content,
   locator: row.locator,
   score,

@@ -12,6 +12,8 @@ export interface PassageHit {
   /** The passage's identity in this index (opaque): the same passage has the same id in every search. */
   id: string;
   fileId: string;
+  /** The passage's position among its file's passages, from 0 (extraction order). */
+  ord: number;
   content: string;
   /** As stored: may hold keys search uses and never returns (see StoredLocator). */
   locator: StoredLocator;
@@ -35,6 +37,17 @@ export type PassageVectors = Partial<Record<VectorSlot, { space: string; vector:
 export interface IndexedPassage extends ExtractedPassage {
   vectors?: PassageVectors;
 }
+
+/** Passages `from`..`to` (by `ord`, inclusive) of one file. */
+export interface PassageRange {
+  fileId: string;
+  from: number;
+  to: number;
+}
+
+/** At most this many ranges in one `passagesInRanges`, each at most this wide: what lies around a few hits. */
+export const MAX_PASSAGE_RANGES = 32;
+export const MAX_PASSAGE_RANGE_WIDTH = 16;
 
 export interface VectorQuery {
   userId: string;
@@ -64,12 +77,43 @@ export interface SearchIndex {
    * similarity, exact or approximate by backend). Passages without one are not returned.
    */
   vectorSearch(query: VectorQuery): Promise<PassageHit[]>;
+  /**
+   * The user's passages in the given ranges of their files, ordered by file (as the ranges name
+   * them first) and `ord`, each once (score 0): the text around a hit, so a sentence cut by a
+   * passage's edge can be read whole. Ranges beyond MAX_PASSAGE_RANGES, or wider than
+   * MAX_PASSAGE_RANGE_WIDTH, are cut to those limits.
+   */
+  passagesInRanges(query: { userId: string; ranges: readonly PassageRange[] }): Promise<PassageHit[]>;
   check(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Maps an engine's unbounded relevance (higher is better, >= 0) into [0, 1), the same for every backend. */
 export const normaliseScore = (raw: number): number => (raw > 0 ? raw / (1 + raw) : 0);
+
+/**
+ * The ranges a backend reads: at most MAX_PASSAGE_RANGES of them, each cut to
+ * MAX_PASSAGE_RANGE_WIDTH passages, empty and invalid ones dropped.
+ */
+export function boundedRanges(ranges: readonly PassageRange[]): PassageRange[] {
+  return ranges
+    .filter((r) => Number.isInteger(r.from) && Number.isInteger(r.to) && r.to >= r.from && r.to >= 0)
+    .slice(0, MAX_PASSAGE_RANGES)
+    .map((r) => {
+      const from = Math.max(0, r.from);
+      return { fileId: r.fileId, from, to: Math.min(r.to, from + MAX_PASSAGE_RANGE_WIDTH - 1) };
+    });
+}
+
+/** Hits of several ranges in the order `passagesInRanges` promises: by the ranges' files, then ord, once each. */
+export function inRangeOrder(ranges: readonly PassageRange[], hits: readonly PassageHit[]): PassageHit[] {
+  const fileOrder = new Map<string, number>();
+  for (const r of ranges) if (!fileOrder.has(r.fileId)) fileOrder.set(r.fileId, fileOrder.size);
+  const unique = new Map(hits.map((h) => [h.id, h]));
+  return [...unique.values()].sort(
+    (a, b) => (fileOrder.get(a.fileId) ?? 0) - (fileOrder.get(b.fileId) ?? 0) || a.ord - b.ord,
+  );
+}
 
 /** The distinct words of a query, at most `max` of them. */
 export function queryTerms(text: string, max = 32): string[] {

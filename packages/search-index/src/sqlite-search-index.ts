@@ -4,6 +4,8 @@ import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import type { Locator } from "@locus/contracts";
 import {
+  boundedRanges,
+  inRangeOrder,
   normaliseScore,
   queryTerms,
   withoutStopWords,
@@ -11,6 +13,7 @@ import {
   type FileRef,
   type IndexedPassage,
   type PassageHit,
+  type PassageRange,
   type SearchIndex,
   type VectorQuery,
 } from "./search-index.ts";
@@ -23,7 +26,7 @@ export interface SqliteSearchIndexOptions {
   vectorCacheBytes?: number;
 }
 
-type PassageRow = { id: number; file_id: string; content: string; locator: string };
+type PassageRow = { id: number; file_id: string; ord: number; content: string; locator: string };
 
 /**
  * Each user's words are indexed as distinct terms: "<tenant>_<word>". A query then reads only the
@@ -68,7 +71,7 @@ export class SqliteSearchIndex implements SearchIndex {
     // CROSS JOIN fixes the order: the few FTS matches first, each looked up by rowid. Left to the
     // planner, the (user_id, file_id) index tempts it to walk all of the user's passages instead.
     this.searchStatement = this.db.prepare(`
-      SELECT p.id, p.file_id, p.content, p.locator, f.rank
+      SELECT p.id, p.file_id, p.ord, p.content, p.locator, f.rank
       FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rank LIMIT ?) AS f
       CROSS JOIN passages p ON p.id = f.rowid
       WHERE p.user_id = ?
@@ -105,10 +108,12 @@ export class SqliteSearchIndex implements SearchIndex {
         terms TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS passages_staging_batch_idx ON passages_staging(batch);
-      -- Serves replace and delete (user and file) and the vector scan (user), in one index: with a
-      -- second index on user_id alone, SQLite would pick it for "file_id = ? AND user_id = ?" and
-      -- walk every passage of the user to replace one file.
-      CREATE INDEX IF NOT EXISTS passages_user_file_idx ON passages(user_id, file_id);
+      -- Serves replace and delete (user and file), the vector scan (user) and the passages around a
+      -- hit (user, file, ord), in one index: with a second index on user_id alone, SQLite would
+      -- pick it for "file_id = ? AND user_id = ?" and walk every passage of the user to replace one
+      -- file. (Indexes made before ord was indexed had it on (user_id, file_id): replaced.)
+      CREATE INDEX IF NOT EXISTS passages_user_file_ord_idx ON passages(user_id, file_id, ord);
+      DROP INDEX IF EXISTS passages_user_file_idx;
       CREATE TABLE IF NOT EXISTS vector_generations (
         user_id TEXT PRIMARY KEY,
         generation INTEGER NOT NULL
@@ -245,7 +250,7 @@ export class SqliteSearchIndex implements SearchIndex {
     const rows = new Map(
       this.db
         .prepare<unknown[], PassageRow>(
-          `SELECT id, file_id, content, locator FROM passages
+          `SELECT id, file_id, ord, content, locator FROM passages
            WHERE user_id = ? AND id IN (${nearest.map(() => "?").join(",")})`,
         )
         .all(userId, ...nearest.map((n) => Number(n.id)))
@@ -256,6 +261,21 @@ export class SqliteSearchIndex implements SearchIndex {
       const row = rows.get(n.id);
       return row ? [hitOf(row, Math.max(0, n.score))] : [];
     });
+  }
+
+  passagesInRanges(query: { userId: string; ranges: readonly PassageRange[] }): Promise<PassageHit[]> {
+    const ranges = boundedRanges(query.ranges);
+    const read = this.db.prepare<[string, string, number, number], PassageRow>(
+      `SELECT id, file_id, ord, content, locator FROM passages
+       WHERE user_id = ? AND file_id = ? AND ord BETWEEN ? AND ? ORDER BY ord`,
+    );
+    const rows = ranges.flatMap((r) => read.all(query.userId, r.fileId, r.from, r.to));
+    return Promise.resolve(
+      inRangeOrder(
+        ranges,
+        rows.map((r) => hitOf(r, 0)),
+      ),
+    );
   }
 
   check(): Promise<void> {
@@ -275,6 +295,7 @@ const VECTOR_COLUMNS = VECTOR_SLOTS.map((slot) => `${slot}_space, ${slot}_vector
 const hitOf = (row: PassageRow, score: number): PassageHit => ({
   id: String(row.id),
   fileId: row.file_id,
+  ord: row.ord,
   content: row.content,
   locator: JSON.parse(row.locator) as Locator,
   score,

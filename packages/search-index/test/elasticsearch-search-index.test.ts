@@ -349,7 +349,7 @@ const vectorSearchRequest = (
   body: {
     size,
     track_total_hits: false,
-    _source: ["file_id", "content", "locator"],
+    _source: ["file_id", "ord", "content", "locator"],
     knn: {
       field: `${query.slot}_vector`,
       query_vector: [...query.vector],
@@ -367,7 +367,7 @@ const searchRequest = (userId: string, text: string, size: number, phrase: boole
   body: {
     size,
     track_total_hits: false,
-    _source: ["file_id", "content", "locator"],
+    _source: ["file_id", "ord", "content", "locator"],
     query: {
       bool: {
         filter: [{ term: { user_id: userId } }],
@@ -943,6 +943,77 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       ]);
     });
 
+    it("passagesInRanges (mock cluster): one routed search filtering the user, each range a file and ord span; hits in file and ord order", async () => {
+      cluster.on((req) =>
+        req.path.endsWith("/_search")
+          ? {
+              took: 1,
+              timed_out: false,
+              hits: {
+                hits: [
+                  {
+                    _index: V1,
+                    _id: "u:f1:4",
+                    _score: 0,
+                    _source: { file_id: "f1", ord: 4, content: "d", locator: { page: 2, source: "text" } },
+                  },
+                  {
+                    _index: V1,
+                    _id: "u:f2:0",
+                    _score: 0,
+                    _source: { file_id: "f2", ord: 0, content: "x", locator: { page: 1, source: "text" } },
+                  },
+                  {
+                    _index: V1,
+                    _id: "u:f1:3",
+                    _score: 0,
+                    _source: { file_id: "f1", ord: 3, content: "c", locator: { page: 2, source: "text" } },
+                  },
+                ],
+              },
+            }
+          : undefined,
+      );
+      const index = open();
+      const hits = await index.passagesInRanges({
+        userId: "u",
+        ranges: [
+          { fileId: "f1", from: 3, to: 4 },
+          { fileId: "f2", from: -2, to: 100 },
+        ],
+      });
+      expect(hits.map((h) => [h.id, h.fileId, h.ord, h.score])).toEqual([
+        ["u:f1:3", "f1", 3, 0],
+        ["u:f1:4", "f1", 4, 0],
+        ["u:f2:0", "f2", 0, 0],
+      ]);
+      expect(await index.passagesInRanges({ userId: "u", ranges: [] })).toEqual([]);
+      expect(cluster.calls()).toEqual([
+        {
+          method: "POST",
+          path: `/${ALIAS}/_search`,
+          querystring: { routing: "u" },
+          body: {
+            size: 18,
+            track_total_hits: false,
+            _source: ["file_id", "ord", "content", "locator"],
+            query: {
+              bool: {
+                filter: [{ term: { user_id: "u" } }],
+                should: [
+                  { bool: { filter: [{ term: { file_id: "f1" } }, { range: { ord: { gte: 3, lte: 4 } } }] } },
+                  {
+                    bool: { filter: [{ term: { file_id: "f2" } }, { range: { ord: { gte: 0, lte: 15 } } }] },
+                  },
+                ],
+                minimum_should_match: 1,
+              },
+            },
+          },
+        },
+      ]);
+    });
+
     it("caps the size at the index's result window and sends nothing for a limit of 0", async () => {
       const index = open();
       await index.search({ userId: "u", text: "revenue", limit: 50_000 });
@@ -970,7 +1041,7 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
                     _index: V1,
                     _id: "u:f1:0",
                     _score: 3,
-                    _source: { file_id: "f1", content: "Revenue, up.", locator },
+                    _source: { file_id: "f1", ord: 0, content: "Revenue, up.", locator },
                   },
                   {
                     _index: V1,
@@ -978,6 +1049,7 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
                     _score: 1,
                     _source: {
                       file_id: "f2",
+                      ord: 5,
                       content: "revenues",
                       locator: { timestamp: 61, source: "speech" },
                     },
@@ -988,10 +1060,11 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
           : undefined,
       );
       expect(await open().search({ userId: "u", text: "revenue", limit: 5 })).toEqual([
-        { id: "u:f1:0", fileId: "f1", content: "Revenue, up.", locator, score: 0.75 },
+        { id: "u:f1:0", fileId: "f1", ord: 0, content: "Revenue, up.", locator, score: 0.75 },
         {
           id: "u:f2:5",
           fileId: "f2",
+          ord: 5,
           content: "revenues",
           locator: { timestamp: 61, source: "speech" },
           score: 0.5,
@@ -1147,7 +1220,12 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
         _index: V1,
         _id: id,
         _score: score,
-        _source: { file_id: `file-of-${id}`, content: `passage ${id}`, locator: { page: 1, source: "text" } },
+        _source: {
+          file_id: `file-of-${id}`,
+          ord: 0,
+          content: `passage ${id}`,
+          locator: { page: 1, source: "text" },
+        },
       });
       cluster.on((req) =>
         req.path.endsWith("/_search")
@@ -1177,6 +1255,7 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
         ].map(([id, score]) => ({
           id,
           fileId: `file-of-${id}`,
+          ord: 0,
           content: `passage ${id}`,
           locator: { page: 1, source: "text" },
           score,

@@ -114,6 +114,7 @@ export function searchIndexContract(
       expect(hits[0]).toEqual({
         id: expect.any(String),
         fileId: file.fileId,
+        ord: 0,
         content: passage.content,
         locator: passage.locator,
         score: expect.any(Number),
@@ -373,6 +374,56 @@ export function searchIndexContract(
       expect(await search(file.userId, "otters")).toHaveLength(1);
     });
 
+    describe("passagesInRanges", () => {
+      const lines = (file: FileRef, count: number) =>
+        replace(
+          file,
+          Array.from({ length: count }, (_, i) =>
+            textPassage(`passage number ${i} of ${file.fileId}`, 1, i + 1),
+          ),
+        );
+      const read = (userId: string, ranges: { fileId: string; from: number; to: number }[]) =>
+        index.passagesInRanges({ userId, ranges });
+
+      it("gives the passages of each range in file and ord order, once each, with the ids search gives", async () => {
+        const first = newFile();
+        const second = newFile(first.userId);
+        await lines(first, 10);
+        await lines(second, 4);
+        const hits = await read(first.userId, [
+          { fileId: second.fileId, from: 2, to: 5 },
+          { fileId: first.fileId, from: 6, to: 8 },
+          { fileId: first.fileId, from: 3, to: 4 },
+          { fileId: second.fileId, from: 1, to: 2 },
+        ]);
+        expect(hits.map((h) => [h.fileId, h.ord, h.score])).toEqual([
+          [second.fileId, 1, 0],
+          [second.fileId, 2, 0],
+          [second.fileId, 3, 0],
+          [first.fileId, 3, 0],
+          [first.fileId, 4, 0],
+          [first.fileId, 6, 0],
+          [first.fileId, 7, 0],
+          [first.fileId, 8, 0],
+        ]);
+        expect(hits[0]?.content).toBe(`passage number 1 of ${second.fileId}`);
+        expect(hits[0]?.locator).toEqual({ page: 1, line: 2, line_end: 2, source: "text" });
+        const [found] = await search(first.userId, `number 7 ${first.fileId}`, 1);
+        expect(found?.id).toBe(hits[6]?.id);
+        expect(found?.ord).toBe(7);
+      });
+
+      it("never reads another user's passages, and cuts ranges to their limits", async () => {
+        const mine = newFile();
+        await lines(mine, 40);
+        expect(await read(randomUUID(), [{ fileId: mine.fileId, from: 0, to: 5 }])).toEqual([]);
+        expect(await read(mine.userId, [])).toEqual([]);
+        expect(await read(mine.userId, [{ fileId: mine.fileId, from: 5, to: 2 }])).toEqual([]);
+        const wide = await read(mine.userId, [{ fileId: mine.fileId, from: -3, to: 39 }]);
+        expect(wide.map((h) => h.ord)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+      });
+    });
+
     it("returns at most `limit` results", async () => {
       const file = newFile();
       await replace(
@@ -460,6 +511,7 @@ export function searchIndexContract(
         expect(hits[0]).toEqual({
           id: expect.any(String),
           fileId: file.fileId,
+          ord: 0,
           content: "due north",
           locator: { page: 1, line: 1, line_end: 1, source: "text" },
           score: expect.any(Number),
