@@ -126,7 +126,13 @@ export class Infrastructure {
 
   /** The summary engines of ai search: the extractive one always, a chat model when configured. */
   async summarizers(): Promise<{ local: Summarizer; remote?: Summarizer }> {
-    const local = new ExtractiveSummarizer(await this.localEmbedder());
+    const embedder = await this.localEmbedder();
+    const lexicon = await this.lexicon();
+    const local = new ExtractiveSummarizer(embedder, {
+      wordWeight: (word) => embedder.weight(word),
+      wordVector: (word) => embedder.wordVector(word),
+      ...(lexicon ? { lexicon } : {}),
+    });
     const { ai, openai } = this.config;
     if (ai.summarizer !== "openai") return { local };
     if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
@@ -142,7 +148,7 @@ export class Infrastructure {
 
   /**
    * The English lexicon that tells words broken at line ends from compounds (OCR and screen
-   * text; PDF workers load their own), one per process. Without the word list, every break is
+   * text, and the sentences an ai summary reads; PDF workers load their own), one per process. Without the word list, every break is
    * joined, and the log says so.
    */
   lexicon(): Promise<Lexicon | undefined> {

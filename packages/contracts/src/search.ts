@@ -37,12 +37,12 @@ export const SearchResultDto = z.object({
 });
 export type SearchResultDto = z.infer<typeof SearchResultDto>;
 
-/** One marker [n] of an ai summary: the result it cites and the words quoted from it. */
+/** One place a marker [n] of an ai summary cites: the result, and the words quoted from it (a marker whose sentence is in several files has one per place). */
 export const CitationDto = z.object({
   n: z.number().int().min(1),
   file_id: z.string(),
   original_name: z.string(),
-  /** Where the quote is: the cited result's locator, narrowed to the quoted lines when known. */
+  /** Where the quote is: the cited result's locator, narrowed to the quoted sentence's lines when known. */
   locator: Locator,
   quote: z.string(),
   /** Position of the cited result in `results` (from 0). */

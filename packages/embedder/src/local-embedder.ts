@@ -54,6 +54,7 @@ export class LocalEmbedder implements Embedder {
   readonly space: string;
   readonly dimensions: number;
   private readonly weights = new Map<string, number>();
+  private readonly wordVectors = new Map<string, Float32Array | null>();
   private readonly smoothing: number;
   private readonly harmonic: number;
 
@@ -87,6 +88,20 @@ export class LocalEmbedder implements Embedder {
       if (this.weights.size < 500_000) this.weights.set(word, w);
     }
     return w;
+  }
+
+  /**
+   * A word's vector as a text of that one word gets it (the shared directions taken out, unit
+   * length), for comparing words by meaning; undefined for a word the vectors do not know.
+   */
+  wordVector(word: string): Float32Array | undefined {
+    let vector = this.wordVectors.get(word);
+    if (vector === undefined) {
+      vector = this.vectors.has(word) ? this.embedOne(word) : null;
+      // Bounded like the weights: a stream of made-up words must not grow it without end.
+      if (this.wordVectors.size < 100_000) this.wordVectors.set(word, vector);
+    }
+    return vector ?? undefined;
   }
 
   embedOne(text: string): Float32Array {

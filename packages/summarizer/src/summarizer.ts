@@ -3,10 +3,15 @@ export interface CitablePassage {
   /** 1-based; the number the engine is shown and cites as [n]. */
   n: number;
   fileName: string;
+  /** The file's id: passages of one file share it (names may repeat across files). */
+  fileId?: string;
   content: string;
 }
 
-/** One citation marker of a summary: which passage, and the words of it that support the claim. */
+/**
+ * One citation of a summary: which passage, and the words of it that support the claim. A marker
+ * whose words were found in several files has one citation per place, all with its `n`.
+ */
 export interface SummaryCitation {
   /** The marker's number in the summary text, 1, 2, 3… in order of first appearance. */
   n: number;

@@ -13,8 +13,9 @@ import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { PassageHit, SearchIndex, VectorSlot } from "@locus/search-index";
 import { SummarizerError, type CitablePassage, type Summarizer, type Summary } from "@locus/summarizer";
-import { fuse } from "./hybrid-ranking.ts";
+import { rankAi } from "./hybrid-ranking.ts";
 import { linesOfPassage, narrowToSpans, placeMatch } from "./match-lines.ts";
+import { wholeSentences, type PassageText } from "./whole-sentences.ts";
 
 export interface SearchRequest {
   userId: string;
@@ -41,14 +42,7 @@ export interface AiEngines {
 }
 
 /** Passages the summary reads: the best results, enough to draw on several files. */
-const SUMMARY_PASSAGES = 8;
-/**
- * A passage found only by its vector, less similar than this to the question, is left out: every
- * passage has some nearest neighbour, and without a floor an unrelated question would still fill
- * the results. Chosen from the paraphrase set: unrelated pairs sit at a median of 0.05–0.1, answers
- * at 0.55 (the lowest 0.11).
- */
-const MIN_VECTOR_SCORE = 0.15;
+const SUMMARY_PASSAGES = 10;
 
 interface RankedHit {
   hit: PassageHit;
@@ -58,7 +52,8 @@ interface RankedHit {
 /** A result as search builds it: what the API returns, and what narrowing it further needs. */
 interface Presented {
   result: SearchResultDto;
-  stored: StoredLocator;
+  /** The passage as the index holds it (its stored locator narrows further). */
+  hit: PassageHit;
   /** Whether a word of the query is in it (else it was found by meaning alone). */
   matched: boolean;
 }
@@ -99,27 +94,35 @@ export class SearchService implements SearchApi {
       this.index.search({ userId: request.userId, text: request.q, limit: pool }),
       this.semanticHits(request, pool, fallbacks),
     ]);
-    const fused = fuse([keyword, semantic.hits.filter((h) => h.score >= MIN_VECTOR_SCORE)]);
+    // Fused by rank, the vectors above their floor (see rankAi).
+    const fused = rankAi(keyword, semantic.hits);
     const presented = await this.present(request, fused);
     await this.placeByMeaning(request.q, presented);
     const results = presented.map((p) => p.result);
-    const stored = presented.map((p) => p.stored);
 
-    const cited = results
-      .slice(0, SUMMARY_PASSAGES)
-      .map((r, i): CitablePassage => ({ n: i + 1, fileName: r.files.original_name, content: r.content }));
+    // The summary reads the best results widened to whole sentences; citations point into those.
+    const read = await this.readWhole(
+      request.userId,
+      presented.slice(0, SUMMARY_PASSAGES).map((p) => p.hit),
+    );
+    const cited = read.map((passage, i): CitablePassage => ({
+      n: i + 1,
+      fileName: results[i]?.files.original_name ?? "",
+      fileId: results[i]?.file_id ?? "",
+      content: passage.content,
+    }));
     const summary = await this.summarize(request.q, cited, fallbacks);
     const citations = summary.citations.flatMap((c): CitationDto[] => {
       const index = c.passage - 1;
       const result = results[index];
-      const locator = stored[index];
-      if (!result || !locator) return [];
+      const passage = read[index];
+      if (!result || !passage) return [];
       return [
         {
           n: c.n,
           file_id: result.file_id,
           original_name: result.files.original_name,
-          locator: citedPlace(result.content, locator, c) ?? result.locator,
+          locator: citedPlace(passage.content, passage.stored, c) ?? result.locator,
           quote: c.quote,
           result_index: index,
         },
@@ -192,6 +195,22 @@ export class SearchService implements SearchApi {
   }
 
   /**
+   * The passages a summary reads, widened to whole sentences (see wholeSentences). Reading the
+   * lines around them is a nicety: when the index cannot, the summary reads them as found.
+   */
+  private async readWhole(userId: string, hits: readonly PassageHit[]): Promise<PassageText[]> {
+    try {
+      return await wholeSentences(this.index, userId, hits);
+    } catch (err) {
+      this.logger?.warn(
+        { err },
+        "could not read the lines around the results; the summary reads them as found",
+      );
+      return hits.map((h) => ({ content: h.content, stored: h.locator }));
+    }
+  }
+
+  /**
    * Results found by meaning alone (no word of the question in them) are narrowed to the sentence
    * closest to the question by the local vectors, which is highlighted: the place to read first.
    */
@@ -215,7 +234,7 @@ export class SearchService implements SearchApi {
       }
       // A passage of one sentence is its own best sentence: nothing to narrow.
       if (!best || spans.length < 2) return;
-      p.result.locator = narrowToSpans(p.result.content, p.stored, [best.span]);
+      p.result.locator = narrowToSpans(p.result.content, p.hit.locator, [best.span]);
       p.result.highlights = toCodePoints(p.result.content, [best.span]);
     });
   }
@@ -264,7 +283,7 @@ export class SearchService implements SearchApi {
           files: { original_name: file.originalName, file_type: file.fileType },
           highlights,
         },
-        stored: hit.locator,
+        hit,
         matched,
       });
       if (presented.length === request.limit) break;
