@@ -1137,6 +1137,26 @@ async function searchView() {
     };
   }
 
+  /**
+   * Where an answer came from, in plain words: the offline engine picks sentences from the
+   * documents; a model writes them; a test key's answers are samples.
+   */
+  function answerSources(body) {
+    const written =
+      body.summary_source === "local"
+        ? "Sentences picked from your documents (offline)"
+        : body.summary_source === "sandbox"
+          ? "A sample answer for a test key"
+          : `Written by ${body.summary_source} from your documents`;
+    const matched =
+      body.vector_source === "local"
+        ? "passages found by their words and by meaning (offline word vectors)"
+        : body.vector_source === "sandbox"
+          ? "sample passages"
+          : `passages found by their words and by meaning (${body.vector_source})`;
+    return `${written}; ${matched}.`;
+  }
+
   function showResults(body, ms) {
     const items = body.results.map((result, i) =>
       h(
@@ -1159,7 +1179,22 @@ async function searchView() {
     const parts = [
       h("p", { class: "muted" }, `${body.count} result${body.count === 1 ? "" : "s"} in ${ms} ms`),
     ];
-    if (body.mode === "ai" && typeof body.summary === "string") {
+    if (body.mode === "ai" && body.answered === false) {
+      // Nothing to stitch together: say so plainly, and leave the closest passages below.
+      parts.unshift(
+        h(
+          "div",
+          { class: "card summary" },
+          h("h2", {}, "Answer"),
+          h(
+            "p",
+            { class: "summary-text no-answer" },
+            "No passage in your documents seems to answer this question. The closest passages are listed below.",
+          ),
+          h("p", { class: "hint" }, answerSources(body)),
+        ),
+      );
+    } else if (body.mode === "ai" && typeof body.summary === "string") {
       const summary = h("p", { class: "summary-text" });
       // Markers become links to the cited result's place; the rest stays text.
       for (const piece of body.summary.split(/(\[\d+\])/)) {
@@ -1172,7 +1207,10 @@ async function searchView() {
               {
                 type: "button",
                 class: "cite",
-                "aria-label": `Source ${citation.n}: ${citation.original_name}, ${describeLocator(citation.locator)}`,
+                "aria-label": `Source ${citation.n}: ${body.citations
+                  .filter((c) => c.n === citation.n)
+                  .map((c) => `${c.original_name}, ${describeLocator(c.locator)}`)
+                  .join("; also ")}`,
                 onclick: () =>
                   openPreview(
                     {
@@ -1195,11 +1233,7 @@ async function searchView() {
           { class: "card summary" },
           h("h2", {}, "Answer"),
           summary,
-          h(
-            "p",
-            { class: "hint" },
-            `Written by ${body.summary_source}; passages matched by ${body.vector_source} vectors and keywords.`,
-          ),
+          h("p", { class: "hint" }, answerSources(body)),
           ...(body.fallbacks ?? []).map((f) =>
             h(
               "p",

@@ -523,7 +523,9 @@ export const openApiDocument = {
           summary: { type: "string", description: "ai mode: the answer, with citation markers [n]." },
           citations: {
             type: "array",
-            description: "ai mode: one entry per marker of the summary.",
+            description:
+              "ai mode: one entry per marker of the summary and place: a sentence found in several files is one " +
+              "marker with an entry for each.",
             items: { $ref: "#/components/schemas/Citation" },
           },
           answered: {
@@ -532,11 +534,15 @@ export const openApiDocument = {
           },
           summary_source: {
             type: "string",
-            description: "ai mode: what wrote the summary: `local`, a model's name, or `sandbox`.",
+            description:
+              "ai mode: what wrote the summary: `local` (sentences picked from the documents, offline), a chat " +
+              "model's name, or `sandbox` (a test key's sample).",
           },
           vector_source: {
             type: "string",
-            description: "ai mode: what made the question's vector: `local`, a model's name, or `sandbox`.",
+            description:
+              "ai mode: what matched the question by meaning: `local` (offline word vectors), an embedding " +
+              "model's name, or `sandbox`.",
           },
           fallbacks: {
             type: "array",
@@ -560,14 +566,21 @@ export const openApiDocument = {
         type: "object",
         required: ["n", "file_id", "original_name", "locator", "quote", "result_index"],
         properties: {
-          n: { type: "integer", minimum: 1, description: "The marker [n] in the summary." },
+          n: {
+            type: "integer",
+            minimum: 1,
+            description:
+              "The marker [n] in the summary (repeated when its sentence is found in several places).",
+          },
           file_id: { type: "string" },
           original_name: { type: "string" },
           locator: {
             $ref: "#/components/schemas/Locator",
-            description: "Where the quote is: the cited result's locator, narrowed to the quoted lines.",
+            description:
+              "Where the quote is: the cited result's locator, narrowed to the quoted sentence's lines (which may " +
+              "reach a few lines past the result's to finish the sentence).",
           },
-          quote: { type: "string", description: "The words of the result the claim rests on." },
+          quote: { type: "string", description: "The document's words the claim rests on: whole sentences." },
           result_index: {
             type: "integer",
             minimum: 0,
