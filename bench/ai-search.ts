@@ -3,36 +3,40 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assertRunning, track } from "./cleanup.ts";
-import { buildVocabulary, type Vocabulary } from "./corpus.ts";
 import {
   createSqliteMetadataStore,
   createUserWithKey,
   LocalEmbedder,
   PARAPHRASES,
+  PARAPHRASES_DEV,
   SqliteSearchIndex,
   withVectors,
+  type MetadataStore,
   type SearchIndex,
 } from "./deps.ts";
 import { serverTimings, since, sleep, withServer, withTempDir } from "./harness.ts";
 import {
-  asAsync,
-  DEFAULT_SEARCH_OPTIONS,
-  fileRecord,
-  makeQueries,
-  writeDataset,
-  type ExtractedPassage,
-} from "./search-latency.ts";
+  REAL_TEXT_SOURCES,
+  realTextAvailable,
+  realTextDigest,
+  realTextFiles,
+  realTextPassages,
+  realTextQueries,
+  type RealPassage,
+} from "./real-text.ts";
+import { asAsync, DEFAULT_SEARCH_OPTIONS, fileRecord, type ExtractedPassage } from "./search-latency.ts";
 import { median, round, roundSummary, summarise, type Summary } from "./stats.ts";
 
 /**
  * ai mode with the local engines (offline word vectors, extractive summary), all-in-one: latency
- * over HTTP at 10k and 100k passages, and how often the right passage is in the top five for
- * questions asked in other words (PARAPHRASES), against quick mode on the same questions. Also
- * what loading the word vectors costs a process.
+ * over HTTP at 10k and 100k passages of real text (bench/real-text.ts), and how often the right
+ * passage is in the top five for questions asked in other words, against quick mode on the same
+ * questions: the development set (PARAPHRASES_DEV, to tune on) and the test set (PARAPHRASES, the
+ * figure that counts) apart. Also what loading the word vectors costs a process.
  */
 export interface AiBenchOptions {
   sizes: number[];
-  /** Measured ai searches per size: the paraphrase questions and generated keyword queries, alternating. */
+  /** Measured ai searches per size: the paraphrase questions (test and dev in turn) and keyword queries, alternating. */
   queries: number;
   warmup: number;
   limit: number;
@@ -56,14 +60,32 @@ export interface AiSizeResult {
   measuredQueries: number;
   latencyMs: Summary;
   serverMs: Summary | null;
-  /** Paraphrase questions whose statement is in the top 5. */
-  hitAt5: { ai: number; quick: number; questions: number };
+  /** Paraphrase questions whose statement is in the top 5, for each set. */
+  hitAt5: { dev: HitCount; test: HitCount };
+  /** Test questions whose statement ai mode left out of the top 5. */
   missedByAi: string[];
+  missedByAiDev: string[];
   tenancyLeaks: number;
+}
+
+export interface HitCount {
+  ai: number;
+  quick: number;
+  questions: number;
+}
+
+/** The distractor corpus: where its text comes from, and a digest of what was indexed at the largest size. */
+export interface AiCorpus {
+  sources: { pkg: string; version: string; licence: string; what: string }[];
+  passagesAvailable: number;
+  /** SHA-256 of the passages the measured user and the other one held at the largest size, in order. */
+  digest: string;
+  passagesDigested: number;
 }
 
 export interface AiBenchResult {
   wordVectors: { medianLoadMs: number; medianRssMb: number; baselineRssMb: number; words: number };
+  corpus: AiCorpus;
   sizes: AiSizeResult[];
 }
 
@@ -113,22 +135,59 @@ async function timed(
   return { ms, requestId: res.headers.get("x-request-id"), body: JSON.parse(text) as SearchBody };
 }
 
-/** The thirty statements, one passage each on pages of their own, in one file of the measured user. */
-const statementPassages = (): ExtractedPassage[] =>
-  PARAPHRASES.map((p, i) => ({
+/** The statements of the handbook, one a page: the test set on pages 1-30, the dev set on 31-60. */
+export const HANDBOOK = [
+  ...PARAPHRASES.map((p) => ({ ...p, set: "test" as const })),
+  ...PARAPHRASES_DEV.map((p) => ({ ...p, set: "dev" as const })),
+].map((p, i) => ({ ...p, page: i + 1 }));
+
+/** The sixty statements, one passage each on pages of their own, in one file of the measured user. */
+export const statementPassages = (): ExtractedPassage[] =>
+  HANDBOOK.map((p) => ({
     content: p.statement,
-    locator: { page: i + 1, line: 1, line_end: 1, source: "text" as const },
+    locator: { page: p.page, line: 1, line_end: 1, source: "text" as const },
   }));
+
+/** Passages per distractor file, as the quick-search datasets have. */
+export const PASSAGES_PER_FILE = 50;
+
+/**
+ * Writes real-text distractor files through the real adapters, as the indexer would: ready file
+ * records through `createFile` (when a store is given), passages through `replaceFilePassages`.
+ * Returns the ids of the files written.
+ */
+export async function writeRealTextFiles(
+  store: Pick<MetadataStore, "createFile"> | null,
+  index: Pick<SearchIndex, "replaceFilePassages">,
+  userId: string,
+  passages: readonly RealPassage[],
+  firstFileNumber = 0,
+): Promise<string[]> {
+  const ids: string[] = [];
+  const now = Date.now();
+  const files = realTextFiles(passages, PASSAGES_PER_FILE);
+  for (const [n, filePassages] of files.entries()) {
+    assertRunning();
+    const fileId = randomUUID();
+    // Distinct, increasing creation times, as real uploads have.
+    const at = new Date(now - (files.length - n) * 1000).toISOString();
+    await store?.createFile(fileRecord(fileId, userId, firstFileNumber + n, filePassages.length, at));
+    await index.replaceFilePassages({ userId, fileId }, asAsync(filePassages));
+    ids.push(fileId);
+  }
+  return ids;
+}
 
 async function benchSize(
   size: number,
   options: AiBenchOptions,
   embedder: LocalEmbedder,
-  vocab: Vocabulary,
+  keywordQueries: readonly string[],
   log: (line: string) => void,
 ): Promise<AiSizeResult> {
   return withTempDir("locus-bench-ai-", async (dataDir) => {
-    log(`ai ${size}: writing ${size} passages with their vectors (+25% of another user) ...`);
+    const otherTenantPassages = Math.round(size * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
+    log(`ai ${size}: writing ${size} real-text passages with their vectors (+25% of another user) ...`);
     const { email, key } = await createUserWithKey(dataDir, { plan: "enterprise" });
     const started = performance.now();
     const store = createSqliteMetadataStore(join(dataDir, "metadata.sqlite"));
@@ -149,26 +208,20 @@ async function benchSize(
         replaceFilePassages: (file, passages) =>
           index.replaceFilePassages(file, withVectors(passages, { local: embedder })),
       };
-      const written = await track(
-        writeDataset(
-          store,
-          embedding,
-          { userId: user.id, otherUserId: other.id },
-          size,
-          vocab,
-          DEFAULT_SEARCH_OPTIONS,
-        ),
-      );
+      // The measured user's passages come first in the corpus, the other user's right after.
+      const corpus = realTextPassages(size + otherTenantPassages);
+      const written = await track(writeRealTextFiles(store, embedding, user.id, corpus.slice(0, size)));
+      await track(writeRealTextFiles(store, embedding, other.id, corpus.slice(size)));
       await store.createFile({
-        ...fileRecord(handbookId, user.id, 0, PARAPHRASES.length, new Date().toISOString()),
+        ...fileRecord(handbookId, user.id, 0, HANDBOOK.length, new Date().toISOString()),
         originalName: "handbook.pdf",
       });
       await embedding.replaceFilePassages(
         { userId: user.id, fileId: handbookId },
         asAsync(statementPassages()),
       );
-      userFileIds = new Set([...written.userFileIds, handbookId]);
-      loaded = size + written.otherTenantPassages + PARAPHRASES.length;
+      userFileIds = new Set([...written, handbookId]);
+      loaded = size + otherTenantPassages + HANDBOOK.length;
     } finally {
       await index.close();
       await store.close();
@@ -177,8 +230,11 @@ async function benchSize(
     log(`ai ${size}: loaded in ${loadSeconds.toFixed(1)} s; starting the server`);
 
     return withServer(dataDir, { LOCUS_RATE_LIMIT_ENTERPRISE: "100000" }, async (server) => {
-      const keywordQueries = makeQueries(vocab, options.queries, 7).map((q) => q.q);
-      const questions = PARAPHRASES.map((p) => p.question);
+      // Test and dev questions in turn.
+      const questions = PARAPHRASES.flatMap((p, i) => [
+        p.question,
+        PARAPHRASES_DEV[i]?.question ?? p.question,
+      ]);
       for (let i = 0; i < options.warmup; i++) {
         await timed(
           server.baseUrl,
@@ -207,13 +263,16 @@ async function benchSize(
 
       const hit = (body: SearchBody, page: number) =>
         body.results.slice(0, 5).some((r) => r.file_id === handbookId && r.locator.page === page);
-      let ai = 0;
-      let quick = 0;
-      const missedByAi: string[] = [];
-      for (const [i, p] of PARAPHRASES.entries()) {
-        if (hit((await timed(server.baseUrl, key, p.question, "quick", 5)).body, i + 1)) quick++;
-        if (hit((await timed(server.baseUrl, key, p.question, "ai", 5)).body, i + 1)) ai++;
-        else missedByAi.push(p.question);
+      const hitAt5 = {
+        dev: { ai: 0, quick: 0, questions: PARAPHRASES_DEV.length },
+        test: { ai: 0, quick: 0, questions: PARAPHRASES.length },
+      };
+      const missed = { dev: [] as string[], test: [] as string[] };
+      for (const p of HANDBOOK) {
+        if (hit((await timed(server.baseUrl, key, p.question, "quick", 5)).body, p.page))
+          hitAt5[p.set].quick++;
+        if (hit((await timed(server.baseUrl, key, p.question, "ai", 5)).body, p.page)) hitAt5[p.set].ai++;
+        else missed[p.set].push(p.question);
       }
       const result: AiSizeResult = {
         passages: size,
@@ -222,12 +281,14 @@ async function benchSize(
         measuredQueries: samples.length,
         latencyMs: roundSummary(summarise(samples.map((s) => s.ms))),
         serverMs: serverMs.length === samples.length ? roundSummary(summarise(serverMs)) : null,
-        hitAt5: { ai, quick, questions: PARAPHRASES.length },
-        missedByAi,
+        hitAt5,
+        missedByAi: missed.test,
+        missedByAiDev: missed.dev,
         tenancyLeaks,
       };
+      const { dev, test } = hitAt5;
       log(
-        `ai ${size}: p50 ${result.latencyMs.p50} ms, p95 ${result.latencyMs.p95} ms; hit@5 ai ${ai}/30, quick ${quick}/30`,
+        `ai ${size}: p50 ${result.latencyMs.p50} ms, p95 ${result.latencyMs.p95} ms; hit@5 test: ai ${test.ai}/${test.questions}, quick ${test.quick}/${test.questions}; dev: ai ${dev.ai}/${dev.questions}, quick ${dev.quick}/${dev.questions}`,
       );
       return result;
     });
@@ -242,8 +303,30 @@ export async function benchAiSearch(
   const wordVectors = measureWordVectorLoad(options.loadRuns);
   log(`ai: word vectors load in ${wordVectors.medianLoadMs} ms, process RSS ${wordVectors.medianRssMb} MB`);
   const embedder = await LocalEmbedder.load();
-  const vocab = buildVocabulary(DEFAULT_SEARCH_OPTIONS.vocabularySize);
+  const largest = Math.max(...options.sizes);
+  const needed = largest + Math.round(largest * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
+  const corpus: AiCorpus = {
+    sources: REAL_TEXT_SOURCES.map(({ pkg, version, licence, what }) => ({ pkg, version, licence, what })),
+    passagesAvailable: realTextAvailable(log),
+    digest: realTextDigest(needed),
+    passagesDigested: needed,
+  };
+  log(
+    `ai: distractors are real text, ${needed} passages of ${corpus.passagesAvailable}, sha256 ${corpus.digest}`,
+  );
+  // Keyword queries drawn from what the smallest dataset's user holds, so every size can find them.
+  const keywordQueries = realTextQueries(
+    realTextPassages(Math.min(...options.sizes)),
+    options.queries,
+    7,
+  ).map((q) => q.q);
   const sizes: AiSizeResult[] = [];
-  for (const size of options.sizes) sizes.push(await benchSize(size, options, embedder, vocab, log));
-  return { wordVectors, sizes };
+  for (const size of options.sizes) sizes.push(await benchSize(size, options, embedder, keywordQueries, log));
+  return { wordVectors, corpus, sizes };
+}
+
+/** hit@5 of one size by set; reports from before the dev set held one figure, the test set's. */
+export function hitsBySet(s: AiSizeResult): { dev: HitCount | null; test: HitCount } {
+  const h = s.hitAt5 as AiSizeResult["hitAt5"] | HitCount;
+  return "test" in h ? h : { dev: null, test: h };
 }

@@ -11,6 +11,7 @@ export {
   speak,
   removeDataDir,
   PARAPHRASES,
+  PARAPHRASES_DEV,
   seededRandom,
   type TextImageSpec,
   startLocus,
@@ -25,6 +26,7 @@ export {
   PostgresSearchIndex,
   SqliteSearchIndex,
   type ElasticsearchSearchIndexOptions,
+  type PassageHit,
   type SearchIndex,
 } from "@locus/search-index";
 /** The OCR library the image extractor runs, for throughput and accuracy without the server around it. */
@@ -54,3 +56,9 @@ export {
 /** ai mode's local engine and the indexer's embedding step, to write datasets with vectors. */
 export { LocalEmbedder } from "@locus/embedder";
 export { withVectors } from "@locus/indexer";
+/** How the extractors cut a page into passages, for the real-text corpus (bench/real-text.ts). */
+export { joinWindow, windowLines, type NumberedLine } from "@locus/passages";
+/** ai mode's fusion of the keyword and vector lists, for bench/ai-tune.ts (no server there). */
+export { MIN_VECTOR_SCORE, rankAi } from "../services/search/src/hybrid-ranking.ts";
+/** Words as every index sees them, and the stop words queries drop: to compare summaries with answers. */
+export { isStopWord, words } from "@locus/passages";

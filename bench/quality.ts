@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { assertRunning } from "./cleanup.ts";
 import { client, createSqliteMetadataStore, createUserWithKey } from "./deps.ts";
 import { since, withServer, withTempDir } from "./harness.ts";
-import { ingest } from "./pdf-ingestion.ts";
+import { ingest, type PdfRun } from "./pdf-ingestion.ts";
 import {
   documentHit,
   linesAway,
@@ -34,7 +34,7 @@ export interface QualityBenchOptions {
   modes: Mode[];
 }
 
-type Mode = "quick" | "ai";
+export type Mode = "quick" | "ai";
 
 export const DEFAULT_QUALITY_OPTIONS: QualityBenchOptions = {
   limit: 50,
@@ -51,7 +51,7 @@ const REQUEST_TIMEOUT_MS = 120_000;
  * the user (see tenantSpread). Fixed ids make two runs of the same code give the same ranks.
  * "pdf-2" and "pdf-3" hold the PDFs again, to show how much the user alone changes.
  */
-const TENANTS = {
+export const TENANTS = {
   pdf: "5f0c2a1e-7d4b-4c3a-9e21-0b6d8f3a4c01",
   image: "a3e47b90-2c1f-4d58-8b6e-7f20c9d1e302",
   audio: "c81d5e27-94a0-4b3f-a6c2-1e8f7d0b5a03",
@@ -67,15 +67,44 @@ const emailOf = (tenant: Tenant) => `quality-${tenant}@bench.invalid`;
  * random ids, when the store's table is not as expected.
  */
 async function createTenants(dataDir: string, log: (line: string) => void): Promise<boolean> {
+  const users = (Object.entries(TENANTS) as [Tenant, string][]).map(([tenant, id]) => ({
+    email: emailOf(tenant),
+    id,
+  }));
+  return createUsersWithIds(dataDir, users, (err) =>
+    log(`quality: could not fix the users' ids (${String(err)}); results depend on random ids`),
+  );
+}
+
+/**
+ * Creates enterprise users with fixed ids in a data directory's metadata store, before the server
+ * starts (see TENANTS for why the ids matter). A user that exists already is left as it is.
+ * Returns whether every user has its fixed id; false (after calling `failed`) when the store's
+ * table is not as expected, leaving random ids.
+ */
+export async function createUsersWithIds(
+  dataDir: string,
+  users: readonly { email: string; id: string }[],
+  failed: (err: unknown) => void,
+): Promise<boolean> {
   const path = join(dataDir, "metadata.sqlite");
   const store = createSqliteMetadataStore(path);
+  const created: { email: string; id: string }[] = [];
+  let existingRight = true;
   try {
     await store.migrate();
-    for (const tenant of Object.keys(TENANTS) as Tenant[])
-      await store.createUser({ email: emailOf(tenant), plan: "enterprise" });
+    for (const user of users) {
+      const existing = await store.findUserByEmail(user.email);
+      if (existing) existingRight &&= existing.id === user.id;
+      else {
+        await store.createUser({ email: user.email, plan: "enterprise" });
+        created.push(user);
+      }
+    }
   } finally {
     await store.close();
   }
+  if (created.length === 0) return existingRight;
   try {
     // The driver the metadata store runs on, resolved from that package.
     const Database = createRequire(import.meta.resolve("@locus/metadata-store"))("better-sqlite3") as new (
@@ -86,16 +115,16 @@ async function createTenants(dataDir: string, log: (line: string) => void): Prom
     };
     const db = new Database(path);
     try {
-      for (const [tenant, id] of Object.entries(TENANTS) as [Tenant, string][]) {
-        const { changes } = db.prepare("UPDATE users SET id = ? WHERE email = ?").run(id, emailOf(tenant));
-        if (changes !== 1) throw new Error(`user ${emailOf(tenant)} not found`);
+      for (const { email, id } of created) {
+        const { changes } = db.prepare("UPDATE users SET id = ? WHERE email = ?").run(id, email);
+        if (changes !== 1) throw new Error(`user ${email} not found`);
       }
     } finally {
       db.close();
     }
-    return true;
+    return existingRight;
   } catch (err) {
-    log(`quality: could not fix the users' ids (${String(err)}); results depend on random ids`);
+    failed(err);
     return false;
   }
 }
@@ -189,13 +218,17 @@ interface SearchResult {
   locator: ResultLocator;
 }
 
-async function search(
+/**
+ * One search, answered 200 (a 429 is waited out and retried), with its client-side duration; the
+ * response body as JSON.
+ */
+export async function searchJson<T>(
   baseUrl: string,
   key: string,
   q: string,
   mode: Mode,
   limit: number,
-): Promise<{ results: SearchResult[]; ms: number }> {
+): Promise<{ body: T; ms: number }> {
   for (let attempt = 0; ; attempt++) {
     const started = performance.now();
     const res = await fetch(`${baseUrl}/api/search?q=${encodeURIComponent(q)}&mode=${mode}&limit=${limit}`, {
@@ -210,8 +243,38 @@ async function search(
     }
     if (res.status !== 200)
       throw new Error(`search "${q}" (${mode}) answered ${res.status}: ${text.slice(0, 300)}`);
-    return { results: (JSON.parse(text) as { results: SearchResult[] }).results, ms };
+    return { body: JSON.parse(text) as T, ms };
   }
+}
+
+async function search(
+  baseUrl: string,
+  key: string,
+  q: string,
+  mode: Mode,
+  limit: number,
+): Promise<{ results: SearchResult[]; ms: number }> {
+  const { body, ms } = await searchJson<{ results: SearchResult[] }>(baseUrl, key, q, mode, limit);
+  return { results: body.results, ms };
+}
+
+/**
+ * Uploads a file as the key's user and waits until it is ready (throwing when it fails or takes
+ * longer than `readyTimeoutMs`); its id is read back from the file list.
+ */
+export async function uploadReady(
+  baseUrl: string,
+  key: string,
+  bytes: Buffer,
+  name: string,
+  readyTimeoutMs: number,
+): Promise<{ id: string; run: PdfRun }> {
+  const c = client(baseUrl, key);
+  const run = await ingest(c, bytes, name, 250, readyTimeoutMs);
+  const list = (await (await c.get("/api/files")).json()) as { id: string; original_name: string }[];
+  const id = list.find((x) => x.original_name === name)?.id;
+  if (!id) throw new Error(`${name} is not in the file list after upload`);
+  return { id, run };
 }
 
 interface StoredPassage {
@@ -350,14 +413,8 @@ export async function benchQuality(
       log(`quality: uploading ${fixtures.files.length} files of real material, one at a time ...`);
       const ids = new Map<string, string>();
       const ingestion: QualityBenchResult["ingestion"] = [];
-      const upload = async (tenant: Tenant, name: string) => {
-        const c = client(server.baseUrl, keyOf(tenant));
-        const run = await ingest(c, bytes.get(name)!, name, 250, options.readyTimeoutMs);
-        const list = (await (await c.get("/api/files")).json()) as { id: string; original_name: string }[];
-        const id = list.find((x) => x.original_name === name)?.id;
-        if (!id) throw new Error(`${name} is not in the file list after upload`);
-        return { id, run };
-      };
+      const upload = (tenant: Tenant, name: string) =>
+        uploadReady(server.baseUrl, keyOf(tenant), bytes.get(name)!, name, options.readyTimeoutMs);
       for (const f of fixtures.files) {
         assertRunning();
         const { id, run } = await upload(f.kind, f.name);

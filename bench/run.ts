@@ -7,6 +7,7 @@
  */
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { benchAiAnswers, DEFAULT_AI_ANSWERS_OPTIONS, type AiAnswersResult } from "./ai-answers.ts";
 import { benchAiSearch, DEFAULT_AI_OPTIONS, type AiBenchResult } from "./ai-search.ts";
 import { cleanupAll, shutDown } from "./cleanup.ts";
 import {
@@ -35,8 +36,10 @@ const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
   --only search|ai|pdf|ocr|media|split|quality
                            run one benchmark only (ai: ai-mode latency with the local engines at
-                           ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} passages, hit@5 of ai against quick on paraphrased
-                           questions, the word vectors' load time and memory; ocr: OCR throughput on 150-dpi scans, word accuracy,
+                           ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} real-text passages, hit@5 of ai against quick on paraphrased
+                           questions (dev and test sets), the word vectors' load time and memory, then ai answers:
+                           whether the summary states and cites the answer of hand-written questions on the
+                           real manuals of bench/fixtures/quality; ocr: OCR throughput on 150-dpi scans, word accuracy,
                            a scanned PDF through the server; media: speech real-time factor, word error
                            rate, a 10-minute recording through the server, video frames read per second;
                            split: ingestion and search in the split shape; quality: where results land
@@ -201,6 +204,7 @@ if (esOptions) {
 
 const search: SearchSizeResult[] = [];
 let ai: AiBenchResult | null = null;
+let aiAnswers: AiAnswersResult | null = null;
 let pdf: PdfBenchResult | null = null;
 let ocr: OcrBenchResult | null = null;
 let media: MediaBenchResult | null = null;
@@ -229,6 +233,9 @@ if (runs("search")) {
 if (runs("ai")) {
   await attempt("ai search", async () => {
     ai = await benchAiSearch(DEFAULT_AI_OPTIONS, log);
+  });
+  await attempt("ai answers", async () => {
+    aiAnswers = await benchAiAnswers(DEFAULT_AI_ANSWERS_OPTIONS, log);
   });
 }
 if (runs("pdf")) {
@@ -270,15 +277,17 @@ const measured: Report = {
   options: {
     search: runs("search") || runs("split") ? searchOptions : null,
     ai: runs("ai") ? DEFAULT_AI_OPTIONS : null,
+    aiAnswers: runs("ai") ? DEFAULT_AI_ANSWERS_OPTIONS : null,
     pdf: runs("pdf") ? DEFAULT_PDF_OPTIONS : null,
     ocr: runs("ocr") ? DEFAULT_OCR_OPTIONS : null,
     media: runs("media") ? DEFAULT_MEDIA_OPTIONS : null,
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
     quality: runs("quality") ? DEFAULT_QUALITY_OPTIONS : null,
   },
-  targets: evaluateTargets(search, pdf, ocr, media, ai),
+  targets: evaluateTargets(search, pdf, ocr, media, ai, aiAnswers),
   search,
   ai,
+  aiAnswers,
   pdf,
   ocr,
   media,
@@ -290,7 +299,14 @@ const ran = (["search", "ai", "pdf", "ocr", "media", "split", "quality"] as cons
   runs(name),
 );
 const report = only === undefined ? measured : carryOver(measured, ran);
-report.targets = evaluateTargets(report.search, report.pdf, report.ocr, report.media, report.ai);
+report.targets = evaluateTargets(
+  report.search,
+  report.pdf,
+  report.ocr,
+  report.media,
+  report.ai,
+  report.aiAnswers ?? null,
+);
 const written = writeReport(report);
 
 console.log("\nLocus benchmark summary");
@@ -308,9 +324,18 @@ if (aiResult) {
   );
   for (const s of aiResult.sizes) {
     console.log(
-      `  ai search, ${s.passages} passages: p50 ${s.latencyMs.p50} ms, p95 ${s.latencyMs.p95} ms; hit@5 ai ${s.hitAt5.ai}/${s.hitAt5.questions}, quick ${s.hitAt5.quick}/${s.hitAt5.questions}`,
+      `  ai search, ${s.passages} real-text passages: p50 ${s.latencyMs.p50} ms, p95 ${s.latencyMs.p95} ms; hit@5 test: ai ${s.hitAt5.test.ai}/${s.hitAt5.test.questions}, quick ${s.hitAt5.test.quick}/${s.hitAt5.test.questions}; dev: ai ${s.hitAt5.dev.ai}/${s.hitAt5.dev.questions}, quick ${s.hitAt5.dev.quick}/${s.hitAt5.dev.questions}`,
     );
   }
+}
+const aiAnswersResult = aiAnswers as AiAnswersResult | null;
+if (aiAnswersResult) {
+  for (const s of aiAnswersResult.sets.filter((x) => x.questions > 0))
+    console.log(
+      `  ai answers (real manuals), ${s.set}: answer ${s.answer.n}/${s.answer.of}, whole ${s.whole.n}/${s.whole.of}, ` +
+        `citation precision ${s.citationPrecision.n}/${s.citationPrecision.of}, false answered ${s.falseAnswered.n}/${s.falseAnswered.of}, ` +
+        `retrieval hit@5 ${s.retrievalHitAt5.n}/${s.retrievalHitAt5.of}`,
+    );
 }
 const pdfResult = pdf as PdfBenchResult | null;
 if (pdfResult) {

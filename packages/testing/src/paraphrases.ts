@@ -3,12 +3,17 @@
  * shares a word (nor the first five letters of one) with its statement, so keyword search cannot
  * find the answer and semantic search must. Topics differ from one pair to the next, so each
  * question has one right answer. Used by the ai-mode tests and by `pnpm bench`.
+ *
+ * Two sets of thirty, on sixty different topics: PARAPHRASES_DEV, to tune ai mode's ranking on
+ * (bench/ai-tune.ts), and PARAPHRASES, the test set, whose figures are the ones reported. The
+ * test set once chose today's constants; from now on nothing is tuned on it.
  */
 export interface Paraphrase {
   statement: string;
   question: string;
 }
 
+/** The test set: the figures `pnpm bench` reports. Do not tune on it (see PARAPHRASES_DEV). */
 export const PARAPHRASES: readonly Paraphrase[] = [
   {
     statement:
@@ -132,5 +137,136 @@ export const PARAPHRASES: readonly Paraphrase[] = [
   {
     statement: "The software update fixes a security flaw that let attackers steal user data.",
     question: "Which patch closes the vulnerability hackers exploited?",
+  },
+];
+
+/**
+ * The development set: thirty more pairs by the same rules, on topics of their own (none of the
+ * test set's), to tune ai mode's ranking on. Reported beside the test set, never instead of it.
+ */
+export const PARAPHRASES_DEV: readonly Paraphrase[] = [
+  {
+    statement: "Each day a borrowed novel is kept past its due date adds twenty cents to the reader's fine.",
+    question: "How much does the library charge when books come back overdue?",
+  },
+  {
+    statement: "Brushing twice daily with fluoride toothpaste protects enamel against cavities.",
+    question: "How can I keep my teeth from decaying?",
+  },
+  {
+    statement: "The reception after the wedding will be held in a barn with dinner for two hundred guests.",
+    question: "Where will the newlyweds and their friends eat after the ceremony?",
+  },
+  {
+    statement: "To cancel a gym subscription, fill in a form at the front desk one month ahead.",
+    question: "How do I end my fitness center membership?",
+  },
+  {
+    statement:
+      "When nobody answers the door, the courier leaves the parcel with a neighbour or at the post office.",
+    question: "What happens to my package if I am out during delivery?",
+  },
+  {
+    statement: "Recycling bins are emptied on alternate Thursdays, so put them on the curb the night before.",
+    question: "When is the rubbish picked up for reuse?",
+  },
+  {
+    statement: "Classes are cancelled on Friday because teachers attend a training day.",
+    question: "Why won't pupils have lessons at the end of this week?",
+  },
+  {
+    statement:
+      "Drivers who stop in a bus lane during rush hour are fined eighty pounds and their cars are towed.",
+    question: "What is the penalty for parking a vehicle where only public transport may go at busy times?",
+  },
+  {
+    statement: "Boil the spaghetti in salted water for nine minutes until it is tender but still firm.",
+    question: "How long do I cook pasta?",
+  },
+  {
+    statement: "Our policy covers theft of bicycles locked outside, up to a value of eight hundred euros.",
+    question: "Will insurance pay if someone steals my bike from the street?",
+  },
+  {
+    statement: "Take one tablet each morning with food to lower your blood pressure.",
+    question: "How should I use the hypertension medicine?",
+  },
+  {
+    statement: "Candidates who pass the written test are invited to a final interview with the hiring panel.",
+    question: "What happens after applicants do well on the exam for the job?",
+  },
+  {
+    statement: "We booked a magician and ordered a chocolate cake for our daughter's birthday party.",
+    question: "What entertainment and dessert are planned to celebrate our little girl?",
+  },
+  {
+    statement: "Apply sunscreen every two hours at the beach to avoid getting burned.",
+    question: "How often should I put on lotion against UV rays by the sea?",
+  },
+  {
+    statement: "A wasp sting swells and itches for a day, and an ice pack eases the pain.",
+    question: "How do I treat an insect bite?",
+  },
+  {
+    statement: "If the wifi stops working, unplug the router for thirty seconds and plug it back in.",
+    question: "What should I try when the household network connection keeps dropping?",
+  },
+  {
+    statement: "Income tax returns for last year are due online before the thirtieth of April.",
+    question: "What is the deadline for declaring my annual wages to the government?",
+  },
+  {
+    statement: "If your passport is stolen abroad, report it to the police and contact the nearest embassy.",
+    question: "What should travellers do after losing their travel document in a foreign country?",
+  },
+  {
+    statement: "Groups of more than eight people need to book a table at the restaurant two days beforehand.",
+    question: "How far in advance should a large party reserve somewhere to dine?",
+  },
+  {
+    statement: "A dripping kitchen tap usually just needs a new rubber washer.",
+    question: "How can I mend a leaky faucet above the sink?",
+  },
+  {
+    statement: "Wool sweaters should be washed by hand in cold water and left to dry on a towel.",
+    question: "How do I clean knitted jumpers so they do not shrink?",
+  },
+  {
+    statement: "The chess club meets on Wednesday evenings and welcomes beginners of any age.",
+    question: "When can newcomers practise the board game with other players?",
+  },
+  {
+    statement: "Tomato seedlings should stay indoors until the last frost has passed in spring.",
+    question: "When is it safe to move young vegetable crops out into the garden?",
+  },
+  {
+    statement: "The babysitter earns twelve dollars an hour and stays until midnight at weekends.",
+    question: "How much does the nanny cost per evening, and how late can she remain?",
+  },
+  {
+    statement: "The bank takes a fee of thirty-five dollars whenever your account goes below zero.",
+    question: "What does it cost to spend more than I have in my checking?",
+  },
+  {
+    statement:
+      "Scholarship applications for next year close on the first of March and require two reference letters.",
+    question: "By what day must students send in requests for tuition grants?",
+  },
+  {
+    statement:
+      "The barber cuts hair without an appointment on weekdays, but Saturdays are booked weeks ahead.",
+    question: "Can I walk in for a trim, or do I have to schedule a visit?",
+  },
+  {
+    statement: "Egg prices have doubled this year because bird flu has killed millions of hens.",
+    question: "Why are omelette ingredients costing so much at the supermarket?",
+  },
+  {
+    statement: "New mothers receive sixteen weeks of paid maternity leave at full salary.",
+    question: "How much time off do women get after giving birth?",
+  },
+  {
+    statement: "The phone battery drains quickly when the screen brightness is set to maximum.",
+    question: "Why does my cellular device die so fast?",
   },
 ];
