@@ -152,8 +152,9 @@ export function renderQuality(q: QualityBenchResult, limit: number | null): stri
     const categories = [...new Set(spread.flatMap((t) => t.rows.map((r) => r.category)))];
     out.push(
       "The same three PDFs and their queries (quick mode) as three users, searched on one index that then holds the PDFs " +
-        "three times. The index prefixes each word with a hash of its user's id before stemming, so the user alone can change " +
-        `what matches; ${q.fixedUserIds ? "the users have fixed ids, so runs of the same code give the same ranks" : "**the users' ids were random in this run**"}:`,
+        "three times. Each user's terms are stemmed, then prefixed with a hash of the user's id (until terms were made in " +
+        "JavaScript, FTS5 stemmed the prefixed word, so the user alone changed what matched); ranks that differ from the " +
+        `first user's would mean the user still does; ${q.fixedUserIds ? "the users have fixed ids, so runs of the same code give the same ranks" : "**the users' ids were random in this run**"}:`,
       "",
     );
     out.push(

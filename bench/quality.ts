@@ -46,10 +46,10 @@ const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "qual
 const REQUEST_TIMEOUT_MS = 120_000;
 
 /**
- * The users' ids, fixed: the index prefixes each word with a hash of its user's id, and its
- * stemmer then treats the same word differently for different prefixes, so results depend on
- * the user (see tenantSpread). Fixed ids make two runs of the same code give the same ranks.
- * "pdf-2" and "pdf-3" hold the PDFs again, to show how much the user alone changes.
+ * The users' ids, fixed: the embedded index prefixes each term with a hash of its user's id, and
+ * its stemmer once treated the same word differently for different prefixes, so results depended
+ * on the user (see tenantSpread). Fixed ids make two runs of the same code give the same ranks.
+ * "pdf-2" and "pdf-3" hold the PDFs again, to show that the user alone changes nothing.
  */
 export const TENANTS = {
   pdf: "5f0c2a1e-7d4b-4c3a-9e21-0b6d8f3a4c01",

@@ -7,6 +7,7 @@ export {
   type PassageOptions,
 } from "./windows.ts";
 export { words, withoutStopWords, isStopWord } from "./words.ts";
+export { foldDiacritics, indexTerms, MAX_TERM_LENGTH, queryTerms, stem, termOf } from "./terms.ts";
 export {
   joinHyphenatedLines,
   mendAcross,
@@ -18,7 +19,6 @@ export {
   matchedWords,
   queryStems,
   sentenceSpans,
-  stem,
   toCodePoints,
   wordsAt,
   type TextSpan,

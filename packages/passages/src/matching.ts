@@ -1,5 +1,5 @@
-import { stemmer } from "stemmer";
-import { WORD, withoutStopWords, words } from "./words.ts";
+import { foldDiacritics, queryTerms, stem, termOf } from "./terms.ts";
+import { WORD, words } from "./words.ts";
 
 /** A stretch of a text, in UTF-16 code units (JavaScript string indices), end exclusive. */
 export interface TextSpan {
@@ -7,25 +7,14 @@ export interface TextSpan {
   end: number;
 }
 
-/** A word of a text where it stands, with the stem it is matched by. */
+/** A word of a text where it stands, with the stem (its term, see terms.ts) it is matched by. */
 export interface WordAt extends TextSpan {
   stem: string;
 }
 
-const LATIN = /^[a-z]+$/;
-
-/**
- * A word's stem as the keyword indexes compare words: Porter's algorithm (the one SQLite's
- * `porter` tokenizer runs) for words of plain letters, the word itself otherwise (numbers,
- * other scripts). "revenues" and "revenue" share a stem; "determine" and "deter" do not.
- */
-export function stem(word: string): string {
-  return LATIN.test(word) ? stemmer(word) : word;
-}
-
-/** The stems a query is matched by: its words without stop words (unless it has only those). */
+/** The stems a query is matched by: its terms, as every index searches for them (see `queryTerms`). */
 export function queryStems(query: string, max = 32): Set<string> {
-  return new Set(withoutStopWords([...new Set(words(query))].slice(0, max)).map(stem));
+  return new Set(queryTerms(query, max));
 }
 
 /** A word as the indexes fold it: NFKC and lower case (plain ASCII needs only the latter). */
@@ -39,7 +28,7 @@ export function wordsAt(text: string): WordAt[] {
   return Array.from(text.matchAll(WORD), (m) => ({
     start: m.index,
     end: m.index + m[0].length,
-    stem: stem(fold(m[0])),
+    stem: termOf(fold(m[0])),
   }));
 }
 
@@ -50,38 +39,24 @@ export function wordsAt(text: string): WordAt[] {
 const stemStart = (s: string) => s.slice(0, Math.min(2, Math.max(1, s.length - 1)));
 
 /**
- * The words of `text` that match the query's stems, in order. When none does, the looser rule
- * search used before stems (a word starting with most of a query word) is tried, so an index
- * that stems differently (PostgreSQL's snowball) still gets its matches shown. Only words that
- * start like a query stem are stemmed: this runs on every result of every search.
+ * The words of `text` that match the query's stems, in order: the words a keyword index matched,
+ * since every index searches by the same terms. Only words that start like a query stem are
+ * stemmed: this runs on every result of every search.
  */
 export function matchedWords(text: string, stems: ReadonlySet<string>): WordAt[] {
   if (stems.size === 0) return [];
   const starts = new Set([...stems].map(stemStart));
   // Plain ASCII text (most of it) folds by lower-casing once, with the same offsets.
   // eslint-disable-next-line no-control-regex
-  const ascii = /^[\x00-\x7f]*$/.test(text);
-  const lower = ascii ? text.toLowerCase() : text;
-  const pattern = ascii ? /[a-z0-9]+/g : WORD;
-  const exact = ascii ? asciiMatches(lower, starts, stems) : [];
-  if (!ascii) {
-    for (const m of lower.matchAll(pattern)) {
-      const folded = fold(m[0]);
-      if (!starts.has(folded.slice(0, 2)) && !starts.has(folded.slice(0, 1))) continue;
-      const wordStem = stem(folded);
-      if (stems.has(wordStem)) exact.push({ start: m.index, end: m.index + m[0].length, stem: wordStem });
-    }
+  if (/^[\x00-\x7f]*$/.test(text)) return asciiMatches(text.toLowerCase(), starts, stems);
+  const found: WordAt[] = [];
+  for (const m of text.matchAll(WORD)) {
+    const folded = foldDiacritics(fold(m[0]));
+    if (!starts.has(folded.slice(0, 2)) && !starts.has(folded.slice(0, 1))) continue;
+    const wordStem = stem(folded);
+    if (stems.has(wordStem)) found.push({ start: m.index, end: m.index + m[0].length, stem: wordStem });
   }
-  if (exact.length > 0) return exact;
-  const prefixes = [...stems].map((s) => s.slice(0, Math.max(3, s.length - 2)));
-  const loose: WordAt[] = [];
-  for (const m of lower.matchAll(pattern)) {
-    const folded = ascii ? m[0] : fold(m[0]);
-    if (prefixes.some((p) => folded.startsWith(p))) {
-      loose.push({ start: m.index, end: m.index + m[0].length, stem: folded });
-    }
-  }
-  return loose;
+  return found;
 }
 
 const isAsciiWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);

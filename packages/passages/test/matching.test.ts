@@ -19,9 +19,14 @@ describe("matchedWords", () => {
     expect(slices(text, found)).toEqual(["Revenues", "HARBOUR", "ｒｅｖｅｎｕｅ"]);
   });
 
-  it("falls back to word starts when no stem matches (an index that stems differently)", () => {
-    const text = "the generator generated";
-    expect(slices(text, matchedWords(text, new Set(["generat"])))).toEqual(["generator", "generated"]);
+  it("marks only words with a query term, never words that merely start alike (every index matches by terms)", () => {
+    const text = "the harbinger of the harbour, harbours and Harbourside";
+    expect(slices(text, matchedWords(text, queryStems("harbour")))).toEqual(["harbour", "harbours"]);
+  });
+
+  it("folds diacritics as the indexes do: a query without accents marks the accented word", () => {
+    const text = "Le café du coin, résumé naïve";
+    expect(slices(text, matchedWords(text, queryStems("cafe resume")))).toEqual(["café", "résumé"]);
   });
 
   it("finds nothing in a passage without the words", () => {

@@ -10,8 +10,7 @@ import {
   inRangeOrder,
   normaliseScore,
   queryTerms,
-  withoutStopWords,
-  words,
+  indexTerms,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
@@ -26,7 +25,7 @@ import {
  * `<prefix>-v<N>`, and a deployment moves to a new version with `rebuild()` (a fresh index, loaded
  * from stored extractions, swapped in behind the alias), never by editing a live mapping.
  */
-export const ELASTICSEARCH_MAPPING_VERSION = 2;
+export const ELASTICSEARCH_MAPPING_VERSION = 3;
 
 export interface ElasticsearchSearchIndexOptions {
   /** Cluster URL, e.g. `https://es.internal:9200`. One of `node` or `cloudId` (unless `client`). */
@@ -114,16 +113,14 @@ const MAX_KNN_CANDIDATES = 10_000;
  * Settings and mappings of a passage index (what an index template would hold; the adapter creates
  * its versioned indexes itself, so it sends them with each create).
  *
- * Matching runs on `words`, not on `content`: `words` is `words(content)` joined by spaces, the
- * same JavaScript tokenisation (NFKC, lower case, runs of letters, marks and digits) that SQLite and
- * Postgres index, split again here on whitespace only, so a query's words are exactly the indexed
- * ones in every backend. Elasticsearch's own tokenizers would differ (the standard tokenizer splits
- * CJK runs into single characters and keeps `mc²` unnormalised; NFKC needs the ICU plugin).
- * - `words`: folded to ASCII where a Latin letter has one ("café" finds "cafe"), then stemmed with
- *   the Porter stemmer SQLite uses ("revenues" finds "revenue"). No stop-word filter: the shared
- *   `withoutStopWords` is the one stop-word policy, and a query of only stop words must match.
- * - `words.exact`: the same words neither stemmed nor folded, so a passage with the exact form the
- *   user typed scores above one that only shares the stem.
+ * Matching runs on `words`, not on `content`: `words` is the passage's terms (`indexTerms`: the
+ * words of `words()`, folded and Porter-stemmed in JavaScript) joined by spaces, the same terms
+ * SQLite and Postgres index, split again here on whitespace only and neither folded nor stemmed
+ * again, so a query's terms are exactly the indexed ones in every backend. Elasticsearch's own
+ * analysis would differ (the standard tokenizer splits CJK runs into single characters; its
+ * stemmers are not the same code). No stop-word filter: the shared `queryTerms` is the one
+ * stop-word policy, and a query of only stop words must match. (Version 2 stemmed and folded
+ * here, and boosted exact forms and phrases, which no other backend did.)
  * - `content`: the passage as given, returned verbatim, not indexed: a second inverted index of
  *   the same text would double the index for nothing a search uses (see `search` on highlighting).
  * - `locator`: typed for range queries and sorting later; `bbox` is kept in `_source` only.
@@ -156,18 +153,6 @@ export function passageIndexBody(
   return {
     settings: {
       ...(Object.keys(shape).length > 0 ? { index: shape } : {}),
-      analysis: {
-        filter: {
-          locus_english_stemmer: { type: "stemmer", language: "english" },
-        },
-        analyzer: {
-          locus_english: {
-            type: "custom",
-            tokenizer: "whitespace",
-            filter: ["asciifolding", "locus_english_stemmer"],
-          },
-        },
-      },
     },
     mappings: {
       dynamic: "strict",
@@ -178,11 +163,7 @@ export function passageIndexBody(
         file_id: { type: "keyword" },
         ord: { type: "integer" },
         content: { type: "text", index: false },
-        words: {
-          type: "text",
-          analyzer: "locus_english",
-          fields: { exact: { type: "text", analyzer: "whitespace" } },
-        },
+        words: { type: "text", analyzer: "whitespace" },
         locator: {
           type: "object",
           // A locator key added later is kept in _source (and returned) before it is mapped.
@@ -344,18 +325,15 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   }
 
   /**
-   * Any of the query's words (stop words dropped unless that leaves none), best first:
-   * - `match` on the stemmed `words` and on `words.exact` (an exact form scores on both);
-   * - `match_phrase` boosted 2 when there are several words: passages with them together rank
-   *   higher. Its slop of 2 lets the stop words the query dropped ("growth of the revenue") and a
-   *   swapped pair still count as the phrase.
+   * Any of the query's terms (`queryTerms`: stop words dropped unless that leaves none), best
+   * first by BM25: one `match` on `words`, as SQLite and Postgres rank any of the terms.
    *
    * No highlighting is requested: neither PassageHit nor the public search API (fixed at 1.0.0) has
    * a place for it, and highlighting costs work on every hit. It needs a port change first; the
    * mapping would then index `content` for it (a mapping version bump and a rebuild).
    */
   async search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
-    const terms = withoutStopWords(queryTerms(query.text));
+    const terms = queryTerms(query.text);
     const size = Math.min(MAX_RESULT_WINDOW, Math.max(0, Math.floor(query.limit)));
     if (terms.length === 0 || size === 0) return [];
     await this.whenReady();
@@ -641,12 +619,9 @@ export function searchBody(
   terms: readonly string[],
   size: number,
 ): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "query"> {
-  const text = terms.join(" ");
   const should: estypes.QueryDslQueryContainer[] = [
-    { match: { words: { query: text, operator: "or" } } },
-    { match: { "words.exact": { query: text, operator: "or" } } },
+    { match: { words: { query: terms.join(" "), operator: "or" } } },
   ];
-  if (terms.length > 1) should.push({ match_phrase: { words: { query: text, slop: 2, boost: 2 } } });
   return {
     size,
     track_total_hits: false,
@@ -760,7 +735,7 @@ function bulkItem(file: FileRef, ord: number, passage: IndexedPassage): BulkItem
     file_id: file.fileId,
     ord,
     content: passage.content,
-    words: words(passage.content).join(" "),
+    words: indexTerms(passage.content).join(" "),
     locator: passage.locator,
   };
   for (const slot of VECTOR_SLOTS) {

@@ -3,11 +3,10 @@ import pg from "pg";
 import { LocusError, type Locator } from "@locus/contracts";
 import {
   boundedRanges,
+  indexTerms,
   inRangeOrder,
   normaliseScore,
   queryTerms,
-  withoutStopWords,
-  words,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
@@ -44,13 +43,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /**
  * Passages in one table, searched with Postgres full-text search.
  *
- * - Words are split in JavaScript with the shared `words()` (like every backend) and joined by
- *   spaces; Postgres only stems them. The text-search configuration is a copy of `english` (the
- *   same Snowball stemmer, so "revenues" finds "revenue") whose stemmer keeps stop words: the
- *   shared `withoutStopWords` is the one stop-word policy for every backend, and a query made only
- *   of stop words ("the", "only", "between") must find passages here as it does in SQLite.
- * - Latin diacritics are folded on both sides ("cafe" finds "café"), as SQLite's
- *   `remove_diacritics 2` does, so a query behaves the same in both shapes.
+ * - Terms are made in JavaScript (`indexTerms`, `queryTerms`: folded, Porter-stemmed), the same
+ *   for every backend, and handed to Postgres as a tsvector and a tsquery literal: no text-search
+ *   configuration parses, stems or drops anything, so the same query matches the same passages
+ *   here as in SQLite and Elasticsearch. Each term keeps its positions (how often it occurs).
  * - Tenancy is in the query and in the index: with btree_gin, one GIN index on (user_id, tsv)
  *   intersects the caller's posting list with each word's, so a search never walks other users'
  *   matches. Without btree_gin (not installable by this role), a plain GIN on tsv plus the
@@ -67,7 +63,6 @@ export class PostgresSearchIndex implements SearchIndex {
   private readonly pool: pg.Pool;
   private readonly schema: string;
   private readonly passages: string;
-  private readonly config: string;
   private readonly generations: string;
   private readonly vectors: VectorCache;
   private migrated: Promise<void> | undefined;
@@ -83,7 +78,6 @@ export class PostgresSearchIndex implements SearchIndex {
     this.passages = `${this.schema}.passages`;
     this.generations = `${this.schema}.vector_generations`;
     this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
-    this.config = `'${this.schema}.locus_english'::regconfig`;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
@@ -157,18 +151,17 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 
   async search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
-    const terms = [...new Set(withoutStopWords(queryTerms(query.text)).map(foldDiacritics))];
+    const terms = queryTerms(query.text);
     if (terms.length === 0) return [];
     await this.ready();
-    // Each word goes through plainto_tsquery as a bound parameter: user text never meets tsquery
-    // syntax. The words are alternatives (OR), like the other backends.
-    const tsquery = terms.map((_, i) => `plainto_tsquery(${this.config}, $${i + 3})`).join(" || ");
-    // ts_rank counts every matched word and how often it occurs; normalisation 1 divides by
+    // The terms, alternatives (OR) like the other backends, as one tsquery literal bound as a
+    // parameter: they hold only letters, marks and digits, and are quoted besides.
+    // ts_rank counts every matched term and how often it occurs; normalisation 1 divides by
     // 1 + log(length), so one mention in a long passage ranks below a short passage with both
     // words (BM25 penalises length the same way). Ties keep insertion order, so results are stable.
     const sql = `
       SELECT p.id, p.file_id, p.ord, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
-      FROM ${this.passages} AS p, (SELECT ${tsquery} AS query) AS q
+      FROM ${this.passages} AS p, (SELECT $3::tsquery AS query) AS q
       WHERE p.user_id = $1 AND p.tsv @@ q.query
       ORDER BY rank DESC, p.id
       LIMIT $2`;
@@ -176,7 +169,7 @@ export class PostgresSearchIndex implements SearchIndex {
       const { rows } = await this.pool.query<PassageRow & { rank: number }>(sql, [
         query.userId,
         Math.max(0, Math.floor(query.limit)),
-        ...terms,
+        terms.map(lexeme).join(" | "),
       ]);
       return rows.map((r) => hitOf(r, normaliseScore(r.rank)));
     } catch (err) {
@@ -292,10 +285,10 @@ export class PostgresSearchIndex implements SearchIndex {
     await client.query(
       `INSERT INTO ${this.passages}
          (user_id, file_id, ord, content, locator, tsv, local_space, local_vector, remote_space, remote_vector)
-       SELECT $1, $2, t.ord, t.content, t.locator::json, to_tsvector(${this.config}, t.words),
+       SELECT $1, $2, t.ord, t.content, t.locator::json, t.tsv::tsvector,
               t.local_space, t.local_vector, t.remote_space, t.remote_vector
        FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::text[], $10::bytea[])
-         AS t(ord, content, locator, words, local_space, local_vector, remote_space, remote_vector)`,
+         AS t(ord, content, locator, tsv, local_space, local_vector, remote_space, remote_vector)`,
       [
         file.userId,
         file.fileId,
@@ -304,7 +297,7 @@ export class PostgresSearchIndex implements SearchIndex {
         // the file indexable instead of failing it over an invisible character.
         batch.map((p) => p.content.replaceAll("\u0000", "")),
         batch.map((p) => JSON.stringify(p.locator)),
-        batch.map((p) => words(p.content).map(foldDiacritics).join(" ")),
+        batch.map((p) => tsvectorOf(p.content)),
         ...vectors("local"),
         ...vectors("remote"),
       ],
@@ -316,6 +309,23 @@ export class PostgresSearchIndex implements SearchIndex {
       return await this.pool.connect();
     } catch (err) {
       throw unavailableIfDown(err);
+    }
+  }
+
+  /** Every passage's tsvector made again from its content (a migration, inside its transaction). */
+  private async remakeTsvectors(client: pg.PoolClient): Promise<void> {
+    for (let last = "0"; ;) {
+      const { rows } = await client.query<{ id: string; content: string }>(
+        `SELECT id, content FROM ${this.passages} WHERE id > $1 ORDER BY id LIMIT 1000`,
+        [last],
+      );
+      if (rows.length === 0) return;
+      await client.query(
+        `UPDATE ${this.passages} AS p SET tsv = t.tsv::tsvector
+         FROM unnest($1::bigint[], $2::text[]) AS t(id, tsv) WHERE p.id = t.id`,
+        [rows.map((r) => r.id), rows.map((r) => tsvectorOf(r.content))],
+      );
+      last = rows[rows.length - 1]!.id;
     }
   }
 
@@ -361,25 +371,26 @@ export class PostgresSearchIndex implements SearchIndex {
         }
       }
 
-      const configExists = await exists(
+      const missing = async (name: string) =>
+        !(await exists("SELECT 1 WHERE to_regclass($1) IS NOT NULL", [`${this.schema}.${name}`]));
+      // Indexes made before terms were made in JavaScript had Postgres stem them (a text-search
+      // configuration of the schema's own): their tsvectors are made again, and the
+      // configuration dropped.
+      const configured = await exists(
         `SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
          WHERE n.nspname = $1 AND c.cfgname = 'locus_english'`,
         [this.schema],
       );
-      if (!configExists) {
-        // Snowball's English stemmer without its stop-word list (see the class comment).
+      if (configured) {
+        if (!(await missing("passages"))) await this.remakeTsvectors(client);
         await client.query(`
-          CREATE TEXT SEARCH DICTIONARY ${this.schema}.locus_english_stem (TEMPLATE = snowball, LANGUAGE = english);
-          CREATE TEXT SEARCH CONFIGURATION ${this.schema}.locus_english (COPY = pg_catalog.english);
-          ALTER TEXT SEARCH CONFIGURATION ${this.schema}.locus_english
-            ALTER MAPPING REPLACE pg_catalog.english_stem WITH ${this.schema}.locus_english_stem;`);
+          DROP TEXT SEARCH CONFIGURATION ${this.schema}.locus_english;
+          DROP TEXT SEARCH DICTIONARY ${this.schema}.locus_english_stem;`);
       }
 
       // Each object is looked up before it is created: CREATE INDEX IF NOT EXISTS takes a SHARE lock
       // on the table before it finds the index there, so a search process starting while the
       // indexer streams a long replacement would wait for that replacement to commit.
-      const missing = async (name: string) =>
-        !(await exists("SELECT 1 WHERE to_regclass($1) IS NOT NULL", [`${this.schema}.${name}`]));
       if (await missing("passages")) {
         // user_id and file_id are text, not uuid: the port treats ids as opaque strings, and a uuid
         // column would make an upper-case spelling of a user's id that same user. The locator is
@@ -436,13 +447,26 @@ export class PostgresSearchIndex implements SearchIndex {
   }
 }
 
+/** A term quoted as a tsvector or tsquery lexeme (terms hold no quote or backslash; escaped anyway). */
+const lexeme = (term: string) => `'${term.replace(/['\\]/g, "\\$&")}'`;
+
+/** Postgres keeps at most this many positions of one lexeme, and positions up to 16,383. */
+const MAX_POSITIONS = 256;
+const MAX_POSITION = 16_383;
+
 /**
- * What SQLite's `remove_diacritics 2` does: marks on Latin letters are dropped ("résumé" →
- * "resume"); marks that are part of other scripts (Devanagari vowel signs, Cyrillic й) are kept.
+ * A passage's terms as a tsvector literal: each distinct term with the positions (from 1) it
+ * occurs at, so a search knows how often each occurs.
  */
-const LATIN_DIACRITICS = /(?<=\p{Script=Latin})[\u0300-\u036f]+/gu;
-const foldDiacritics = (word: string): string =>
-  word.normalize("NFD").replace(LATIN_DIACRITICS, "").normalize("NFC");
+function tsvectorOf(content: string): string {
+  const positions = new Map<string, number[]>();
+  indexTerms(content).forEach((term, i) => {
+    const at = positions.get(term) ?? [];
+    if (at.length < MAX_POSITIONS) at.push(Math.min(i + 1, MAX_POSITION));
+    positions.set(term, at);
+  });
+  return [...positions].map(([term, at]) => `${lexeme(term)}:${at.join(",")}`).join(" ");
+}
 
 const VECTOR_SLOTS = ["local", "remote"] as const;
 

@@ -1,7 +1,5 @@
 import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
-import { words } from "@locus/passages";
-
-export { words, withoutStopWords } from "@locus/passages";
+export { indexTerms, queryTerms } from "@locus/passages";
 
 export interface FileRef {
   userId: string;
@@ -113,9 +111,4 @@ export function inRangeOrder(ranges: readonly PassageRange[], hits: readonly Pas
   return [...unique.values()].sort(
     (a, b) => (fileOrder.get(a.fileId) ?? 0) - (fileOrder.get(b.fileId) ?? 0) || a.ord - b.ord,
   );
-}
-
-/** The distinct words of a query, at most `max` of them. */
-export function queryTerms(text: string, max = 32): string[] {
-  return [...new Set(words(text))].slice(0, max);
 }

@@ -5,11 +5,10 @@ import BetterSqlite3 from "better-sqlite3";
 import type { Locator } from "@locus/contracts";
 import {
   boundedRanges,
+  indexTerms,
   inRangeOrder,
   normaliseScore,
   queryTerms,
-  withoutStopWords,
-  words,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
@@ -38,15 +37,23 @@ type PassageRow = { id: number; file_id: string; ord: number; content: string; l
 const tenantOf = (userId: string) => `t${createHash("sha256").update(userId).digest("hex").slice(0, 12)}`;
 
 const indexedText = (tenant: string, content: string) =>
-  words(content)
-    .map((w) => `${tenant}_${w}`)
+  indexTerms(content)
+    .map((t) => `${tenant}_${t}`)
     .join(" ");
 
 /**
+ * The FTS5 tokenizer only splits the prepared terms on spaces: terms are made in JavaScript
+ * (`indexTerms`: folded, stemmed), the same for every backend. Stemming here would also be wrong:
+ * Porter's rules measure the whole token, tenant prefix included, so for most tenants "bed"
+ * (prefixed) lost its "ed" and met "being".
+ */
+const TOKENIZER = `unicode61 remove_diacritics 0 tokenchars '_' categories 'L* M* N* Co'`;
+
+/**
  * SQLite FTS5 with BM25 ranking. Passages live in a plain table (what results show); an
- * external-content FTS5 table indexes their tenant-prefixed words, kept in step by triggers.
- * Words are split in JavaScript (see `words`), and FTS5 only stems them (Porter) and folds
- * diacritics, so queries and passages are tokenised the same way.
+ * external-content FTS5 table indexes their tenant-prefixed terms, kept in step by triggers.
+ * Terms are made in JavaScript (see `indexTerms`), so queries and passages are tokenised the same
+ * way here as in every other backend.
  *
  * Vectors are BLOB columns beside the passage (each slot with its space) and searched exactly in
  * memory (see VectorMatrix); `vector_generations` counts each user's changes, so a cached matrix
@@ -79,6 +86,53 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   private migrate(): void {
+    // Indexes made before terms were made in JavaScript had FTS5 stem them (the porter tokenizer):
+    // their terms are made again, and the FTS5 table from them. Immediate: a second process
+    // opening the same file waits, then finds the work done.
+    this.db
+      .transaction(() => {
+        const fts = this.db
+          .prepare<[], { sql: string }>(`SELECT sql FROM sqlite_master WHERE name = 'passages_fts'`)
+          .get();
+        const retokenise = fts !== undefined && !fts.sql.includes(TOKENIZER);
+        if (retokenise) {
+          this.db.exec(`DROP TRIGGER IF EXISTS passages_ai;
+                        DROP TRIGGER IF EXISTS passages_ad;
+                        DROP TABLE passages_fts;`);
+        }
+        this.createTables();
+        if (retokenise) {
+          this.remakeTerms();
+          this.db.exec(`INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')`);
+        }
+      })
+      .immediate();
+  }
+
+  /** Every passage's terms made again from its content (a migration). */
+  private remakeTerms(): void {
+    const read = this.db.prepare<[number], { id: number; user_id: string; content: string }>(
+      `SELECT id, user_id, content FROM passages WHERE id > ? ORDER BY id LIMIT 1000`,
+    );
+    const write = this.db.prepare<[string, number]>(`UPDATE passages SET terms = ? WHERE id = ?`);
+    for (let last = 0, rows = read.all(last); rows.length > 0; rows = read.all(last)) {
+      for (const row of rows) write.run(indexedText(tenantOf(row.user_id), row.content), row.id);
+      last = rows[rows.length - 1]!.id;
+    }
+    // A staged passage (a replacement in flight) names no user; its old terms carry the tenant.
+    const staged = this.db.prepare<[], { rowid: number; terms: string; content: string }>(
+      `SELECT rowid, terms, content FROM passages_staging`,
+    );
+    const restage = this.db.prepare<[string, number]>(
+      `UPDATE passages_staging SET terms = ? WHERE rowid = ?`,
+    );
+    for (const row of staged.all()) {
+      const tenant = /^(t[0-9a-f]{12})_/.exec(row.terms)?.[1];
+      if (tenant) restage.run(indexedText(tenant, row.content), row.rowid);
+    }
+  }
+
+  private createTables(): void {
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS passages (
         id INTEGER PRIMARY KEY,
@@ -92,7 +146,7 @@ export class SqliteSearchIndex implements SearchIndex {
       CREATE INDEX IF NOT EXISTS passages_file_idx ON passages(file_id);
       CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
         terms, content='passages', content_rowid='id',
-        tokenize="porter unicode61 remove_diacritics 2 tokenchars '_' categories 'L* M* N* Co'"
+        tokenize="${TOKENIZER}"
       );
       CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
         INSERT INTO passages_fts(rowid, terms) VALUES (new.id, new.terms);
@@ -213,7 +267,7 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
-    const terms = withoutStopWords(queryTerms(query.text));
+    const terms = queryTerms(query.text);
     if (terms.length === 0) return Promise.resolve([]);
     const tenant = tenantOf(query.userId);
     // Terms hold only letters, marks and digits, so quoting them keeps every FTS operator out.

@@ -21,9 +21,9 @@ import {
   vectorSearchBody,
   type ElasticsearchSearchIndexOptions,
 } from "../src/elasticsearch-search-index.ts";
+import { MAX_TERM_LENGTH } from "@locus/passages";
 import {
   queryTerms,
-  withoutStopWords,
   type FileRef,
   type IndexedPassage,
   type PassageVectors,
@@ -252,18 +252,8 @@ function mockCluster(options: { aliasExists?: boolean } = {}) {
   };
 }
 
-const EXPECTED_SETTINGS = {
-  analysis: {
-    filter: { locus_english_stemmer: { type: "stemmer", language: "english" } },
-    analyzer: {
-      locus_english: {
-        type: "custom",
-        tokenizer: "whitespace",
-        filter: ["asciifolding", "locus_english_stemmer"],
-      },
-    },
-  },
-};
+/** No analysis of the index's own: terms arrive made (`indexTerms`), and are only split on spaces. */
+const EXPECTED_SETTINGS = {};
 
 const EXPECTED_MAPPINGS = {
   dynamic: "strict",
@@ -274,11 +264,7 @@ const EXPECTED_MAPPINGS = {
     file_id: { type: "keyword" },
     ord: { type: "integer" },
     content: { type: "text", index: false },
-    words: {
-      type: "text",
-      analyzer: "locus_english",
-      fields: { exact: { type: "text", analyzer: "whitespace" } },
-    },
+    words: { type: "text", analyzer: "whitespace" },
     locator: {
       type: "object",
       dynamic: false,
@@ -360,7 +346,7 @@ const vectorSearchRequest = (
   },
 });
 
-const searchRequest = (userId: string, text: string, size: number, phrase: boolean): Sent => ({
+const searchRequest = (userId: string, text: string, size: number): Sent => ({
   method: "POST",
   path: `/${ALIAS}/_search`,
   querystring: { routing: userId },
@@ -371,11 +357,7 @@ const searchRequest = (userId: string, text: string, size: number, phrase: boole
     query: {
       bool: {
         filter: [{ term: { user_id: userId } }],
-        should: [
-          { match: { words: { query: text, operator: "or" } } },
-          { match: { "words.exact": { query: text, operator: "or" } } },
-          ...(phrase ? [{ match_phrase: { words: { query: text, slop: 2, boost: 2 } } }] : []),
-        ],
+        should: [{ match: { words: { query: text, operator: "or" } } }],
         minimum_should_match: 1,
       },
     },
@@ -628,13 +610,8 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       const index = open({ bulkBatchSize: 2 });
       expect(await index.replaceFilePassages(f, streamOf(passages))).toBe(5);
 
-      const words = [
-        "quarterly revenue grew",
-        "margins held",
-        "le café naïve",
-        "scanned words",
-        "spoken words",
-      ];
+      // The passages' terms (folded, Porter-stemmed), written out.
+      const words = ["quarterli revenu grew", "margin held", "le cafe naiv", "scan word", "spoken word"];
       const pairs = passages.map((p, i) => bulkPair(f, i, p, words[i]!));
       expect(cluster.calls()).toEqual([
         {
@@ -698,7 +675,11 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
     });
 
     it("closes a bulk request at about 5 MB, whatever the batch size", async () => {
-      const big = "x".repeat(1_000_000); // ~2 MB a passage: content plus its words
+      // ~2 MB a passage: content plus its terms (words of at most MAX_TERM_LENGTH letters each).
+      const big = "x"
+        .repeat(MAX_TERM_LENGTH)
+        .concat(" ")
+        .repeat(1_000_000 / (MAX_TERM_LENGTH + 1));
       const f = file();
       await open().replaceFilePassages(f, streamOf(Array.from({ length: 5 }, () => textPassage(big))));
       const bulks = cluster.calls().filter((r) => r.path.endsWith("/_bulk"));
@@ -748,7 +729,7 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       const bulk = cluster.calls().find((r) => r.path.endsWith("/_bulk"))!;
       const localNumbers = Array.from({ length: 100 }, (_, i) => (i === 3 ? 1 : i === 4 ? -0.5 : 0));
       expect(bulk.body).toEqual([
-        ...bulkPair(f, 0, passages[0]!, "both slots", {
+        ...bulkPair(f, 0, passages[0]!, "both slot", {
           local_vector: localNumbers,
           local_space: "local:wink-sg-100d:sif-0.001",
           remote_vector: [0.25, -0.5, 0.125],
@@ -758,8 +739,8 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
           remote_vector: [0.25, -0.5, 0.125],
           remote_space: "openai:text-embedding-3-small",
         }),
-        ...bulkPair(f, 2, passages[2]!, "unusable vectors"),
-        ...bulkPair(f, 3, passages[3]!, "no vectors"),
+        ...bulkPair(f, 2, passages[2]!, "unus vector"),
+        ...bulkPair(f, 3, passages[3]!, "no vector"),
         ...bulkPair(f, 4, passages[4]!, "older caller"),
       ]);
       // Plain JSON arrays on the wire, not a typed array's {"0":…,"1":…} object.
@@ -923,14 +904,14 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
   });
 
   describe("search", () => {
-    it("sends a bool query: the user filter, match on stems and exact words, a phrase boost, the limit, routed by user", async () => {
+    it("sends a bool query: the user filter, one match on the query's terms, the limit, routed by user", async () => {
       await open().search({ userId: "user-7", text: "Quarterly REVENUE growth, of the year!", limit: 7 });
-      expect(cluster.calls()).toEqual([searchRequest("user-7", "quarterly revenue growth year", 7, true)]);
+      expect(cluster.calls()).toEqual([searchRequest("user-7", "quarterli revenu growth year", 7)]);
     });
 
-    it("leaves the phrase clause out for a single word", async () => {
-      await open().search({ userId: "user-7", text: "revenue", limit: 20 });
-      expect(cluster.calls()).toEqual([searchRequest("user-7", "revenue", 20, false)]);
+    it("sends the terms every backend searches for: folded and stemmed, no phrase or exact-form boost", async () => {
+      await open().search({ userId: "user-7", text: "Cafés", limit: 20 });
+      expect(cluster.calls()).toEqual([searchRequest("user-7", "cafe", 20)]);
     });
 
     it("keeps stop words when the query has nothing else, like every backend", async () => {
@@ -1080,24 +1061,23 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       expect(cluster.sent).toEqual([]);
     });
 
-    it("turns hostile queries into no request, or into match and match_phrase over plain words only", async () => {
+    it("turns hostile queries into no request, or into one match over plain terms only", async () => {
       const index = open();
       for (const text of HOSTILE_QUERIES) {
         const before = cluster.calls().length;
         await index.search({ userId: "victim", text, limit: 10 });
         const sent = cluster.calls().slice(before);
-        const terms = withoutStopWords(queryTerms(text));
+        const terms = queryTerms(text);
         if (terms.length === 0) {
           expect([text, sent]).toEqual([text, []]);
           continue;
         }
-        expect(sent).toEqual([searchRequest("victim", terms.join(" "), 10, terms.length > 1)]);
-        for (const clause of searchOf(sent[0]!).query.bool.should) {
-          expect(["match", "match_phrase"]).toContain(Object.keys(clause)[0]);
-        }
-        expect([...clauseTypes(searchOf(sent[0]!).query)].filter((k) => QUERY_TYPES.has(k)).sort()).toEqual(
-          terms.length > 1 ? ["bool", "match", "match_phrase", "term"] : ["bool", "match", "term"],
-        );
+        expect(sent).toEqual([searchRequest("victim", terms.join(" "), 10)]);
+        expect([...clauseTypes(searchOf(sent[0]!).query)].filter((k) => QUERY_TYPES.has(k)).sort()).toEqual([
+          "bool",
+          "match",
+          "term",
+        ]);
         for (const word of terms.join(" ").split(" ")) expect(word).toMatch(/^[\p{L}\p{M}\p{N}]+$/u);
         const body = JSON.stringify(sent[0]!.body);
         expect(body).not.toMatch(/query_string|simple_query_string|"regexp"|"wildcard"|"prefix"|"script"/);
@@ -1397,8 +1377,9 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       );
       const target = created!.path.slice(1);
       expect(target).toMatch(new RegExp(`^${ALIAS}-v${ELASTICSEARCH_MAPPING_VERSION}-\\d+$`));
-      const pairsA = passagesA.map((p, i) => bulkPair(a, i, p, p.content));
-      const pairB = bulkPair(b, 0, passagesB[0]!, "beta one", {
+      const termsA = ["alpha on", "alpha two", "alpha three"];
+      const pairsA = passagesA.map((p, i) => bulkPair(a, i, p, termsA[i]!));
+      const pairB = bulkPair(b, 0, passagesB[0]!, "beta on", {
         local_vector: Array.from({ length: 100 }, (_, i) => (i === 7 ? 1 : 0)),
         local_space: "local:test",
       });
