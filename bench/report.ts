@@ -12,6 +12,7 @@ import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
 import type { QualityBenchOptions, QualityBenchResult } from "./quality.ts";
 import { renderQuality } from "./quality-report.ts";
 import { REST_OF_MACHINE } from "./cpu.ts";
+import type { ParityResult } from "./parity.ts";
 import { IDLE_STACKS, type SplitBenchOptions, type SplitBenchResult } from "./split.ts";
 import {
   QUERY_CLASS_DESCRIPTIONS,
@@ -749,6 +750,51 @@ function renderSplit(s: SplitBenchResult, allInOne: readonly SearchSizeResult[])
         "",
       );
     }
+  }
+  if (s.parity) out.push(...renderParity(s.parity));
+  return out;
+}
+
+function renderParity(p: ParityResult): string[] {
+  const share = (n: number) => `${n}/${p.queries} (${Math.round((n / p.queries) * 100)}%)`;
+  const out = ["### Ranking parity: the embedded index and PostgreSQL on the same passages", ""];
+  out.push(
+    `The ${p.manuals} real manuals of the quality benchmark (${p.passages} passages, extracted once) written into a ` +
+      "SQLite index (the all-in-one shape's) and a PostgreSQL one (the split shape's) as one user, and " +
+      `${p.queries} queries asked of both: the quality benchmark's PDF queries and every hand-written question ` +
+      "(bench/parity.ts). A result is its manual, page and lines. Both shapes match by the same terms; the ranking " +
+      "is BM25 in SQLite and `ts_rank` in PostgreSQL until BM25 comes to PostgreSQL, so the order may differ.",
+    "",
+  );
+  out.push(
+    table(
+      [
+        "same matched passages",
+        "same first five, in order",
+        "same first result",
+        "mean share of the first five in common",
+        "p50 ms SQLite / PostgreSQL",
+      ],
+      [
+        [
+          share(p.sameMatches),
+          share(p.sameTop),
+          share(p.sameFirst),
+          String(p.meanOverlap),
+          `${fmt(p.p50Ms.sqlite)} / ${fmt(p.p50Ms.postgres)}`,
+        ],
+      ],
+    ),
+    "",
+  );
+  if (p.differences.length > 0) {
+    out.push(
+      `First ${p.differences.length} queries ranked differently (first five, SQLite | PostgreSQL):`,
+      "",
+    );
+    for (const d of p.differences)
+      out.push(`- "${d.query}": ${d.sqlite.join(", ")} | ${d.postgres.join(", ")}`);
+    out.push("");
   }
   return out;
 }

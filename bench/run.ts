@@ -20,6 +20,7 @@ import {
 } from "./elasticsearch.ts";
 import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media.ts";
 import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
+import { benchParity } from "./parity.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
 import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
 import { carryOver, evaluateTargets, machine, writeReport, type Report } from "./report.ts";
@@ -265,6 +266,9 @@ if (runs("split")) {
   await attempt("split-mode search", () =>
     benchSplitSearch(searchOptions, DEFAULT_SPLIT_OPTIONS.search, split, log),
   );
+  await attempt("ranking parity", async () => {
+    split.parity = await benchParity(log);
+  });
   compareWithAllInOne(split, search);
 }
 clearTimeout(watchdog);

@@ -6,7 +6,8 @@
  *   them, timed from the first upload to the last file `ready`, with one and with two
  *   extractor-pdf processes (one file at a time each), and the ratio of the two;
  * - quick-search latency through the gateway on the Postgres full-text index, with the same
- *   corpus and queries as the all-in-one search benchmark.
+ *   corpus and queries as the all-in-one search benchmark;
+ * - ranking parity (bench/parity.ts): the two shapes' indexes on the same real passages.
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -25,6 +26,7 @@ import {
 } from "./deps.ts";
 import { track } from "./cleanup.ts";
 import { since, sleep, splitServices, withSplitStack } from "./harness.ts";
+import type { ParityResult } from "./parity.ts";
 import { documentPages, type FileBody } from "./pdf-ingestion.ts";
 import {
   measureSearches,
@@ -163,9 +165,16 @@ export interface SplitBenchResult {
   search: SplitSearchResult[];
   /** Sizes not run, and why. */
   searchSkipped: { passages: number; reason: string }[];
+  /** The two shapes' indexes ranking the same real passages (bench/parity.ts); absent in older reports. */
+  parity?: ParityResult | null;
 }
 
-export const emptySplitResult = (): SplitBenchResult => ({ ingestion: null, search: [], searchSkipped: [] });
+export const emptySplitResult = (): SplitBenchResult => ({
+  ingestion: null,
+  search: [],
+  searchSkipped: [],
+  parity: null,
+});
 
 /* ---------------------------------------------------------------- ingestion */
 

@@ -320,15 +320,20 @@ export async function redisServer(action: "stop" | "start"): Promise<void> {
   throw new Error("Redis did not come back within 10 s");
 }
 
-/** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
-async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
+/** Drops a schema a run made in the test database, with everything in it. */
+export async function dropTestSchema(schema: string): Promise<void> {
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
   try {
     await db.connect();
-    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await db.query(`DROP SCHEMA IF EXISTS "${schema.replaceAll('"', '""')}" CASCADE`);
   } finally {
     await db.end();
   }
+}
+
+/** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
+async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
+  await dropTestSchema(schema);
   // The broker's own tool lists names; amqplib deletes them.
   const list = async (what: "queues" | "exchanges") =>
     (await run("rabbitmqctl", [`list_${what}`, "-q", "--no-table-headers", "name"])).stdout

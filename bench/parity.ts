@@ -1,0 +1,167 @@
+/**
+ * Ranking parity: the embedded index (SQLite FTS5) and the split shape's (PostgreSQL) given the same
+ * passages of real manuals and the same queries, compared result by result. Both shapes must find
+ * the same passages for a query (one set of terms, held by the contract suite); this measures how
+ * far their rankings still differ, and lists the queries where they do.
+ *
+ * Run alone: `node --import tsx bench/parity.ts` (needs PostgreSQL at DATABASE_URL, default the
+ * test database CI starts); `pnpm bench --only split` runs it with the split benchmarks.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
+import { extractPdf } from "@locus/extract-pdf";
+import {
+  PostgresSearchIndex,
+  SqliteSearchIndex,
+  type PassageHit,
+  type SearchIndex,
+} from "@locus/search-index";
+import { dropTestSchema, TEST_DATABASE_URL } from "@locus/testing";
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "quality");
+const MANUALS = ["fontconfig-user.pdf", "libtasn1.pdf", "flite.pdf"] as const;
+/** Results compared per query: the first five, as the README's hit@5 figures count them. */
+const TOP = 5;
+/** Queries listed where the two rankings differ. */
+const LISTED = 10;
+
+export interface ParityDifference {
+  query: string;
+  sqlite: string[];
+  postgres: string[];
+}
+
+export interface ParityResult {
+  manuals: number;
+  passages: number;
+  queries: number;
+  /** Queries whose matched passages (all of them, up to 1,000) are the same set in both. */
+  sameMatches: number;
+  /** Queries whose first five results are the same passages in the same order. */
+  sameTop: number;
+  /** Queries whose first result is the same passage. */
+  sameFirst: number;
+  /** Mean share of the first five that both have (order ignored). */
+  meanOverlap: number;
+  /** Client-side p50 of each backend's search call, in ms (same process, same passages). */
+  p50Ms: { sqlite: number; postgres: number };
+  differences: ParityDifference[];
+}
+
+interface Questions {
+  documentQueries: { kind: string; q: string }[];
+  aiQuestions: { q: string }[];
+}
+
+/** The queries: the quality benchmark's PDF queries and every hand-written question, each once. */
+function queries(): string[] {
+  const quality = JSON.parse(readFileSync(join(FIXTURES, "queries.json"), "utf8")) as Questions;
+  const answers = JSON.parse(readFileSync(join(FIXTURES, "answers.json"), "utf8")) as {
+    questions: { q: string }[];
+  };
+  return [
+    ...new Set([
+      ...quality.documentQueries.filter((q) => q.kind === "pdf").map((q) => q.q),
+      ...quality.aiQuestions.map((q) => q.q),
+      ...answers.questions.map((q) => q.q),
+    ]),
+  ];
+}
+
+async function* streamOf(passages: readonly ExtractedPassage[]): AsyncGenerator<ExtractedPassage> {
+  for (const p of passages) yield await Promise.resolve(p);
+}
+
+/** A result as the comparison sees it: the manual and the place. */
+function placeOf(names: ReadonlyMap<string, string>, hit: PassageHit): string {
+  const l = hit.locator as StoredLocator & { page?: number; line?: number; line_end?: number };
+  return `${names.get(hit.fileId) ?? hit.fileId} p${l.page}:${l.line}-${l.line_end ?? l.line}`;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.floor((sorted.length - 1) / 2)]!;
+};
+
+export async function benchParity(log: (line: string) => void): Promise<ParityResult> {
+  const dir = mkdtempSync(join(tmpdir(), "locus-bench-parity-"));
+  const schema = `locus_bench_parity_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const sqlite = new SqliteSearchIndex(join(dir, "index.db"));
+  const postgres = new PostgresSearchIndex({ connectionString: TEST_DATABASE_URL, schema });
+  try {
+    const userId = randomUUID();
+    const names = new Map<string, string>();
+    let passages = 0;
+    for (const name of MANUALS) {
+      const extraction = await extractPdf(readFileSync(join(FIXTURES, name)));
+      const read: ExtractedPassage[] = [];
+      for await (const p of extraction.passages) read.push(p);
+      const file = { userId, fileId: randomUUID() };
+      names.set(file.fileId, name);
+      await sqlite.replaceFilePassages(file, streamOf(read));
+      await postgres.replaceFilePassages(file, streamOf(read));
+      passages += read.length;
+      log(`parity: ${name}: ${read.length} passages in both indexes`);
+    }
+
+    const asked = queries();
+    const timings = { sqlite: [] as number[], postgres: [] as number[] };
+    const timed = async (index: SearchIndex, into: number[], text: string, limit: number) => {
+      const started = performance.now();
+      const hits = await index.search({ userId, text, limit });
+      into.push(performance.now() - started);
+      return hits.map((h) => placeOf(names, h));
+    };
+    let sameMatches = 0;
+    let sameTop = 0;
+    let sameFirst = 0;
+    let overlap = 0;
+    const differences: ParityDifference[] = [];
+    for (const text of asked) {
+      const a = await timed(sqlite, timings.sqlite, text, TOP);
+      const b = await timed(postgres, timings.postgres, text, TOP);
+      const allA = (await sqlite.search({ userId, text, limit: 1000 })).map((h) => placeOf(names, h)).sort();
+      const allB = (await postgres.search({ userId, text, limit: 1000 }))
+        .map((h) => placeOf(names, h))
+        .sort();
+      if (allA.join("\n") === allB.join("\n")) sameMatches += 1;
+      if (a.join("\n") === b.join("\n")) sameTop += 1;
+      else differences.push({ query: text, sqlite: a, postgres: b });
+      if (a[0] === b[0]) sameFirst += 1;
+      const shared = a.filter((place) => b.includes(place)).length;
+      overlap += shared / Math.max(1, Math.min(TOP, Math.max(a.length, b.length)));
+    }
+    const result: ParityResult = {
+      manuals: MANUALS.length,
+      passages,
+      queries: asked.length,
+      sameMatches,
+      sameTop,
+      sameFirst,
+      meanOverlap: Math.round((overlap / asked.length) * 1000) / 1000,
+      p50Ms: {
+        sqlite: Math.round(median(timings.sqlite) * 100) / 100,
+        postgres: Math.round(median(timings.postgres) * 100) / 100,
+      },
+      differences: differences.slice(0, LISTED),
+    };
+    log(
+      `parity: ${asked.length} queries: same matches ${sameMatches}, same top ${TOP} ${sameTop}, same first ${sameFirst}, mean overlap ${result.meanOverlap}`,
+    );
+    return result;
+  } finally {
+    await sqlite.close();
+    await postgres.close();
+    rmSync(dir, { recursive: true, force: true });
+    await dropTestSchema(schema);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const result = await benchParity((line) => console.log(line));
+  console.log(JSON.stringify(result, null, 2));
+}
