@@ -242,14 +242,19 @@ it("searches, and a result opens the preview at the page it was found on", async
   expect(onPage.bottom - onPage.top).toBeLessThan(16.5 / 841.89);
   expect(Math.abs(onPage.left - 72 / 595.28)).toBeLessThan(4 / 595.28);
   expect(onPage.inView).toBe(true);
-  // The page is drawn: the canvas holds pixels that are not all white.
-  const inked = await page.locator("canvas.page").evaluate((canvas: HTMLCanvasElement) => {
-    const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
-    let dark = 0;
-    for (let i = 0; i < data.length; i += 4) if (data[i]! < 128) dark++;
-    return dark;
-  });
-  expect(inked).toBeGreaterThan(100);
+  // The page is drawn: the canvas comes to hold pixels that are not all white. The mark is placed
+  // when drawing starts, and pdf.js finishes it a moment later (longer on a busy machine).
+  await page.waitForFunction(
+    () => {
+      const canvas = document.querySelector<HTMLCanvasElement>("canvas.page")!;
+      const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+      let dark = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i]! < 128) dark++;
+      return dark > 100;
+    },
+    undefined,
+    { timeout: 15_000, polling: 100 },
+  );
   await shot("07-preview-at-page");
   // Only on the result's page: gone on another, back with it.
   await dialog.getByRole("button", { name: "Previous page" }).click();

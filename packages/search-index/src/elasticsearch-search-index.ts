@@ -7,10 +7,10 @@ import {
 import { LocusError, type Locator } from "@locus/contracts";
 import {
   boundedRanges,
+  indexTerms,
   inRangeOrder,
   normaliseScore,
   queryTerms,
-  indexTerms,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
