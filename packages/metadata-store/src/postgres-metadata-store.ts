@@ -95,7 +95,19 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
       });
       try {
         await ensureSchema(migrationDb, schema);
-        await migrate(migrationDb);
+        // Kysely looks for its migration table by listing every table of the database, and a
+        // schema that another client drops during that listing fails it ("schema … does not
+        // exist"; seen when the tests of other stores share the database). Nothing has run then:
+        // tried again, up to three times.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await migrate(migrationDb);
+            break;
+          } catch (error) {
+            if (attempt >= 3 || !schemaVanished(error)) throw error;
+            await ensureSchema(migrationDb, schema);
+          }
+        }
       } finally {
         await migrationDb.destroy();
       }
@@ -145,6 +157,10 @@ function parseInt8(value: string): number {
   if (!Number.isSafeInteger(n)) throw new RangeError(`The bigint ${value} is too large for this store`);
   return n;
 }
+
+/** PostgreSQL's invalid_schema_name (3F000), as the cause of a failed migration. */
+const schemaVanished = (error: unknown): boolean =>
+  error instanceof Error && (error.cause as { code?: unknown } | undefined)?.code === "3F000";
 
 async function ensureSchema(db: Kysely<Database>, schema: string): Promise<void> {
   const exists = async () => {
