@@ -4,7 +4,7 @@ import type { Target } from "./report.ts";
 /** The goals: on the test set, answers stated and cited; unanswerable questions left unanswered. */
 export const AI_ANSWER_GOALS = { answerRate: 0.75, falseAnsweredRate: 0.1 } as const;
 
-const pct = (s: Share) => (s.rate === null ? "–" : `${s.n}/${s.of} (${Math.round(s.rate * 100)}%)`);
+export const pct = (s: Share) => (s.rate === null ? "–" : `${s.n}/${s.of} (${Math.round(s.rate * 100)}%)`);
 const testSet = (r: AiAnswersResult | null) => r?.sets.find((s) => s.set === "test" && s.questions > 0);
 
 export function aiAnswersTargets(r: AiAnswersResult | null): Target[] {
@@ -30,14 +30,19 @@ export function aiAnswersTargets(r: AiAnswersResult | null): Target[] {
   ];
 }
 
-const row = (s: AiAnswersSetFigures) => [
-  `${s.set} (${s.answerable} answerable, ${s.unanswerable} not)`,
+/** A set's shares, in the order both the report and the CLI show them. */
+export const shareCells = (s: AiAnswersSetFigures) => [
   pct(s.answer),
   pct(s.whole),
   pct(s.citationPrecision),
   pct(s.answeredAnswerable),
   pct(s.falseAnswered),
   pct(s.retrievalHitAt5),
+];
+
+const row = (s: AiAnswersSetFigures) => [
+  `${s.set} (${s.answerable} answerable, ${s.unanswerable} not)`,
+  ...shareCells(s),
   `${s.latencyMs.p50 ?? "–"} / ${s.latencyMs.p95 ?? "–"}`,
 ];
 

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { shareCells } from "./ai-answers-report.ts";
 import { assertRunning, shutDown, track } from "./cleanup.ts";
 import { client, createUserWithKey, isStopWord, words } from "./deps.ts";
 import { withServer, withTempDir } from "./harness.ts";
@@ -494,8 +495,6 @@ export async function benchAiAnswers(
   });
 }
 
-const pct = (s: Share) => (s.rate === null ? "–" : `${s.n}/${s.of} ${Math.round(s.rate * 100)}%`);
-
 /** The CLI's table and misses. */
 export function describe(r: AiAnswersResult): string[] {
   const head = [
@@ -511,12 +510,7 @@ export function describe(r: AiAnswersResult): string[] {
   ];
   const rows = r.sets.map((s) => [
     `${s.set} (${s.answerable}+${s.unanswerable})`,
-    pct(s.answer),
-    pct(s.whole),
-    pct(s.citationPrecision),
-    pct(s.answeredAnswerable),
-    pct(s.falseAnswered),
-    pct(s.retrievalHitAt5),
+    ...shareCells(s),
     String(s.latencyMs.p50 ?? "–"),
     String(s.latencyMs.p95 ?? "–"),
   ]);
