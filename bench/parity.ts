@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
 import { extractPdf } from "@locus/extract-pdf";
@@ -20,10 +20,14 @@ import {
   type PassageHit,
   type SearchIndex,
 } from "@locus/search-index";
-import { dropTestSchema, TEST_DATABASE_URL } from "@locus/testing";
+import {
+  dropTestSchema,
+  PARITY_MANUALS,
+  parityQueries,
+  QUALITY_FIXTURES,
+  TEST_DATABASE_URL,
+} from "@locus/testing";
 
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "quality");
-const MANUALS = ["fontconfig-user.pdf", "libtasn1.pdf", "flite.pdf"] as const;
 /** Results compared per query: the first five, as the README's hit@5 figures count them. */
 const TOP = 5;
 /** Queries listed where the two rankings differ. */
@@ -52,26 +56,6 @@ export interface ParityResult {
   differences: ParityDifference[];
 }
 
-interface Questions {
-  documentQueries: { kind: string; q: string }[];
-  aiQuestions: { q: string }[];
-}
-
-/** The queries: the quality benchmark's PDF queries and every hand-written question, each once. */
-function queries(): string[] {
-  const quality = JSON.parse(readFileSync(join(FIXTURES, "queries.json"), "utf8")) as Questions;
-  const answers = JSON.parse(readFileSync(join(FIXTURES, "answers.json"), "utf8")) as {
-    questions: { q: string }[];
-  };
-  return [
-    ...new Set([
-      ...quality.documentQueries.filter((q) => q.kind === "pdf").map((q) => q.q),
-      ...quality.aiQuestions.map((q) => q.q),
-      ...answers.questions.map((q) => q.q),
-    ]),
-  ];
-}
-
 async function* streamOf(passages: readonly ExtractedPassage[]): AsyncGenerator<ExtractedPassage> {
   for (const p of passages) yield await Promise.resolve(p);
 }
@@ -96,8 +80,8 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
     const userId = randomUUID();
     const names = new Map<string, string>();
     let passages = 0;
-    for (const name of MANUALS) {
-      const extraction = await extractPdf(readFileSync(join(FIXTURES, name)));
+    for (const name of PARITY_MANUALS) {
+      const extraction = await extractPdf(readFileSync(join(QUALITY_FIXTURES, name)));
       const read: ExtractedPassage[] = [];
       for await (const p of extraction.passages) read.push(p);
       const file = { userId, fileId: randomUUID() };
@@ -108,7 +92,7 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
       log(`parity: ${name}: ${read.length} passages in both indexes`);
     }
 
-    const asked = queries();
+    const asked = parityQueries();
     const timings = { sqlite: [] as number[], postgres: [] as number[] };
     const timed = async (index: SearchIndex, into: number[], text: string, limit: number) => {
       const started = performance.now();
@@ -136,7 +120,7 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
       overlap += shared / Math.max(1, Math.min(TOP, Math.max(a.length, b.length)));
     }
     const result: ParityResult = {
-      manuals: MANUALS.length,
+      manuals: PARITY_MANUALS.length,
       passages,
       queries: asked.length,
       sameMatches,

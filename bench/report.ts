@@ -762,8 +762,8 @@ function renderParity(p: ParityResult): string[] {
     `The ${p.manuals} real manuals of the quality benchmark (${p.passages} passages, extracted once) written into a ` +
       "SQLite index (the all-in-one shape's) and a PostgreSQL one (the split shape's) as one user, and " +
       `${p.queries} queries asked of both: the quality benchmark's PDF queries and every hand-written question ` +
-      "(bench/parity.ts). A result is its manual, page and lines. Both shapes match by the same terms; the ranking " +
-      "is BM25 in SQLite and `ts_rank` in PostgreSQL until BM25 comes to PostgreSQL, so the order may differ.",
+      "(bench/parity.ts). A result is its manual, page and lines. Both shapes match by the same terms and rank " +
+      "with BM25 on the user's own counts (packages/search-index/src/bm25.ts); a difference below is a bug.",
     "",
   );
   out.push(

@@ -19,6 +19,7 @@ import {
   type VectorQuery,
   type VectorSlot,
 } from "./search-index.ts";
+import { BM25_B, BM25_K1 } from "./bm25.ts";
 
 /**
  * Version of the mapping and analysis below. Bump it with any change to them: the physical index is
@@ -138,6 +139,9 @@ const MAX_KNN_CANDIDATES = 10_000;
  *   in the kNN index, which is all a vector search uses. The price: `_reindex` or `_update` would
  *   drop them, and the adapter uses neither (it writes whole documents, and moves to a new index
  *   with `rebuild()`).
+ * - `settings.index.similarity`: BM25 with the k1 and b of every backend. Its statistics are the
+ *   shard's (every user routed there) and its idf Lucene's (never below 0), where SQLite and
+ *   Postgres use the user's own and FTS5's idf: the same words match, the order can differ.
  * - `_routing.required`: every write must name its user's shard; a write that forgot would
  *   otherwise land on another shard and duplicate a passage instead of replacing it.
  */
@@ -147,13 +151,15 @@ export function passageIndexBody(
   settings: estypes.IndicesIndexSettings;
   mappings: estypes.MappingTypeMapping;
 } {
-  const shape: estypes.IndicesIndexSettings = {};
-  if (options.shards !== undefined) shape.number_of_shards = options.shards;
-  if (options.replicas !== undefined) shape.number_of_replicas = options.replicas;
+  const index: estypes.IndicesIndexSettings = {};
+  if (options.shards !== undefined) index.number_of_shards = options.shards;
+  if (options.replicas !== undefined) index.number_of_replicas = options.replicas;
+  // BM25 with the parameters every backend uses (bm25.ts), said rather than left to the cluster's
+  // defaults. They are Elasticsearch's defaults too, so indexes made before this was said (same
+  // mapping version) rank the same.
+  index.similarity = { default: { type: "BM25", k1: BM25_K1, b: BM25_B } };
   return {
-    settings: {
-      ...(Object.keys(shape).length > 0 ? { index: shape } : {}),
-    },
+    settings: { index },
     mappings: {
       dynamic: "strict",
       _routing: { required: true },

@@ -15,6 +15,7 @@ import {
   type VectorQuery,
 } from "./search-index.ts";
 import { VectorCache, VectorMatrix, vectorBytes } from "./vector-matrix.ts";
+import { BM25_B, BM25_IDF_FLOOR, BM25_K1 } from "./bm25.ts";
 
 export interface PostgresSearchIndexOptions {
   connectionString: string;
@@ -47,6 +48,12 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  *   for every backend, and handed to Postgres as a tsvector and a tsquery literal: no text-search
  *   configuration parses, stems or drops anything, so the same query matches the same passages
  *   here as in SQLite and Elasticsearch. Each term keeps its positions (how often it occurs).
+ * - Ranking is BM25 on the user's own statistics, the same formula and parameters as SQLite's FTS5
+ *   (see bm25.ts), computed in SQL: `term_stats` counts the user's passages holding each term and
+ *   `user_stats` their passages and terms, both changed in the transaction that changes the
+ *   passages. A passage keeps its length in terms and, in `repeats`, the count of each term it
+ *   holds more than once: with the tsvector's own `@@` for presence that is every term frequency,
+ *   read faster than by unpacking the tsvector's positions.
  * - Tenancy is in the query and in the index: with btree_gin, one GIN index on (user_id, tsv)
  *   intersects the caller's posting list with each word's, so a search never walks other users'
  *   matches. Without btree_gin (not installable by this role), a plain GIN on tsv plus the
@@ -64,6 +71,8 @@ export class PostgresSearchIndex implements SearchIndex {
   private readonly schema: string;
   private readonly passages: string;
   private readonly generations: string;
+  private readonly termStats: string;
+  private readonly userStats: string;
   private readonly vectors: VectorCache;
   private migrated: Promise<void> | undefined;
   private closed = false;
@@ -77,6 +86,8 @@ export class PostgresSearchIndex implements SearchIndex {
     }
     this.passages = `${this.schema}.passages`;
     this.generations = `${this.schema}.vector_generations`;
+    this.termStats = `${this.schema}.term_stats`;
+    this.userStats = `${this.schema}.user_stats`;
     this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
@@ -100,15 +111,14 @@ export class PostgresSearchIndex implements SearchIndex {
       // original) take turns; without it both would delete the same old rows and insert two sets.
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [this.fileLockKey(file)]);
-      await client.query(`DELETE FROM ${this.passages} WHERE user_id = $1 AND file_id = $2`, [
-        file.userId,
-        file.fileId,
-      ]);
+      const change = await this.removeFile(client, file);
       let count = 0;
-      let batch: IndexedPassage[] = [];
+      let batch: PassageTerms[] = [];
       let chars = 0;
       for await (const passage of passages) {
-        batch.push(passage);
+        const terms = passageTerms(passage);
+        change.add(terms);
+        batch.push(terms);
         chars += passage.content.length;
         if (batch.length >= BATCH_ROWS || chars >= BATCH_CHARS) {
           await this.insert(client, file, batch, count);
@@ -120,6 +130,7 @@ export class PostgresSearchIndex implements SearchIndex {
       await this.insert(client, file, batch, count);
       count += batch.length;
       await this.bumpGeneration(client, file.userId);
+      await this.applyStatistics(client, file.userId, change);
       await client.query("COMMIT");
       client.release();
       return count;
@@ -137,11 +148,9 @@ export class PostgresSearchIndex implements SearchIndex {
       // waits for it and then removes the new set too, instead of missing rows it could not see.
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [this.fileLockKey(file)]);
-      await client.query(`DELETE FROM ${this.passages} WHERE user_id = $1 AND file_id = $2`, [
-        file.userId,
-        file.fileId,
-      ]);
+      const change = await this.removeFile(client, file);
       await this.bumpGeneration(client, file.userId);
+      await this.applyStatistics(client, file.userId, change);
       await client.query("COMMIT");
       client.release();
     } catch (err) {
@@ -154,22 +163,44 @@ export class PostgresSearchIndex implements SearchIndex {
     const terms = queryTerms(query.text);
     if (terms.length === 0) return [];
     await this.ready();
-    // The terms, alternatives (OR) like the other backends, as one tsquery literal bound as a
-    // parameter: they hold only letters, marks and digits, and are quoted besides.
-    // ts_rank counts every matched term and how often it occurs; normalisation 1 divides by
-    // 1 + log(length), so one mention in a long passage ranks below a short passage with both
-    // words (BM25 penalises length the same way). Ties keep insertion order, so results are stable.
+    // Passages with any of the terms (alternatives, like the other backends), found through the GIN
+    // index, each scored with BM25 (see bm25.ts). One statement: the user's statistics (`s`) and
+    // each term's idf (`q`) are read in the same snapshot as the passages. A term's frequency in a
+    // passage is 0 without it, else its count in `repeats`, else 1. Every term is a bound
+    // parameter; they hold only letters, marks and digits, and are quoted as lexemes besides.
+    // Ties keep insertion order, so results are stable.
+    const frequency = (i: number) =>
+      `(CASE WHEN p.tsv @@ $${5 + i}::tsquery THEN coalesce((p.repeats ->> $${5 + terms.length + i}::text)::int, 1) ELSE 0 END)::float8`;
+    const norm = `${BM25_K1}::float8 * (${1 - BM25_B}::float8 + ${BM25_B}::float8 * p.term_count / s.avg_length)`;
+    const score = terms
+      .map(
+        (_, i) => `q.idf[${i + 1}] * ${frequency(i)} * ${BM25_K1 + 1}::float8 / (${frequency(i)} + ${norm})`,
+      )
+      .join(" + ");
     const sql = `
-      SELECT p.id, p.file_id, p.ord, p.content, p.locator, ts_rank(p.tsv, q.query, 1) AS rank
-      FROM ${this.passages} AS p, (SELECT $3::tsquery AS query) AS q
-      WHERE p.user_id = $1 AND p.tsv @@ q.query
+      WITH s AS (
+        SELECT passages::float8 AS total, greatest(terms::float8 / greatest(passages, 1), 1e-9) AS avg_length
+        FROM ${this.userStats} WHERE user_id = $1
+      ), q AS (
+        SELECT array_agg(greatest(ln((greatest(s.total - coalesce(t.passages, 0), 0) + 0.5)
+                                     / (coalesce(t.passages, 0) + 0.5)), ${BM25_IDF_FLOOR}::float8)
+                         ORDER BY x.i) AS idf
+        FROM s CROSS JOIN unnest($4::text[]) WITH ORDINALITY AS x(term, i)
+        LEFT JOIN ${this.termStats} AS t ON t.user_id = $1 AND t.term = x.term
+      )
+      SELECT p.id, p.file_id, p.ord, p.content, p.locator, ${score} AS rank
+      FROM ${this.passages} AS p, s, q
+      WHERE p.user_id = $1 AND p.tsv @@ $2::tsquery
       ORDER BY rank DESC, p.id
-      LIMIT $2`;
+      LIMIT $3`;
     try {
       const { rows } = await this.pool.query<PassageRow & { rank: number }>(sql, [
         query.userId,
-        Math.max(0, Math.floor(query.limit)),
         terms.map(lexeme).join(" | "),
+        Math.max(0, Math.floor(query.limit)),
+        terms,
+        ...terms.map(lexeme),
+        ...terms,
       ]);
       return rows.map((r) => hitOf(r, normaliseScore(r.rank)));
     } catch (err) {
@@ -266,17 +297,74 @@ export class PostgresSearchIndex implements SearchIndex {
     );
   }
 
+  /**
+   * Deletes the file's passages (inside the transaction that replaces or deletes it) and returns
+   * the change to the user's statistics so far: less what those passages counted.
+   */
+  private async removeFile(client: pg.PoolClient, file: FileRef): Promise<StatisticsChange> {
+    const change = new StatisticsChange();
+    const perTerm = await client.query<{ term: string; passages: number }>(
+      `SELECT t.term, count(*)::int AS passages
+       FROM ${this.passages} AS p CROSS JOIN unnest(tsvector_to_array(p.tsv)) AS t(term)
+       WHERE p.user_id = $1 AND p.file_id = $2 GROUP BY t.term`,
+      [file.userId, file.fileId],
+    );
+    const removed = await client.query<{ passages: number; terms: string }>(
+      `WITH gone AS (DELETE FROM ${this.passages} WHERE user_id = $1 AND file_id = $2 RETURNING term_count)
+       SELECT count(*)::int AS passages, coalesce(sum(term_count), 0)::bigint AS terms FROM gone`,
+      [file.userId, file.fileId],
+    );
+    change.remove(removed.rows[0]?.passages ?? 0, Number(removed.rows[0]?.terms ?? 0), perTerm.rows);
+    return change;
+  }
+
+  /**
+   * Writes a change to the user's statistics. Terms are written in one order (sorted), so two
+   * transactions changing the same user's terms wait for each other instead of deadlocking.
+   */
+  private async applyStatistics(
+    client: pg.PoolClient,
+    userId: string,
+    change: StatisticsChange,
+  ): Promise<void> {
+    const terms = [...change.passagesWith]
+      .filter(([, delta]) => delta !== 0)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    if (terms.length > 0) {
+      await client.query(
+        `INSERT INTO ${this.termStats} AS s (user_id, term, passages)
+         SELECT $1, t.term, t.delta FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS t(term, delta, i) ORDER BY t.i
+         ON CONFLICT (user_id, term) DO UPDATE SET passages = s.passages + excluded.passages`,
+        [userId, terms.map(([term]) => term), terms.map(([, delta]) => delta)],
+      );
+      const fewer = terms.filter(([, delta]) => delta < 0).map(([term]) => term);
+      if (fewer.length > 0) {
+        await client.query(
+          `DELETE FROM ${this.termStats} WHERE user_id = $1 AND term = ANY($2::text[]) AND passages <= 0`,
+          [userId, fewer],
+        );
+      }
+    }
+    if (change.passages === 0 && change.terms === 0) return;
+    await client.query(
+      `INSERT INTO ${this.userStats} AS s (user_id, passages, terms) VALUES ($1, $2, $3)
+       ON CONFLICT (user_id) DO UPDATE SET passages = s.passages + excluded.passages, terms = s.terms + excluded.terms`,
+      [userId, change.passages, change.terms],
+    );
+    await client.query(`DELETE FROM ${this.userStats} WHERE user_id = $1 AND passages <= 0`, [userId]);
+  }
+
   private async insert(
     client: pg.PoolClient,
     file: FileRef,
-    batch: readonly IndexedPassage[],
+    batch: readonly PassageTerms[],
     from: number,
   ): Promise<void> {
     if (batch.length === 0) return;
     const vectors = (slot: (typeof VECTOR_SLOTS)[number]) => [
-      batch.map((p) => p.vectors?.[slot]?.space ?? null),
-      batch.map((p) => {
-        const v = p.vectors?.[slot];
+      batch.map(({ passage }) => passage.vectors?.[slot]?.space ?? null),
+      batch.map(({ passage }) => {
+        const v = passage.vectors?.[slot];
         return v ? vectorBytes(v.vector) : null;
       }),
     ];
@@ -284,20 +372,24 @@ export class PostgresSearchIndex implements SearchIndex {
     // batch never nears the protocol's 65,535-parameter limit.
     await client.query(
       `INSERT INTO ${this.passages}
-         (user_id, file_id, ord, content, locator, tsv, local_space, local_vector, remote_space, remote_vector)
-       SELECT $1, $2, t.ord, t.content, t.locator::json, t.tsv::tsvector,
+         (user_id, file_id, ord, content, locator, tsv, term_count, repeats,
+          local_space, local_vector, remote_space, remote_vector)
+       SELECT $1, $2, t.ord, t.content, t.locator::json, t.tsv::tsvector, t.term_count, t.repeats::jsonb,
               t.local_space, t.local_vector, t.remote_space, t.remote_vector
-       FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::text[], $10::bytea[])
-         AS t(ord, content, locator, tsv, local_space, local_vector, remote_space, remote_vector)`,
+       FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
+                   $9::text[], $10::bytea[], $11::text[], $12::bytea[])
+         AS t(ord, content, locator, tsv, term_count, repeats, local_space, local_vector, remote_space, remote_vector)`,
       [
         file.userId,
         file.fileId,
         batch.map((_, i) => from + i),
         // Postgres text cannot hold NUL, which PDF text layers sometimes carry; dropping it keeps
         // the file indexable instead of failing it over an invisible character.
-        batch.map((p) => p.content.replaceAll("\u0000", "")),
-        batch.map((p) => JSON.stringify(p.locator)),
-        batch.map((p) => tsvectorOf(p.content)),
+        batch.map(({ passage }) => passage.content.replaceAll("\u0000", "")),
+        batch.map(({ passage }) => JSON.stringify(passage.locator)),
+        batch.map((p) => p.tsv),
+        batch.map((p) => p.count),
+        batch.map((p) => p.repeats),
         ...vectors("local"),
         ...vectors("remote"),
       ],
@@ -312,18 +404,25 @@ export class PostgresSearchIndex implements SearchIndex {
     }
   }
 
-  /** Every passage's tsvector made again from its content (a migration, inside its transaction). */
-  private async remakeTsvectors(client: pg.PoolClient): Promise<void> {
+  /** Every passage's terms made again from its content (a migration, inside its transaction). */
+  private async remakeTerms(client: pg.PoolClient): Promise<void> {
     for (let last = "0"; ;) {
       const { rows } = await client.query<{ id: string; content: string }>(
         `SELECT id, content FROM ${this.passages} WHERE id > $1 ORDER BY id LIMIT 1000`,
         [last],
       );
       if (rows.length === 0) return;
+      const terms = rows.map((r) => termsOf(r.content));
       await client.query(
-        `UPDATE ${this.passages} AS p SET tsv = t.tsv::tsvector
-         FROM unnest($1::bigint[], $2::text[]) AS t(id, tsv) WHERE p.id = t.id`,
-        [rows.map((r) => r.id), rows.map((r) => tsvectorOf(r.content))],
+        `UPDATE ${this.passages} AS p SET tsv = t.tsv::tsvector, term_count = t.term_count, repeats = t.repeats::jsonb
+         FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[]) AS t(id, tsv, term_count, repeats)
+         WHERE p.id = t.id`,
+        [
+          rows.map((r) => r.id),
+          terms.map((t) => t.tsv),
+          terms.map((t) => t.count),
+          terms.map((t) => t.repeats),
+        ],
       );
       last = rows[rows.length - 1]!.id;
     }
@@ -373,20 +472,6 @@ export class PostgresSearchIndex implements SearchIndex {
 
       const missing = async (name: string) =>
         !(await exists("SELECT 1 WHERE to_regclass($1) IS NOT NULL", [`${this.schema}.${name}`]));
-      // Indexes made before terms were made in JavaScript had Postgres stem them (a text-search
-      // configuration of the schema's own): their tsvectors are made again, and the
-      // configuration dropped.
-      const configured = await exists(
-        `SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
-         WHERE n.nspname = $1 AND c.cfgname = 'locus_english'`,
-        [this.schema],
-      );
-      if (configured) {
-        if (!(await missing("passages"))) await this.remakeTsvectors(client);
-        await client.query(`
-          DROP TEXT SEARCH CONFIGURATION ${this.schema}.locus_english;
-          DROP TEXT SEARCH DICTIONARY ${this.schema}.locus_english_stem;`);
-      }
 
       // Each object is looked up before it is created: CREATE INDEX IF NOT EXISTS takes a SHARE lock
       // on the table before it finds the index there, so a search process starting while the
@@ -406,6 +491,8 @@ export class PostgresSearchIndex implements SearchIndex {
             content text NOT NULL,
             locator json NOT NULL,
             tsv tsvector NOT NULL,
+            term_count integer NOT NULL,
+            repeats jsonb,
             local_space text,
             local_vector bytea,
             remote_space text,
@@ -427,10 +514,58 @@ export class PostgresSearchIndex implements SearchIndex {
           );
         }
       }
+      // Indexes made before terms were made in JavaScript had Postgres stem them (a text-search
+      // configuration of the schema's own), and those made before BM25 kept no term counts: their
+      // terms are made again from the passages' text, and the configuration dropped.
+      const configured = await exists(
+        `SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
+         WHERE n.nspname = $1 AND c.cfgname = 'locus_english'`,
+        [this.schema],
+      );
+      const uncounted = !have.has("term_count");
+      if (uncounted) {
+        await client.query(
+          `ALTER TABLE ${this.passages} ADD COLUMN term_count integer, ADD COLUMN repeats jsonb`,
+        );
+      }
+      if (configured || uncounted) await this.remakeTerms(client);
+      if (uncounted) await client.query(`ALTER TABLE ${this.passages} ALTER COLUMN term_count SET NOT NULL`);
+      if (configured) {
+        await client.query(`
+          DROP TEXT SEARCH CONFIGURATION ${this.schema}.locus_english;
+          DROP TEXT SEARCH DICTIONARY ${this.schema}.locus_english_stem;`);
+      }
       if (await missing("vector_generations")) {
         await client.query(
           `CREATE TABLE ${this.generations} (user_id text PRIMARY KEY, generation bigint NOT NULL)`,
         );
+      }
+      // BM25's statistics, counted from the passages when first made or when their terms were made
+      // again; from then on each transaction that changes passages changes them (applyStatistics).
+      const uncountedStats = (await missing("term_stats")) || (await missing("user_stats"));
+      if (uncountedStats) {
+        await client.query(`
+          CREATE TABLE IF NOT EXISTS ${this.termStats} (
+            user_id text NOT NULL,
+            term text NOT NULL,
+            passages integer NOT NULL,
+            PRIMARY KEY (user_id, term)
+          );
+          CREATE TABLE IF NOT EXISTS ${this.userStats} (
+            user_id text PRIMARY KEY,
+            passages bigint NOT NULL,
+            terms bigint NOT NULL
+          )`);
+      }
+      if (uncountedStats || configured || uncounted) {
+        await client.query(`
+          DELETE FROM ${this.termStats};
+          DELETE FROM ${this.userStats};
+          INSERT INTO ${this.termStats} (user_id, term, passages)
+            SELECT p.user_id, t.term, count(*) FROM ${this.passages} AS p
+            CROSS JOIN unnest(tsvector_to_array(p.tsv)) AS t(term) GROUP BY p.user_id, t.term;
+          INSERT INTO ${this.userStats} (user_id, passages, terms)
+            SELECT user_id, count(*), sum(term_count) FROM ${this.passages} GROUP BY user_id`);
       }
       const gin = composite ? "passages_user_tsv_idx" : "passages_tsv_idx";
       if ((await missing("passages_user_tsv_idx")) && (await missing("passages_tsv_idx"))) {
@@ -454,18 +589,57 @@ const lexeme = (term: string) => `'${term.replace(/['\\]/g, "\\$&")}'`;
 const MAX_POSITIONS = 256;
 const MAX_POSITION = 16_383;
 
-/**
- * A passage's terms as a tsvector literal: each distinct term with the positions (from 1) it
- * occurs at, so a search knows how often each occurs.
- */
-function tsvectorOf(content: string): string {
+/** A passage's terms as the table keeps them. */
+interface Terms {
+  /** Each distinct term with the positions (from 1) it occurs at, as a tsvector literal. */
+  tsv: string;
+  /** How many terms the passage has, repeats included: its length for BM25. */
+  count: number;
+  /** The terms it holds more than once, with their counts, as a JSON object; null if none. */
+  repeats: string | null;
+  distinct: string[];
+}
+
+function termsOf(content: string): Terms {
+  const terms = indexTerms(content);
   const positions = new Map<string, number[]>();
-  indexTerms(content).forEach((term, i) => {
+  const counts = new Map<string, number>();
+  terms.forEach((term, i) => {
+    counts.set(term, (counts.get(term) ?? 0) + 1);
     const at = positions.get(term) ?? [];
     if (at.length < MAX_POSITIONS) at.push(Math.min(i + 1, MAX_POSITION));
     positions.set(term, at);
   });
-  return [...positions].map(([term, at]) => `${lexeme(term)}:${at.join(",")}`).join(" ");
+  const repeated = [...counts].filter(([, n]) => n > 1);
+  return {
+    tsv: [...positions].map(([term, at]) => `${lexeme(term)}:${at.join(",")}`).join(" "),
+    count: terms.length,
+    repeats: repeated.length > 0 ? JSON.stringify(Object.fromEntries(repeated)) : null,
+    distinct: [...positions.keys()],
+  };
+}
+
+type PassageTerms = Terms & { passage: IndexedPassage };
+const passageTerms = (passage: IndexedPassage): PassageTerms => ({ ...termsOf(passage.content), passage });
+
+/** How one transaction changes a user's BM25 statistics. */
+class StatisticsChange {
+  passages = 0;
+  terms = 0;
+  /** Per term, the change in passages holding it. */
+  readonly passagesWith = new Map<string, number>();
+
+  add(passage: Terms): void {
+    this.passages += 1;
+    this.terms += passage.count;
+    for (const term of passage.distinct) this.passagesWith.set(term, (this.passagesWith.get(term) ?? 0) + 1);
+  }
+
+  remove(passages: number, terms: number, perTerm: readonly { term: string; passages: number }[]): void {
+    this.passages -= passages;
+    this.terms -= terms;
+    for (const t of perTerm) this.passagesWith.set(t.term, (this.passagesWith.get(t.term) ?? 0) - t.passages);
+  }
 }
 
 const VECTOR_SLOTS = ["local", "remote"] as const;

@@ -17,6 +17,7 @@ import {
   type VectorQuery,
 } from "./search-index.ts";
 import { VectorCache, VectorMatrix, vectorBytes } from "./vector-matrix.ts";
+import { bm25Score } from "./bm25.ts";
 
 const BATCH = 500;
 
@@ -26,6 +27,14 @@ export interface SqliteSearchIndexOptions {
 }
 
 type PassageRow = { id: number; file_id: string; ord: number; content: string; locator: string };
+/** A passage FTS5 found, with its terms and FTS5's rank (its BM25 score, negated). */
+type CandidateRow = PassageRow & { terms: string; term_count: number; rank: number };
+
+/**
+ * FTS5's own BM25 picks at least this many candidates, which are then scored again on the user's
+ * statistics (see `search`).
+ */
+const MIN_CANDIDATES = 200;
 
 /**
  * Each user's words are indexed as distinct terms: "<tenant>_<word>". A query then reads only the
@@ -55,16 +64,24 @@ const TOKENIZER = `unicode61 remove_diacritics 0 tokenchars '_' categories 'L* M
  * Terms are made in JavaScript (see `indexTerms`), so queries and passages are tokenised the same
  * way here as in every other backend.
  *
+ * Ranking is BM25 on the user's own statistics, as in every backend (bm25.ts). FTS5's `bm25()`
+ * already counts only the user's passages holding a term (the term carries the tenant), but takes
+ * the number of passages and their mean length from the whole table, every account's. So FTS5
+ * picks the best candidates (at least MIN_CANDIDATES), and they are scored again with the user's
+ * own counts (unless the user is the file's only one, when FTS5's totals are theirs): `user_stats`, kept in the transaction that changes the passages, and `passages_vocab`
+ * (FTS5's own per-term counts). With one user in the file the two rankings are the same; with
+ * many, a passage FTS5 ranks below every candidate is not found again, which needs the user's
+ * statistics to differ a lot from everyone's.
+ *
  * Vectors are BLOB columns beside the passage (each slot with its space) and searched exactly in
  * memory (see VectorMatrix); `vector_generations` counts each user's changes, so a cached matrix
  * is used only while it is still the user's passages.
  */
 export class SqliteSearchIndex implements SearchIndex {
   private readonly db: BetterSqlite3.Database;
-  private readonly searchStatement: BetterSqlite3.Statement<
-    [string, number, string],
-    PassageRow & { rank: number }
-  >;
+  private readonly searchStatement: BetterSqlite3.Statement<[string, number, string], CandidateRow>;
+  private readonly firstUsersStatement: BetterSqlite3.Statement<[], { user_id: string }>;
+  private readonly userStatsStatement: BetterSqlite3.Statement<[string], { passages: number; terms: number }>;
   private readonly vectors: VectorCache;
 
   constructor(path: string, options: SqliteSearchIndexOptions = {}) {
@@ -78,11 +95,13 @@ export class SqliteSearchIndex implements SearchIndex {
     // CROSS JOIN fixes the order: the few FTS matches first, each looked up by rowid. Left to the
     // planner, the (user_id, file_id) index tempts it to walk all of the user's passages instead.
     this.searchStatement = this.db.prepare(`
-      SELECT p.id, p.file_id, p.ord, p.content, p.locator, f.rank
+      SELECT p.id, p.file_id, p.ord, p.content, p.locator, p.terms, p.term_count, f.rank
       FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rank LIMIT ?) AS f
       CROSS JOIN passages p ON p.id = f.rowid
       WHERE p.user_id = ?
       ORDER BY f.rank`);
+    this.userStatsStatement = this.db.prepare(`SELECT passages, terms FROM user_stats WHERE user_id = ?`);
+    this.firstUsersStatement = this.db.prepare(`SELECT user_id FROM user_stats LIMIT 2`);
   }
 
   private migrate(): void {
@@ -100,10 +119,19 @@ export class SqliteSearchIndex implements SearchIndex {
                         DROP TRIGGER IF EXISTS passages_ad;
                         DROP TABLE passages_fts;`);
         }
-        this.createTables();
+        const uncounted = this.createTables();
         if (retokenise) {
           this.remakeTerms();
           this.db.exec(`INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')`);
+        }
+        // Terms are separated by single spaces, so a passage's count is its spaces plus one.
+        if (uncounted || retokenise) {
+          this.db.exec(`
+            UPDATE passages SET term_count = ${TERM_COUNT_OF_TERMS};
+            UPDATE passages_staging SET term_count = ${TERM_COUNT_OF_TERMS};
+            DELETE FROM user_stats;
+            INSERT INTO user_stats (user_id, passages, terms)
+              SELECT user_id, count(*), sum(term_count) FROM passages GROUP BY user_id;`);
         }
       })
       .immediate();
@@ -132,7 +160,11 @@ export class SqliteSearchIndex implements SearchIndex {
     }
   }
 
-  private createTables(): void {
+  /** Creates what is missing; true when the passages' term counts (and user_stats) are new. */
+  private createTables(): boolean {
+    const counted = this.db
+      .prepare<[], { found: number }>(`SELECT 1 AS found FROM sqlite_master WHERE name = 'user_stats'`)
+      .get();
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS passages (
         id INTEGER PRIMARY KEY,
@@ -172,6 +204,14 @@ export class SqliteSearchIndex implements SearchIndex {
         user_id TEXT PRIMARY KEY,
         generation INTEGER NOT NULL
       );
+      -- Each user's passages and their terms in all, for BM25 on the user's own statistics.
+      CREATE TABLE IF NOT EXISTS user_stats (
+        user_id TEXT PRIMARY KEY,
+        passages INTEGER NOT NULL,
+        terms INTEGER NOT NULL
+      );
+      -- FTS5's count of the passages holding each (tenant-prefixed) term: the user's own.
+      CREATE VIRTUAL TABLE IF NOT EXISTS passages_vocab USING fts5vocab(passages_fts, 'row');
     `);
     // Indexes made before ai mode have no vector columns: add them (NULL until `index rebuild`).
     for (const table of ["passages", "passages_staging"]) {
@@ -187,7 +227,35 @@ export class SqliteSearchIndex implements SearchIndex {
                         ALTER TABLE ${table} ADD COLUMN ${slot}_vector BLOB;`);
         }
       }
+      // Indexes made before BM25 on each user's statistics: counted by the migration.
+      if (!columns.has("term_count")) {
+        this.db.exec(`ALTER TABLE ${table} ADD COLUMN term_count INTEGER NOT NULL DEFAULT 0`);
+      }
     }
+    return counted === undefined;
+  }
+
+  /** Adds a change in one user's passages and terms to their statistics (inside its transaction). */
+  private changeUserStats(userId: string, passages: number, terms: number): void {
+    if (passages === 0 && terms === 0) return;
+    this.db
+      .prepare(
+        `INSERT INTO user_stats (user_id, passages, terms) VALUES (?, ?, ?)
+         ON CONFLICT(user_id) DO UPDATE SET passages = passages + excluded.passages, terms = terms + excluded.terms`,
+      )
+      .run(userId, passages, terms);
+    this.db.prepare(`DELETE FROM user_stats WHERE user_id = ? AND passages <= 0`).run(userId);
+  }
+
+  /** Deletes the file's passages (inside a transaction), and takes them from the user's statistics. */
+  private removeFile(file: FileRef): void {
+    const gone = this.db
+      .prepare<[string, string], { passages: number; terms: number | null }>(
+        `SELECT count(*) AS passages, sum(term_count) AS terms FROM passages WHERE file_id = ? AND user_id = ?`,
+      )
+      .get(file.fileId, file.userId);
+    this.db.prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`).run(file.fileId, file.userId);
+    this.changeUserStats(file.userId, -(gone?.passages ?? 0), -(gone?.terms ?? 0));
   }
 
   /** Marks the user's passages changed: cached vector matrices of theirs are stale. */
@@ -206,23 +274,25 @@ export class SqliteSearchIndex implements SearchIndex {
     const tenant = tenantOf(file.userId);
     const batch = `${file.fileId}:${process.pid}:${Date.now()}:${Math.random()}`;
     const stage = this.db.prepare(
-      `INSERT INTO passages_staging (batch, ord, content, locator, terms, ${VECTOR_COLUMNS})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO passages_staging (batch, ord, content, locator, terms, term_count, ${VECTOR_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const stageMany = this.db.transaction((rows: IndexedPassage[], from: number) => {
-      rows.forEach((p, i) =>
+      rows.forEach((p, i) => {
+        const terms = indexTerms(p.content);
         stage.run(
           batch,
           from + i,
           p.content,
           JSON.stringify(p.locator),
-          indexedText(tenant, p.content),
+          terms.map((t) => `${tenant}_${t}`).join(" "),
+          terms.length,
           ...VECTOR_SLOTS.flatMap((slot) => {
             const v = p.vectors?.[slot];
             return v ? [v.space, vectorBytes(v.vector)] : [null, null];
           }),
-        ),
-      );
+        );
+      });
     });
     let count = 0;
     let pending: IndexedPassage[] = [];
@@ -238,16 +308,20 @@ export class SqliteSearchIndex implements SearchIndex {
       stageMany(pending, count);
       count += pending.length;
       this.db.transaction(() => {
-        this.db
-          .prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`)
-          .run(file.fileId, file.userId);
+        this.removeFile(file);
         this.db
           .prepare(
-            `INSERT INTO passages (user_id, file_id, ord, content, locator, terms, ${VECTOR_COLUMNS})
-             SELECT ?, ?, ord, content, locator, terms, ${VECTOR_COLUMNS}
+            `INSERT INTO passages (user_id, file_id, ord, content, locator, terms, term_count, ${VECTOR_COLUMNS})
+             SELECT ?, ?, ord, content, locator, terms, term_count, ${VECTOR_COLUMNS}
              FROM passages_staging WHERE batch = ? ORDER BY ord`,
           )
           .run(file.userId, file.fileId, batch);
+        const added = this.db
+          .prepare<[string], { passages: number; terms: number | null }>(
+            `SELECT count(*) AS passages, sum(term_count) AS terms FROM passages_staging WHERE batch = ?`,
+          )
+          .get(batch);
+        this.changeUserStats(file.userId, added?.passages ?? 0, added?.terms ?? 0);
         this.db.prepare(`DELETE FROM passages_staging WHERE batch = ?`).run(batch);
         this.bumpGeneration(file.userId);
       })();
@@ -260,7 +334,7 @@ export class SqliteSearchIndex implements SearchIndex {
 
   deleteFilePassages(file: FileRef): Promise<void> {
     this.db.transaction(() => {
-      this.db.prepare(`DELETE FROM passages WHERE file_id = ? AND user_id = ?`).run(file.fileId, file.userId);
+      this.removeFile(file);
       this.bumpGeneration(file.userId);
     })();
     return Promise.resolve();
@@ -268,12 +342,48 @@ export class SqliteSearchIndex implements SearchIndex {
 
   search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
     const terms = queryTerms(query.text);
-    if (terms.length === 0) return Promise.resolve([]);
+    const limit = Math.max(0, Math.floor(query.limit));
+    if (terms.length === 0 || limit === 0) return Promise.resolve([]);
     const tenant = tenantOf(query.userId);
+    const tenantTerms = terms.map((t) => `${tenant}_${t}`);
     // Terms hold only letters, marks and digits, so quoting them keeps every FTS operator out.
-    const match = terms.map((t) => `"${tenant}_${t}"`).join(" OR ");
-    const rows = this.searchStatement.all(match, query.limit, query.userId);
-    return Promise.resolve(rows.map((r) => hitOf(r, normaliseScore(-r.rank))));
+    const match = tenantTerms.map((t) => `"${t}"`).join(" OR ");
+    // One read transaction, so the candidates and the statistics are of the same passages.
+    return Promise.resolve(
+      this.db.transaction(() => {
+        // With one user in the file, FTS5's totals are that user's: its bm25() is already BM25 on
+        // the user's own statistics, and needs no second pass.
+        const users = this.firstUsersStatement.all();
+        if (users.length === 1 && users[0]!.user_id === query.userId) {
+          return this.searchStatement
+            .all(match, limit, query.userId)
+            .map((row) => hitOf(row, normaliseScore(-row.rank)));
+        }
+        const candidates = this.searchStatement.all(match, Math.max(MIN_CANDIDATES, 2 * limit), query.userId);
+        if (candidates.length === 0) return [];
+        const user = this.userStatsStatement.get(query.userId);
+        const vocab = this.db
+          .prepare<string[], { term: string; doc: number }>(
+            `SELECT term, doc FROM passages_vocab WHERE term IN (${tenantTerms.map(() => "?").join(",")})`,
+          )
+          .all(...tenantTerms);
+        const stats = {
+          passages: user?.passages ?? 0,
+          terms: user?.terms ?? 0,
+          passagesWith: new Map(vocab.map((v) => [v.term, v.doc])),
+        };
+        // FTS5's order breaks ties, so equal scores keep the order every search gives them.
+        return candidates
+          .map((row, order) => {
+            const frequency = termFrequencies(row.terms, tenantTerms);
+            const score = bm25Score(tenantTerms, (t) => frequency.get(t) ?? 0, row.term_count, stats);
+            return { row, order, score };
+          })
+          .sort((a, b) => b.score - a.score || a.order - b.order)
+          .slice(0, limit)
+          .map(({ row, score }) => hitOf(row, normaliseScore(score)));
+      })(),
+    );
   }
 
   async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
@@ -341,6 +451,19 @@ export class SqliteSearchIndex implements SearchIndex {
     this.db.close();
     return Promise.resolve();
   }
+}
+
+/** SQL for the number of space-separated terms in a row's `terms`. */
+const TERM_COUNT_OF_TERMS = `CASE WHEN terms = '' THEN 0 ELSE length(terms) - length(replace(terms, ' ', '')) + 1 END`;
+
+/** How often each of `wanted` occurs in a passage's space-separated terms. */
+function termFrequencies(terms: string, wanted: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>(wanted.map((t) => [t, 0]));
+  for (const term of terms.split(" ")) {
+    const n = counts.get(term);
+    if (n !== undefined) counts.set(term, n + 1);
+  }
+  return counts;
 }
 
 const VECTOR_SLOTS = ["local", "remote"] as const;

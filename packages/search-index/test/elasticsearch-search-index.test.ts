@@ -93,6 +93,8 @@ if (ELASTICSEARCH_URL) {
       settle: async () => {
         await admin.indices.refresh({ index: current!.aliasName });
       },
+      notOnUserStatistics:
+        "Elasticsearch scores with its shard's statistics, every user's, and Lucene's idf (see bm25.ts)",
     },
   );
 
@@ -253,7 +255,9 @@ function mockCluster(options: { aliasExists?: boolean } = {}) {
 }
 
 /** No analysis of the index's own: terms arrive made (`indexTerms`), and are only split on spaces. */
-const EXPECTED_SETTINGS = {};
+/** BM25 with the parameters of every backend (FTS5's: k1 1.2, b 0.75), said in the index's settings. */
+const EXPECTED_SIMILARITY = { default: { type: "BM25", k1: 1.2, b: 0.75 } };
+const EXPECTED_SETTINGS = { index: { similarity: EXPECTED_SIMILARITY } };
 
 const EXPECTED_MAPPINGS = {
   dynamic: "strict",
@@ -468,8 +472,7 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       const body = create.body as CreateBody;
       expect(body.aliases).toEqual({ "acme-passages": {} });
       expect(body.settings).toEqual({
-        index: { number_of_shards: 6, number_of_replicas: 2 },
-        ...EXPECTED_SETTINGS,
+        index: { number_of_shards: 6, number_of_replicas: 2, similarity: EXPECTED_SIMILARITY },
       });
       expect(body.mappings.properties).toMatchObject({
         local_vector: { type: "dense_vector", dims: 384, index: true, similarity: "cosine" },

@@ -5,7 +5,8 @@ import type { ExtractedPassage } from "@locus/contracts";
 import { LocusError } from "@locus/contracts";
 import { PostgresSearchIndex } from "../src/postgres-search-index.ts";
 import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
-import type { FileRef, SearchIndex } from "../src/search-index.ts";
+import { normaliseScore, type FileRef, type SearchIndex } from "../src/search-index.ts";
+import { bm25Score } from "../src/bm25.ts";
 import { searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
 
 // A real Postgres is part of the build machine and of CI; without one this file fails rather than
@@ -42,6 +43,30 @@ const newSchema = () => {
 async function dropSchema(schema: string): Promise<void> {
   await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   schemas.delete(schema);
+}
+
+/** The statistics the index keeps, and the same counted from its passages, in one shape. */
+async function statistics(schema: string) {
+  const users = await admin.query<{ user_id: string; passages: string; terms: string }>(
+    `SELECT user_id, passages::text, terms::text FROM ${schema}.user_stats ORDER BY user_id`,
+  );
+  const terms = await admin.query<{ user_id: string; term: string; passages: number }>(
+    `SELECT user_id, term, passages FROM ${schema}.term_stats ORDER BY user_id, term COLLATE "C"`,
+  );
+  return { users: users.rows, terms: terms.rows };
+}
+
+async function recount(schema: string) {
+  const users = await admin.query<{ user_id: string; passages: string; terms: string }>(
+    `SELECT user_id, count(*)::text AS passages, sum(term_count)::text AS terms
+     FROM ${schema}.passages GROUP BY user_id ORDER BY user_id`,
+  );
+  const terms = await admin.query<{ user_id: string; term: string; passages: number }>(
+    `SELECT p.user_id, t.term, count(*)::int AS passages
+     FROM ${schema}.passages AS p CROSS JOIN unnest(tsvector_to_array(p.tsv)) AS t(term)
+     GROUP BY p.user_id, t.term ORDER BY p.user_id, t.term COLLATE "C"`,
+  );
+  return { users: users.rows, terms: terms.rows };
 }
 
 const open = (schema: string, poolSize = 4) =>
@@ -278,6 +303,71 @@ describe("PostgresSearchIndex", () => {
     expect(config.rowCount).toBe(0);
   });
 
+  it("upgrades an index made before BM25: term counts and the users' statistics made from the passages", async () => {
+    // The layout of terms made in JavaScript without BM25's counts: tsvectors with positions only.
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.passages (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, user_id text NOT NULL, file_id text NOT NULL,
+      ord integer NOT NULL, content text NOT NULL, locator json NOT NULL, tsv tsvector NOT NULL,
+      local_space text, local_vector bytea, remote_space text, remote_vector bytea,
+      CONSTRAINT passages_file_ord_key UNIQUE (user_id, file_id, ord))`);
+    const [a, b] = [newFile(), newFile()];
+    const rows: [FileRef, string, string][] = [
+      [a, "swap swap swap space", "'space':4 'swap':1,2,3"],
+      [a, "a file system", "'a':1 'file':2 'system':3"],
+      [b, "swap file", "'file':2 'swap':1"],
+    ];
+    for (const [ord, [file, content, tsv]] of rows.entries()) {
+      await admin.query(
+        `INSERT INTO ${schema}.passages (user_id, file_id, ord, content, locator, tsv) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [file.userId, file.fileId, ord, content, JSON.stringify({ page: 1, line: ord + 1 }), tsv],
+      );
+    }
+    const [hit] = await index.search({ userId: a.userId, text: "swap", limit: 5 });
+    // User a: 2 passages, 7 terms; "swap" in 1 of them, 3 times, in a passage of 4 terms.
+    expect(hit?.score).toBeCloseTo(
+      normaliseScore(
+        bm25Score(["swap"], (t) => (t === "swap" ? 3 : 0), 4, {
+          passages: 2,
+          terms: 7,
+          passagesWith: new Map([["swap", 1]]),
+        }),
+      ),
+      12,
+    );
+    expect(await statistics(schema)).toEqual(await recount(schema));
+    const counted = await admin.query(`SELECT term_count, repeats FROM ${schema}.passages ORDER BY id`);
+    expect(counted.rows).toEqual([
+      { term_count: 4, repeats: { swap: 3 } },
+      { term_count: 3, repeats: null },
+      { term_count: 2, repeats: null },
+    ]);
+  });
+
+  it("keeps each user's statistics equal to a count of their passages through replacements, deletes and concurrent files", async () => {
+    const user = randomUUID();
+    const files = [newFile(user), newFile(user), newFile(user)];
+    const texts = (seed: number, n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        textPassage(`swap space ${seed} file ${i % 3 === 0 ? "swap" : "disk"} ${i}`),
+      );
+    // Three files of one user at once: their statistics rows are shared, and must neither deadlock
+    // nor lose an update.
+    await Promise.all(files.map((f, i) => index.replaceFilePassages(f, trickle(texts(i, 40 + i), 7))));
+    expect(await statistics(schema)).toEqual(await recount(schema));
+    await index.replaceFilePassages(files[0]!, streamOf(texts(9, 5)));
+    await index.deleteFilePassages(files[1]!);
+    await index.replaceFilePassages(newFile(), streamOf(texts(5, 3)));
+    expect(await statistics(schema)).toEqual(await recount(schema));
+    await index.deleteFilePassages(files[0]!);
+    await index.deleteFilePassages(files[2]!);
+    const left = await statistics(schema);
+    expect(left).toEqual(await recount(schema));
+    // Nothing is kept for a user with no passages left.
+    expect(left.users.some((u) => u.user_id === user)).toBe(false);
+    expect(left.terms.some((t) => t.user_id === user)).toBe(false);
+  });
+
   it("keeps its tables in its own schema, and two processes starting together create them once", async () => {
     const a = open(schema);
     const b = open(schema);
@@ -287,7 +377,12 @@ describe("PostgresSearchIndex", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
       [schema],
     );
-    expect(tables.rows.map((r) => r.table_name).sort()).toEqual(["passages", "vector_generations"]);
+    expect(tables.rows.map((r) => r.table_name).sort()).toEqual([
+      "passages",
+      "term_stats",
+      "user_stats",
+      "vector_generations",
+    ]);
     const file = newFile();
     await a.replaceFilePassages(file, streamOf([textPassage("created once")]));
     expect(await b.search({ userId: file.userId, text: "created", limit: 5 })).toHaveLength(1);

@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
 import { indexTerms, queryTerms } from "@locus/passages";
-import type { FileRef, IndexedPassage, SearchIndex, VectorSlot } from "../src/search-index.ts";
+import {
+  normaliseScore,
+  type FileRef,
+  type IndexedPassage,
+  type SearchIndex,
+  type VectorSlot,
+} from "../src/search-index.ts";
+import { bm25Score } from "../src/bm25.ts";
 
 export interface SearchIndexHarness {
   index: SearchIndex;
@@ -11,6 +18,12 @@ export interface SearchIndexHarness {
 export interface SearchIndexContractOptions {
   /** For engines that show writes only after a refresh (Elasticsearch): called after each write. */
   settle?: () => Promise<void>;
+  /**
+   * Why this engine does not score with BM25 on each user's own statistics, if it does not
+   * (Elasticsearch: its shard's statistics, Lucene's idf): the test that checks is then skipped,
+   * saying so in its name.
+   */
+  notOnUserStatistics?: string;
 }
 
 export async function* streamOf<P extends ExtractedPassage>(passages: readonly P[]): AsyncGenerator<P> {
@@ -121,6 +134,75 @@ export function searchIndexContract(
         score: expect.any(Number),
       });
     });
+
+    const onUserStatistics = options.notOnUserStatistics === undefined;
+    (onUserStatistics ? it.each : it.skip.each)([
+      ["alone in the index", false],
+      ["with another user's text in the index", true],
+    ])(
+      `scores every hit with BM25 on the user's own passages, %s${
+        onUserStatistics ? "" : ` (skipped: ${options.notOnUserStatistics})`
+      }`,
+      async (_, crowded) => {
+        const user = randomUUID();
+        const mine = [
+          [
+            "Swap space extends memory onto a disk partition or a swap file.",
+            "The kernel moves idle pages to swap.",
+          ],
+          [
+            "A file system keeps files; the swap partition keeps none.",
+            "Memory pressure: the kernel swaps, swaps again, and the disk is busy.",
+            "Short note on disks.",
+            "Partition the disk before making a file system on it, then mount the file system and check it.",
+          ],
+        ];
+        for (const texts of mine)
+          await replace(
+            newFile(user),
+            texts.map((t, i) => textPassage(t, 1, i + 1)),
+          );
+        // Another user's passages, many and long, full of the same words: they change the index's
+        // totals (passages, mean length, how common each word is) but must not change this user's scores.
+        const crowd = Array.from({ length: 60 }, (_, i) =>
+          textPassage(`swap disk memory file partition kernel ${"filler words ".repeat(i % 7)}number ${i}`),
+        );
+        if (crowded) await replace(newFile(), crowd);
+
+        const passages = mine.flat().map((content) => ({ content, terms: indexTerms(content) }));
+        const stats = {
+          passages: passages.length,
+          terms: passages.reduce((sum, p) => sum + p.terms.length, 0),
+          passagesWith: new Map<string, number>(),
+        };
+        for (const p of passages)
+          for (const t of new Set(p.terms)) stats.passagesWith.set(t, (stats.passagesWith.get(t) ?? 0) + 1);
+        for (const query of [
+          "swap",
+          "swap disk",
+          "file system",
+          "kernel memory pages",
+          "partition disk swap file",
+        ]) {
+          const terms = queryTerms(query);
+          const expected = new Map(
+            passages.map((p) => [
+              p.content,
+              normaliseScore(
+                bm25Score(terms, (t) => p.terms.filter((x) => x === t).length, p.terms.length, stats),
+              ),
+            ]),
+          );
+          const hits = await search(user, query);
+          const want = [...expected.values()].filter((score) => score > 0).sort((a, b) => b - a);
+          expect(hits.map((h) => h.score)).toHaveLength(want.length);
+          hits.forEach((hit, i) => {
+            expect(hit.score).toBeCloseTo(expected.get(hit.content)!, 9);
+            expect(hit.score).toBeCloseTo(want[i]!, 9);
+          });
+        }
+      },
+    );
 
     it("keeps every kind of locator as it was given", async () => {
       const file = newFile();

@@ -154,6 +154,70 @@ describe("SqliteSearchIndex on disk", () => {
     await again.close();
   });
 
+  it("opens an index made before BM25 on each user's statistics: term counts and user_stats counted", async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const made = new SqliteSearchIndex(path);
+    await made.replaceFilePassages(
+      { userId: a, fileId: randomUUID() },
+      streamOf([textPassage("swap swap space"), textPassage("a file system here")]),
+    );
+    await made.replaceFilePassages({ userId: b, fileId: randomUUID() }, streamOf([textPassage("swap file")]));
+    const before = await made.search({ userId: a, text: "swap", limit: 5 });
+    await made.close();
+    // What the layout before looked like: no counts, no statistics.
+    const old = new BetterSqlite3(path);
+    old.exec(`DROP TABLE user_stats; DROP TABLE passages_vocab;
+              ALTER TABLE passages DROP COLUMN term_count; ALTER TABLE passages_staging DROP COLUMN term_count;`);
+    old.close();
+
+    const upgraded = new SqliteSearchIndex(path);
+    try {
+      expect(await upgraded.search({ userId: a, text: "swap", limit: 5 })).toEqual(before);
+      const check = new BetterSqlite3(path, { readonly: true });
+      expect(check.prepare(`SELECT term_count FROM passages ORDER BY id`).pluck().all()).toEqual([3, 4, 2]);
+      expect(
+        check.prepare(`SELECT user_id, passages, terms FROM user_stats ORDER BY passages DESC`).all(),
+      ).toEqual([
+        { user_id: a, passages: 2, terms: 7 },
+        { user_id: b, passages: 1, terms: 2 },
+      ]);
+      check.close();
+    } finally {
+      await upgraded.close();
+    }
+  });
+
+  it("keeps each user's statistics equal to a count of their passages through replacements and deletes", async () => {
+    const index = new SqliteSearchIndex(path);
+    const user = randomUUID();
+    const files = [randomUUID(), randomUUID()].map((fileId) => ({ userId: user, fileId }));
+    const texts = (n: number) =>
+      Array.from({ length: n }, (_, i) => textPassage(`swap disk ${"word ".repeat(i)}`));
+    const db = new BetterSqlite3(path, { readonly: true });
+    const kept = () => db.prepare(`SELECT passages, terms FROM user_stats WHERE user_id = ?`).get(user);
+    const counted = () =>
+      db
+        .prepare(
+          `SELECT count(*) AS passages, sum(term_count) AS terms FROM passages WHERE user_id = ? HAVING count(*) > 0`,
+        )
+        .get(user);
+    try {
+      await index.replaceFilePassages(files[0]!, streamOf(texts(5)));
+      await index.replaceFilePassages(files[1]!, streamOf(texts(3)));
+      expect(kept()).toEqual({ passages: 8, terms: 2 * 8 + (0 + 1 + 2 + 3 + 4) + (0 + 1 + 2) });
+      await index.replaceFilePassages(files[0]!, streamOf(texts(2)));
+      expect(kept()).toEqual(counted());
+      await index.deleteFilePassages(files[1]!);
+      expect(kept()).toEqual(counted());
+      await index.deleteFilePassages(files[0]!);
+      expect(kept()).toBeUndefined();
+      expect(counted()).toBeUndefined();
+    } finally {
+      db.close();
+      await index.close();
+    }
+  });
+
   it("an indexer and a search process on the same file see each other's writes", async () => {
     const indexer = new SqliteSearchIndex(path);
     const searcher = new SqliteSearchIndex(path);

@@ -11,3 +11,4 @@ export * from "./seeded-random.ts";
 export * from "./hostile-files.ts";
 export * from "./log-scan.ts";
 export * from "./figures.ts";
+export * from "./quality-fixtures.ts";
