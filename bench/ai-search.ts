@@ -116,7 +116,7 @@ interface SearchBody {
   count: number;
 }
 
-async function timed(
+export async function timed(
   baseUrl: string,
   key: string,
   q: string,

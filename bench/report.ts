@@ -13,6 +13,7 @@ import type { QualityBenchOptions, QualityBenchResult } from "./quality.ts";
 import { renderQuality } from "./quality-report.ts";
 import { REST_OF_MACHINE } from "./cpu.ts";
 import type { ParityResult } from "./parity.ts";
+import type { SplitAiResult } from "./split-ai.ts";
 import { IDLE_STACKS, type SplitBenchOptions, type SplitBenchResult } from "./split.ts";
 import {
   QUERY_CLASS_DESCRIPTIONS,
@@ -140,6 +141,7 @@ export function evaluateTargets(
   media: MediaBenchResult | null,
   ai: AiBenchResult | null,
   aiAnswers: AiAnswersResult | null = null,
+  split: SplitBenchResult | null = null,
 ): Target[] {
   const clean = ocr?.accuracy[0];
   const largest = search.find((s) => s.passages === 100_000);
@@ -147,6 +149,8 @@ export function evaluateTargets(
   const aiLast = ai?.sizes.at(-1);
   // The test set's figure: the dev set is tuned on, so it does not count here.
   const aiHits = aiLast ? hitsBySet(aiLast).test : undefined;
+  const splitQuick = split?.search.find((s) => s.passages === 100_000);
+  const splitAi = split?.ai?.find((s) => s.passages === 100_000);
   return [
     {
       name: "ai search p50 at 100k passages, local engines",
@@ -171,6 +175,20 @@ export function evaluateTargets(
       pass: ai ? ai.wordVectors.medianLoadMs < 2000 && ai.wordVectors.medianRssMb < 300 : null,
     },
     ...aiAnswersTargets(aiAnswers),
+    {
+      name: "Split shape: quick search p50 through the gateway at 100k passages, against all-in-one",
+      goal: "≤ 2×",
+      measured: splitQuick?.ratioToAllInOne
+        ? `${splitQuick.ratioToAllInOne}× (${splitQuick.overall.latencyMs.p50} ms / ${splitQuick.allInOneP50Ms} ms)`
+        : "not measured",
+      pass: splitQuick?.ratioToAllInOne ? splitQuick.ratioToAllInOne <= 2 : null,
+    },
+    {
+      name: "Split shape: ai search p50 through the gateway at 100k passages, local engines",
+      goal: "≤ 100 ms",
+      measured: splitAi ? `${splitAi.latencyMs.p50} ms` : "not measured",
+      pass: splitAi ? splitAi.latencyMs.p50 <= 100 : null,
+    },
     {
       name: "Quick search p50 at 100k passages",
       goal: "≤ 10 ms",
@@ -476,7 +494,7 @@ export function renderMarkdown(r: Report): string {
   }
   if (r.ocr) out.push(...renderOcr(r.ocr));
   if (r.media) out.push(...renderMedia(r.media));
-  if (r.split) out.push(...renderSplit(r.split, r.search));
+  if (r.split) out.push(...renderSplit(r.split, r.search, r.ai));
   if (r.quality) out.push(...renderQuality(r.quality, r.options.quality?.limit ?? null));
   out.push(
     "Figures in `bench/report/latest.json`. Run again with `pnpm bench` (options: `pnpm bench --help`).",
@@ -557,7 +575,11 @@ function renderOcr(o: OcrBenchResult): string[] {
 const round2 = (v: number) => Math.round(v * 100) / 100;
 const cpuLabel = (name: string) => (name === "benchmark" ? "benchmark (client + in-test S3 server)" : name);
 
-function renderSplit(s: SplitBenchResult, allInOne: readonly SearchSizeResult[]): string[] {
+function renderSplit(
+  s: SplitBenchResult,
+  allInOne: readonly SearchSizeResult[],
+  allInOneAi: AiBenchResult | null,
+): string[] {
   const out: string[] = [];
   out.push("## Split mode", "");
   out.push(
@@ -752,6 +774,49 @@ function renderSplit(s: SplitBenchResult, allInOne: readonly SearchSizeResult[])
     }
   }
   if (s.parity) out.push(...renderParity(s.parity));
+  if (s.ai && s.ai.length > 0) out.push(...renderSplitAi(s.ai, allInOneAi));
+  return out;
+}
+
+function renderSplitAi(results: readonly SplitAiResult[], allInOne: AiBenchResult | null): string[] {
+  const out = ["### ai search through the gateway", ""];
+  out.push(
+    "The all-in-one ai benchmark's real-text passages with their local vectors, questions and sequence (bench/split-ai.ts), " +
+      "written into the split stack's PostgreSQL and asked through its gateway: BM25 in PostgreSQL and an exact scan of " +
+      "the user's vectors, which the search process keeps in memory between searches. The all-in-one figure is the ai " +
+      "section's, which may come from another run.",
+    "",
+  );
+  out.push(
+    table(
+      [
+        "passages",
+        "load with vectors",
+        "queries",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "all-in-one p50 ms",
+        "hit@5 test ai",
+        "leaks",
+      ],
+      results.map((a) => {
+        const same = allInOne?.sizes.find((x) => x.passages === a.passages);
+        return [
+          a.passages.toLocaleString("en"),
+          `${a.loadSeconds} s`,
+          String(a.measuredQueries),
+          fmt(a.latencyMs.p50),
+          fmt(a.latencyMs.p95),
+          fmt(a.latencyMs.p99),
+          same ? fmt(same.latencyMs.p50) : "–",
+          `${a.hitAt5Test}/${a.testQuestions}`,
+          String(a.tenancyLeaks),
+        ];
+      }),
+    ),
+    "",
+  );
   return out;
 }
 

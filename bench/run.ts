@@ -21,6 +21,7 @@ import {
 import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media.ts";
 import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
 import { benchParity } from "./parity.ts";
+import { benchSplitAi } from "./split-ai.ts";
 import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
 import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
 import { carryOver, evaluateTargets, machine, writeReport, type Report } from "./report.ts";
@@ -36,7 +37,9 @@ import {
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
   --only search|ai|pdf|ocr|media|split|quality
-                           run one benchmark only (ai: ai-mode latency with the local engines at
+                           run one benchmark only, or several by commas (search,split: both
+                           shapes' quick search from the same run, compared side by side)
+                           (ai: ai-mode latency with the local engines at
                            ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} real-text passages, hit@5 of ai against quick on paraphrased
                            questions (dev and test sets), the word vectors' load time and memory, then ai answers:
                            whether the summary states and cites the answer of hand-written questions on the
@@ -98,20 +101,17 @@ const positiveInt = (name: string, raw: string): number => {
 };
 const nonNegativeInt = (name: string, raw: string): number =>
   raw.trim() === "0" ? 0 : positiveInt(name, raw);
-const only = values.only;
+const BENCHMARKS = ["search", "ai", "pdf", "ocr", "media", "split", "quality"] as const;
+type Benchmark = (typeof BENCHMARKS)[number];
+// One benchmark, or several by commas (`--only search,split`: both shapes' search from one run).
+const onlyNames = values.only?.split(",").map((name) => name.trim());
+const only = onlyNames?.length === 1 ? onlyNames[0] : values.only;
 if (
-  only !== undefined &&
-  only !== "search" &&
-  only !== "ai" &&
-  only !== "pdf" &&
-  only !== "ocr" &&
-  only !== "media" &&
-  only !== "split" &&
-  only !== "quality" &&
-  only !== "elasticsearch"
+  onlyNames !== undefined &&
+  !(only === "elasticsearch" || onlyNames.every((name) => (BENCHMARKS as readonly string[]).includes(name)))
 ) {
   process.stderr.write(
-    `--only must be search, ai, pdf, ocr, media, split, quality or elasticsearch\n${USAGE}`,
+    `--only must be search, ai, pdf, ocr, media, split, quality (several by commas) or elasticsearch alone\n${USAGE}`,
   );
   process.exit(2);
 }
@@ -211,8 +211,7 @@ let ocr: OcrBenchResult | null = null;
 let media: MediaBenchResult | null = null;
 let quality: QualityBenchResult | null = null;
 const split = emptySplitResult();
-const runs = (name: "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality") =>
-  only === undefined || only === name;
+const runs = (name: Benchmark) => onlyNames === undefined || onlyNames.includes(name);
 const errors: Report["errors"] = [];
 
 async function attempt(name: string, fn: () => Promise<void>): Promise<void> {
@@ -269,6 +268,12 @@ if (runs("split")) {
   await attempt("ranking parity", async () => {
     split.parity = await benchParity(log);
   });
+  await attempt("split-mode ai search", async () => {
+    split.ai = await benchSplitAi(
+      searchOptions.sizes.filter((size) => size === Math.max(...searchOptions.sizes)),
+      log,
+    );
+  });
   compareWithAllInOne(split, search);
 }
 clearTimeout(watchdog);
@@ -288,7 +293,7 @@ const measured: Report = {
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
     quality: runs("quality") ? DEFAULT_QUALITY_OPTIONS : null,
   },
-  targets: evaluateTargets(search, pdf, ocr, media, ai, aiAnswers),
+  targets: evaluateTargets(search, pdf, ocr, media, ai, aiAnswers, runs("split") ? split : null),
   search,
   ai,
   aiAnswers,
@@ -299,9 +304,7 @@ const measured: Report = {
   quality,
   errors,
 };
-const ran = (["search", "ai", "pdf", "ocr", "media", "split", "quality"] as const).filter((name) =>
-  runs(name),
-);
+const ran = BENCHMARKS.filter((name) => runs(name));
 const report = only === undefined ? measured : carryOver(measured, ran);
 report.targets = evaluateTargets(
   report.search,
@@ -310,6 +313,7 @@ report.targets = evaluateTargets(
   report.media,
   report.ai,
   report.aiAnswers ?? null,
+  report.split,
 );
 const written = writeReport(report);
 
@@ -401,6 +405,10 @@ for (const s of split.search) {
     `  split quick search via the gateway, ${s.passages} passages: p50 ${l.p50} ms, p95 ${l.p95} ms${s.ratioToAllInOne === null ? "" : ` (${s.ratioToAllInOne}× all-in-one's ${s.allInOneP50Ms} ms)`}`,
   );
 }
+for (const a of split.ai ?? [])
+  console.log(
+    `  split ai search via the gateway, ${a.passages} passages: p50 ${a.latencyMs.p50} ms, p95 ${a.latencyMs.p95} ms`,
+  );
 for (const k of split.searchSkipped)
   console.log(`  split quick search, ${k.passages} passages: skipped (${k.reason})`);
 for (const t of report.targets)

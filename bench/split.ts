@@ -27,6 +27,7 @@ import {
 import { track } from "./cleanup.ts";
 import { since, sleep, splitServices, withSplitStack } from "./harness.ts";
 import type { ParityResult } from "./parity.ts";
+import type { SplitAiResult } from "./split-ai.ts";
 import { documentPages, type FileBody } from "./pdf-ingestion.ts";
 import {
   measureSearches,
@@ -167,6 +168,8 @@ export interface SplitBenchResult {
   searchSkipped: { passages: number; reason: string }[];
   /** The two shapes' indexes ranking the same real passages (bench/parity.ts); absent in older reports. */
   parity?: ParityResult | null;
+  /** ai mode through the split gateway (bench/split-ai.ts); absent in older reports. */
+  ai?: SplitAiResult[] | null;
 }
 
 export const emptySplitResult = (): SplitBenchResult => ({
@@ -174,6 +177,7 @@ export const emptySplitResult = (): SplitBenchResult => ({
   search: [],
   searchSkipped: [],
   parity: null,
+  ai: null,
 });
 
 /* ---------------------------------------------------------------- ingestion */

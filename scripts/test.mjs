@@ -7,35 +7,19 @@
 // "jest: N passed, N failed, N skipped", and a non-zero exit on any failure or when no test ran.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { provideServices } from "./test-services.mjs";
 
 const args = process.argv.slice(2);
 
-// The contract and split suites talk to a real PostgreSQL, RabbitMQ and Redis on their standard
-// local ports. When one is not answering and this is a Debian machine where we may install and
-// start services (root), .ci/services.sh does it; otherwise say what is missing.
-const portOpen = (port) =>
-  new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
-const services = { PostgreSQL: 5432, RabbitMQ: 5672, Redis: 6379 };
-const down = [];
-for (const [name, port] of Object.entries(services)) if (!(await portOpen(port))) down.push(name);
-if (down.length > 0) {
-  if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
-    console.error(`${down.join(", ")} not answering: starting them with .ci/services.sh`);
-    spawnSync("bash", [".ci/services.sh"], { stdio: "inherit" });
-  } else {
-    console.error(
-      `${down.join(", ")} not answering on 127.0.0.1: the suites that need them will fail. ` +
-        "Start them (on Debian, as root: bash .ci/services.sh).",
-    );
-  }
-}
+// PostgreSQL, RabbitMQ and Redis from the environment, the machine, or containers; Elasticsearch
+// from the environment or a container (scripts/test-services.mjs says how each is found).
+const services = await provideServices();
+const suiteEnv = { ...process.env, ...services.env };
+// The fault suites stop and start the machine's PostgreSQL and RabbitMQ: they run where those are
+// the machine's own, not containers or servers named by the environment.
+const faultsRunHere = services.onMachine.has("PostgreSQL") && services.onMachine.has("RabbitMQ");
 // The speech suites run Debian's pocketsphinx (what Locus itself transcribes with) on speech made
 // by flite; the dashboard suite drives Debian's Chromium. Same rule: installed by .ci/packages.sh
 // where we may, named where we may not.
@@ -64,7 +48,14 @@ const phases = [
     name: "faults",
     extra: ["--testMatch", "<rootDir>/{apps,packages,services}/*/test/**/*.faults.test.ts", "--runInBand"],
   },
-];
+].filter((phase) => {
+  if (phase.name !== "faults" || faultsRunHere) return true;
+  console.error(
+    "The fault suites (*.faults.test.ts) are not run: they stop and start this machine's own PostgreSQL " +
+      "and RabbitMQ, and this run does not use them.",
+  );
+  return false;
+});
 
 const totals = { passed: 0, failed: 0, skipped: 0, suitesFailed: 0 };
 let crashed = false;
@@ -83,7 +74,7 @@ for (const phase of phases) {
       out,
       ...args,
     ],
-    { stdio: ["ignore", "inherit", "inherit"] },
+    { stdio: ["ignore", "inherit", "inherit"], env: suiteEnv },
   );
   let report;
   try {
@@ -100,6 +91,7 @@ for (const phase of phases) {
   if (result.status !== 0 && report.numFailedTests === 0 && report.numFailedTestSuites === 0) crashed = true;
 }
 rmSync(dir, { recursive: true, force: true });
+await services.stop();
 
 // No key, token or password in any line any process logged during the run.
 let leaked = false;

@@ -334,9 +334,11 @@ export async function dropTestSchema(schema: string): Promise<void> {
 /** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
 async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
   await dropTestSchema(schema);
-  // The broker's own tool lists names; amqplib deletes them.
+  // The broker's own tool lists names; amqplib deletes them. For a broker in a container (see
+  // scripts/test-services.mjs) the tool runs inside it.
+  const [ctl = "rabbitmqctl", ...ctlArgs] = (process.env.LOCUS_TEST_RABBITMQCTL ?? "rabbitmqctl").split(" ");
   const list = async (what: "queues" | "exchanges") =>
-    (await run("rabbitmqctl", [`list_${what}`, "-q", "--no-table-headers", "name"])).stdout
+    (await run(ctl, [...ctlArgs, `list_${what}`, "-q", "--no-table-headers", "name"])).stdout
       .split("\n")
       .map((l) => l.trim())
       .filter((n) => n.startsWith(prefix));
