@@ -111,14 +111,12 @@ export class PostgresSearchIndex implements SearchIndex {
       // original) take turns; without it both would delete the same old rows and insert two sets.
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [this.fileLockKey(file)]);
-      const change = await this.removeFile(client, file);
+      const removed = await this.removeFile(client, file);
       let count = 0;
       let batch: PassageTerms[] = [];
       let chars = 0;
       for await (const passage of passages) {
-        const terms = passageTerms(passage);
-        change.add(terms);
-        batch.push(terms);
+        batch.push({ ...termsOf(passage.content), passage });
         chars += passage.content.length;
         if (batch.length >= BATCH_ROWS || chars >= BATCH_CHARS) {
           await this.insert(client, file, batch, count);
@@ -130,7 +128,7 @@ export class PostgresSearchIndex implements SearchIndex {
       await this.insert(client, file, batch, count);
       count += batch.length;
       await this.bumpGeneration(client, file.userId);
-      await this.applyStatistics(client, file.userId, change);
+      await this.applyStatistics(client, file, removed);
       await client.query("COMMIT");
       client.release();
       return count;
@@ -148,9 +146,9 @@ export class PostgresSearchIndex implements SearchIndex {
       // waits for it and then removes the new set too, instead of missing rows it could not see.
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [this.fileLockKey(file)]);
-      const change = await this.removeFile(client, file);
+      const removed = await this.removeFile(client, file);
       await this.bumpGeneration(client, file.userId);
-      await this.applyStatistics(client, file.userId, change);
+      await this.applyStatistics(client, file, removed);
       await client.query("COMMIT");
       client.release();
     } catch (err) {
@@ -299,14 +297,14 @@ export class PostgresSearchIndex implements SearchIndex {
 
   /**
    * Deletes the file's passages (inside the transaction that replaces or deletes it) and returns
-   * the change to the user's statistics so far: less what those passages counted.
+   * what they counted in the user's statistics, to be taken off by applyStatistics.
    */
-  private async removeFile(client: pg.PoolClient, file: FileRef): Promise<StatisticsChange> {
-    const change = new StatisticsChange();
-    const perTerm = await client.query<{ term: string; passages: number }>(
-      `SELECT t.term, count(*)::int AS passages
-       FROM ${this.passages} AS p CROSS JOIN unnest(tsvector_to_array(p.tsv)) AS t(term)
-       WHERE p.user_id = $1 AND p.file_id = $2 GROUP BY t.term`,
+  private async removeFile(client: pg.PoolClient, file: FileRef): Promise<RemovedCounts> {
+    const perTerm = await client.query<{ terms: string[] | null; counts: number[] | null }>(
+      `SELECT array_agg(term) AS terms, array_agg(n) AS counts FROM (
+         SELECT t.term, count(*)::int AS n
+         FROM ${this.passages} AS p CROSS JOIN unnest(tsvector_to_array(p.tsv)) AS t(term)
+         WHERE p.user_id = $1 AND p.file_id = $2 GROUP BY t.term) AS c`,
       [file.userId, file.fileId],
     );
     const removed = await client.query<{ passages: number; terms: string }>(
@@ -314,44 +312,47 @@ export class PostgresSearchIndex implements SearchIndex {
        SELECT count(*)::int AS passages, coalesce(sum(term_count), 0)::bigint AS terms FROM gone`,
       [file.userId, file.fileId],
     );
-    change.remove(removed.rows[0]?.passages ?? 0, Number(removed.rows[0]?.terms ?? 0), perTerm.rows);
-    return change;
+    return {
+      passages: removed.rows[0]?.passages ?? 0,
+      terms: Number(removed.rows[0]?.terms ?? 0),
+      perTerm: { terms: perTerm.rows[0]?.terms ?? [], counts: perTerm.rows[0]?.counts ?? [] },
+    };
   }
 
   /**
-   * Writes a change to the user's statistics. Terms are written in one order (sorted), so two
-   * transactions changing the same user's terms wait for each other instead of deadlocking.
+   * Brings the user's statistics up to date with the file's passages as they now stand (none after
+   * a delete), less what `removed` counted. The counting is Postgres's, over the file's new rows;
+   * the terms are written in one order (sorted by the statement), so two transactions changing
+   * the same user's terms wait for each other instead of deadlocking.
    */
-  private async applyStatistics(
-    client: pg.PoolClient,
-    userId: string,
-    change: StatisticsChange,
-  ): Promise<void> {
-    const terms = [...change.passagesWith]
-      .filter(([, delta]) => delta !== 0)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    if (terms.length > 0) {
-      await client.query(
-        `INSERT INTO ${this.termStats} AS s (user_id, term, passages)
-         SELECT $1, t.term, t.delta FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS t(term, delta, i) ORDER BY t.i
-         ON CONFLICT (user_id, term) DO UPDATE SET passages = s.passages + excluded.passages`,
-        [userId, terms.map(([term]) => term), terms.map(([, delta]) => delta)],
-      );
-      const fewer = terms.filter(([, delta]) => delta < 0).map(([term]) => term);
-      if (fewer.length > 0) {
-        await client.query(
-          `DELETE FROM ${this.termStats} WHERE user_id = $1 AND term = ANY($2::text[]) AND passages <= 0`,
-          [userId, fewer],
-        );
-      }
-    }
-    if (change.passages === 0 && change.terms === 0) return;
+  private async applyStatistics(client: pg.PoolClient, file: FileRef, removed: RemovedCounts): Promise<void> {
     await client.query(
-      `INSERT INTO ${this.userStats} AS s (user_id, passages, terms) VALUES ($1, $2, $3)
-       ON CONFLICT (user_id) DO UPDATE SET passages = s.passages + excluded.passages, terms = s.terms + excluded.terms`,
-      [userId, change.passages, change.terms],
+      `INSERT INTO ${this.termStats} AS s (user_id, term, passages)
+       SELECT $1, d.term, sum(d.delta) FROM (
+         SELECT t.term, count(*)::int AS delta
+         FROM ${this.passages} AS p CROSS JOIN unnest(tsvector_to_array(p.tsv)) AS t(term)
+         WHERE p.user_id = $1 AND p.file_id = $2 GROUP BY t.term
+         UNION ALL
+         SELECT o.term, -o.n FROM unnest($3::text[], $4::int[]) AS o(term, n)
+       ) AS d
+       GROUP BY d.term HAVING sum(d.delta) <> 0 ORDER BY d.term
+       ON CONFLICT (user_id, term) DO UPDATE SET passages = s.passages + excluded.passages`,
+      [file.userId, file.fileId, removed.perTerm.terms, removed.perTerm.counts],
     );
-    await client.query(`DELETE FROM ${this.userStats} WHERE user_id = $1 AND passages <= 0`, [userId]);
+    if (removed.perTerm.terms.length > 0) {
+      await client.query(
+        `DELETE FROM ${this.termStats} WHERE user_id = $1 AND term = ANY($2::text[]) AND passages <= 0`,
+        [file.userId, removed.perTerm.terms],
+      );
+    }
+    await client.query(
+      `INSERT INTO ${this.userStats} AS s (user_id, passages, terms)
+       SELECT $1, count(*) - $3::bigint, coalesce(sum(term_count), 0) - $4::bigint
+       FROM ${this.passages} WHERE user_id = $1 AND file_id = $2
+       ON CONFLICT (user_id) DO UPDATE SET passages = s.passages + excluded.passages, terms = s.terms + excluded.terms`,
+      [file.userId, file.fileId, removed.passages, removed.terms],
+    );
+    await client.query(`DELETE FROM ${this.userStats} WHERE user_id = $1 AND passages <= 0`, [file.userId]);
   }
 
   private async insert(
@@ -597,49 +598,34 @@ interface Terms {
   count: number;
   /** The terms it holds more than once, with their counts, as a JSON object; null if none. */
   repeats: string | null;
-  distinct: string[];
 }
 
 function termsOf(content: string): Terms {
   const terms = indexTerms(content);
-  const positions = new Map<string, number[]>();
-  const counts = new Map<string, number>();
+  // Per term: how often it occurs, and the first MAX_POSITIONS places.
+  const seen = new Map<string, { n: number; at: number[] }>();
   terms.forEach((term, i) => {
-    counts.set(term, (counts.get(term) ?? 0) + 1);
-    const at = positions.get(term) ?? [];
-    if (at.length < MAX_POSITIONS) at.push(Math.min(i + 1, MAX_POSITION));
-    positions.set(term, at);
+    const entry = seen.get(term);
+    if (entry === undefined) seen.set(term, { n: 1, at: [Math.min(i + 1, MAX_POSITION)] });
+    else if (++entry.n <= MAX_POSITIONS) entry.at.push(Math.min(i + 1, MAX_POSITION));
   });
-  const repeated = [...counts].filter(([, n]) => n > 1);
-  return {
-    tsv: [...positions].map(([term, at]) => `${lexeme(term)}:${at.join(",")}`).join(" "),
-    count: terms.length,
-    repeats: repeated.length > 0 ? JSON.stringify(Object.fromEntries(repeated)) : null,
-    distinct: [...positions.keys()],
-  };
+  let tsv = "";
+  let repeats: Record<string, number> | null = null;
+  for (const [term, { n, at }] of seen) {
+    tsv += `${tsv === "" ? "" : " "}${lexeme(term)}:${at.join(",")}`;
+    if (n > 1) (repeats ??= {})[term] = n;
+  }
+  return { tsv, count: terms.length, repeats: repeats === null ? null : JSON.stringify(repeats) };
 }
 
 type PassageTerms = Terms & { passage: IndexedPassage };
-const passageTerms = (passage: IndexedPassage): PassageTerms => ({ ...termsOf(passage.content), passage });
 
-/** How one transaction changes a user's BM25 statistics. */
-class StatisticsChange {
-  passages = 0;
-  terms = 0;
-  /** Per term, the change in passages holding it. */
-  readonly passagesWith = new Map<string, number>();
-
-  add(passage: Terms): void {
-    this.passages += 1;
-    this.terms += passage.count;
-    for (const term of passage.distinct) this.passagesWith.set(term, (this.passagesWith.get(term) ?? 0) + 1);
-  }
-
-  remove(passages: number, terms: number, perTerm: readonly { term: string; passages: number }[]): void {
-    this.passages -= passages;
-    this.terms -= terms;
-    for (const t of perTerm) this.passagesWith.set(t.term, (this.passagesWith.get(t.term) ?? 0) - t.passages);
-  }
+/** What a file's passages counted in the user's statistics, before they were deleted. */
+interface RemovedCounts {
+  passages: number;
+  terms: number;
+  /** Per term, the file's passages holding it (two arrays of one length). */
+  perTerm: { terms: string[]; counts: number[] };
 }
 
 const VECTOR_SLOTS = ["local", "remote"] as const;
