@@ -28,7 +28,7 @@ export interface SqliteSearchIndexOptions {
 
 type PassageRow = { id: number; file_id: string; ord: number; content: string; locator: string };
 /** A passage FTS5 found, with its terms and FTS5's rank (its BM25 score, negated). */
-type CandidateRow = PassageRow & { terms: string; term_count: number; rank: number };
+type CandidateRow = { id: number; terms: string; term_count: number };
 
 /**
  * FTS5's own BM25 picks at least this many candidates, which are then scored again on the user's
@@ -79,7 +79,11 @@ const TOKENIZER = `unicode61 remove_diacritics 0 tokenchars '_' categories 'L* M
  */
 export class SqliteSearchIndex implements SearchIndex {
   private readonly db: BetterSqlite3.Database;
-  private readonly searchStatement: BetterSqlite3.Statement<[string, number, string], CandidateRow>;
+  private readonly searchStatement: BetterSqlite3.Statement<
+    [string, number, string],
+    PassageRow & { rank: number }
+  >;
+  private readonly candidatesStatement: BetterSqlite3.Statement<[string, number, string], CandidateRow>;
   private readonly firstUsersStatement: BetterSqlite3.Statement<[], { user_id: string }>;
   private readonly userStatsStatement: BetterSqlite3.Statement<[string], { passages: number; terms: number }>;
   private readonly vectors: VectorCache;
@@ -95,7 +99,14 @@ export class SqliteSearchIndex implements SearchIndex {
     // CROSS JOIN fixes the order: the few FTS matches first, each looked up by rowid. Left to the
     // planner, the (user_id, file_id) index tempts it to walk all of the user's passages instead.
     this.searchStatement = this.db.prepare(`
-      SELECT p.id, p.file_id, p.ord, p.content, p.locator, p.terms, p.term_count, f.rank
+      SELECT p.id, p.file_id, p.ord, p.content, p.locator, f.rank
+      FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rank LIMIT ?) AS f
+      CROSS JOIN passages p ON p.id = f.rowid
+      WHERE p.user_id = ?
+      ORDER BY f.rank`);
+    // The same, with only what a second scoring pass reads; the winners' text is read after.
+    this.candidatesStatement = this.db.prepare(`
+      SELECT p.id, p.terms, p.term_count
       FROM (SELECT rowid, rank FROM passages_fts WHERE passages_fts MATCH ? ORDER BY rank LIMIT ?) AS f
       CROSS JOIN passages p ON p.id = f.rowid
       WHERE p.user_id = ?
@@ -359,7 +370,11 @@ export class SqliteSearchIndex implements SearchIndex {
             .all(match, limit, query.userId)
             .map((row) => hitOf(row, normaliseScore(-row.rank)));
         }
-        const candidates = this.searchStatement.all(match, Math.max(MIN_CANDIDATES, 2 * limit), query.userId);
+        const candidates = this.candidatesStatement.all(
+          match,
+          Math.max(MIN_CANDIDATES, 2 * limit),
+          query.userId,
+        );
         if (candidates.length === 0) return [];
         const user = this.userStatsStatement.get(query.userId);
         const vocab = this.db
@@ -373,15 +388,26 @@ export class SqliteSearchIndex implements SearchIndex {
           passagesWith: new Map(vocab.map((v) => [v.term, v.doc])),
         };
         // FTS5's order breaks ties, so equal scores keep the order every search gives them.
-        return candidates
+        const best = candidates
           .map((row, order) => {
             const frequency = termFrequencies(row.terms, tenantTerms);
             const score = bm25Score(tenantTerms, (t) => frequency.get(t) ?? 0, row.term_count, stats);
-            return { row, order, score };
+            return { id: row.id, order, score };
           })
           .sort((a, b) => b.score - a.score || a.order - b.order)
-          .slice(0, limit)
-          .map(({ row, score }) => hitOf(row, normaliseScore(score)));
+          .slice(0, limit);
+        const rows = new Map(
+          this.db
+            .prepare<number[], PassageRow>(
+              `SELECT id, file_id, ord, content, locator FROM passages WHERE id IN (${best.map(() => "?").join(",")})`,
+            )
+            .all(...best.map((b) => b.id))
+            .map((row) => [row.id, row]),
+        );
+        return best.flatMap(({ id, score }) => {
+          const row = rows.get(id);
+          return row ? [hitOf(row, normaliseScore(score))] : [];
+        });
       })(),
     );
   }
@@ -456,12 +482,19 @@ export class SqliteSearchIndex implements SearchIndex {
 /** SQL for the number of space-separated terms in a row's `terms`. */
 const TERM_COUNT_OF_TERMS = `CASE WHEN terms = '' THEN 0 ELSE length(terms) - length(replace(terms, ' ', '')) + 1 END`;
 
-/** How often each of `wanted` occurs in a passage's space-separated terms. */
+/**
+ * How often each of `wanted` occurs in a passage's space-separated terms: searched for, rather
+ * than splitting the whole string (a passage has ~50 terms, each with its tenant prefix).
+ */
 function termFrequencies(terms: string, wanted: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>(wanted.map((t) => [t, 0]));
-  for (const term of terms.split(" ")) {
-    const n = counts.get(term);
-    if (n !== undefined) counts.set(term, n + 1);
+  const counts = new Map<string, number>();
+  for (const term of wanted) {
+    let n = 0;
+    for (let at = terms.indexOf(term); at !== -1; at = terms.indexOf(term, at + term.length)) {
+      const end = at + term.length;
+      if ((at === 0 || terms[at - 1] === " ") && (end === terms.length || terms[end] === " ")) n += 1;
+    }
+    counts.set(term, n);
   }
   return counts;
 }
