@@ -178,6 +178,45 @@ export async function writeRealTextFiles(
   return ids;
 }
 
+/**
+ * An ai dataset as both shapes' benchmarks write it, through the given adapters: `size` real-text
+ * passages of the user named `email`, 25% more of another user, and the handbook of the sixty
+ * statements, every passage with its local vector (as the indexer writes them).
+ */
+export async function writeAiDataset(
+  store: MetadataStore,
+  index: Pick<SearchIndex, "replaceFilePassages">,
+  embedder: LocalEmbedder,
+  email: string,
+  size: number,
+): Promise<{ userFileIds: Set<string>; handbookId: string; loaded: number }> {
+  const otherTenantPassages = Math.round(size * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
+  const handbookId = randomUUID();
+  await store.migrate();
+  const user = await store.findUserByEmail(email);
+  if (!user) throw new Error(`the CLI did not create ${email}`);
+  const other = await store.createUser({ email: `other-tenant-${randomUUID()}@example.com`, plan: "pro" });
+  // Passages reach the index as the indexer hands them over: with their local vectors.
+  const embedding: Pick<SearchIndex, "replaceFilePassages"> = {
+    replaceFilePassages: (file, passages) =>
+      index.replaceFilePassages(file, withVectors(passages, { local: embedder })),
+  };
+  // The measured user's passages come first in the corpus, the other user's right after.
+  const corpus = realTextPassages(size + otherTenantPassages);
+  const written = await track(writeRealTextFiles(store, embedding, user.id, corpus.slice(0, size)));
+  await track(writeRealTextFiles(store, embedding, other.id, corpus.slice(size)));
+  await store.createFile({
+    ...fileRecord(handbookId, user.id, 0, HANDBOOK.length, new Date().toISOString()),
+    originalName: "handbook.pdf",
+  });
+  await embedding.replaceFilePassages({ userId: user.id, fileId: handbookId }, asAsync(statementPassages()));
+  return {
+    userFileIds: new Set([...written, handbookId]),
+    handbookId,
+    loaded: size + otherTenantPassages + HANDBOOK.length,
+  };
+}
+
 async function benchSize(
   size: number,
   options: AiBenchOptions,
@@ -186,42 +225,16 @@ async function benchSize(
   log: (line: string) => void,
 ): Promise<AiSizeResult> {
   return withTempDir("locus-bench-ai-", async (dataDir) => {
-    const otherTenantPassages = Math.round(size * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
     log(`ai ${size}: writing ${size} real-text passages with their vectors (+25% of another user) ...`);
     const { email, key } = await createUserWithKey(dataDir, { plan: "enterprise" });
     const started = performance.now();
     const store = createSqliteMetadataStore(join(dataDir, "metadata.sqlite"));
     const index = new SqliteSearchIndex(join(dataDir, "index.sqlite"));
-    const handbookId = randomUUID();
     let userFileIds: Set<string>;
+    let handbookId: string;
     let loaded: number;
     try {
-      await store.migrate();
-      const user = await store.findUserByEmail(email);
-      if (!user) throw new Error(`the CLI did not create ${email}`);
-      const other = await store.createUser({
-        email: `other-tenant-${randomUUID()}@example.com`,
-        plan: "pro",
-      });
-      // Passages reach the index as the indexer hands them over: with their local vectors.
-      const embedding: Pick<SearchIndex, "replaceFilePassages"> = {
-        replaceFilePassages: (file, passages) =>
-          index.replaceFilePassages(file, withVectors(passages, { local: embedder })),
-      };
-      // The measured user's passages come first in the corpus, the other user's right after.
-      const corpus = realTextPassages(size + otherTenantPassages);
-      const written = await track(writeRealTextFiles(store, embedding, user.id, corpus.slice(0, size)));
-      await track(writeRealTextFiles(store, embedding, other.id, corpus.slice(size)));
-      await store.createFile({
-        ...fileRecord(handbookId, user.id, 0, HANDBOOK.length, new Date().toISOString()),
-        originalName: "handbook.pdf",
-      });
-      await embedding.replaceFilePassages(
-        { userId: user.id, fileId: handbookId },
-        asAsync(statementPassages()),
-      );
-      userFileIds = new Set([...written, handbookId]);
-      loaded = size + otherTenantPassages + HANDBOOK.length;
+      ({ userFileIds, handbookId, loaded } = await writeAiDataset(store, index, embedder, email, size));
     } finally {
       await index.close();
       await store.close();

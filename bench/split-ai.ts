@@ -5,9 +5,8 @@
  * runs BM25 in PostgreSQL and an exact scan of the user's vectors, which the search process keeps
  * in memory between searches (read from PostgreSQL once, after the warm-up's first search).
  */
-import { randomUUID } from "node:crypto";
 import { assertRunning, track } from "./cleanup.ts";
-import { DEFAULT_AI_OPTIONS, HANDBOOK, statementPassages, timed, writeRealTextFiles } from "./ai-search.ts";
+import { DEFAULT_AI_OPTIONS, HANDBOOK, timed, writeAiDataset } from "./ai-search.ts";
 import {
   createPostgresMetadataStore,
   createUserWithKey,
@@ -15,12 +14,9 @@ import {
   PARAPHRASES,
   PARAPHRASES_DEV,
   PostgresSearchIndex,
-  withVectors,
-  type SearchIndex,
 } from "./deps.ts";
 import { since, sleep, withSplitStack } from "./harness.ts";
 import { realTextPassages, realTextQueries } from "./real-text.ts";
-import { asAsync, DEFAULT_SEARCH_OPTIONS, fileRecord } from "./search-latency.ts";
 import { round, roundSummary, summarise, type Summary } from "./stats.ts";
 
 export interface SplitAiResult {
@@ -71,36 +67,16 @@ async function measureSize(
   const { email, key } = await track(
     createUserWithKey(stack.dataDir, { plan: "enterprise", env: stack.cliEnv }),
   );
-  const otherTenantPassages = Math.round(size * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
   log(
     `split ai ${size}: writing ${size} real-text passages with their vectors (+25% of another user) into PostgreSQL ...`,
   );
   const started = performance.now();
   const store = createPostgresMetadataStore({ connectionString: databaseUrl, schema: stack.schema });
   const index = new PostgresSearchIndex({ connectionString: databaseUrl, schema: stack.schema });
-  const handbookId = randomUUID();
   let userFileIds: Set<string>;
+  let handbookId: string;
   try {
-    await store.migrate();
-    const user = await store.findUserByEmail(email);
-    if (!user) throw new Error(`the CLI did not create ${email}`);
-    const other = await store.createUser({ email: `other-tenant-${randomUUID()}@example.com`, plan: "pro" });
-    const embedding: Pick<SearchIndex, "replaceFilePassages"> = {
-      replaceFilePassages: (file, passages) =>
-        index.replaceFilePassages(file, withVectors(passages, { local: embedder })),
-    };
-    const corpus = realTextPassages(size + otherTenantPassages);
-    const written = await track(writeRealTextFiles(store, embedding, user.id, corpus.slice(0, size)));
-    await track(writeRealTextFiles(store, embedding, other.id, corpus.slice(size)));
-    await store.createFile({
-      ...fileRecord(handbookId, user.id, 0, HANDBOOK.length, new Date().toISOString()),
-      originalName: "handbook.pdf",
-    });
-    await embedding.replaceFilePassages(
-      { userId: user.id, fileId: handbookId },
-      asAsync(statementPassages()),
-    );
-    userFileIds = new Set([...written, handbookId]);
+    ({ userFileIds, handbookId } = await writeAiDataset(store, index, embedder, email, size));
   } finally {
     await index.close();
     await store.close();
