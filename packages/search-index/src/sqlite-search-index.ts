@@ -27,7 +27,7 @@ export interface SqliteSearchIndexOptions {
 }
 
 type PassageRow = { id: number; file_id: string; ord: number; content: string; locator: string };
-/** A passage FTS5 found, with its terms and FTS5's rank (its BM25 score, negated). */
+/** A candidate FTS5 found: what the second BM25 pass reads of it (its terms and their count). */
 type CandidateRow = { id: number; terms: string; term_count: number };
 
 /**
@@ -45,10 +45,10 @@ const MIN_CANDIDATES = 200;
  */
 const tenantOf = (userId: string) => `t${createHash("sha256").update(userId).digest("hex").slice(0, 12)}`;
 
-const indexedText = (tenant: string, content: string) =>
-  indexTerms(content)
-    .map((t) => `${tenant}_${t}`)
-    .join(" ");
+/** A passage's terms as the FTS5 table indexes them: each with the tenant prefix, by spaces. */
+const tenantText = (tenant: string, terms: readonly string[]) => terms.map((t) => `${tenant}_${t}`).join(" ");
+
+const indexedText = (tenant: string, content: string) => tenantText(tenant, indexTerms(content));
 
 /**
  * The FTS5 tokenizer only splits the prepared terms on spaces: terms are made in JavaScript
@@ -68,8 +68,9 @@ const TOKENIZER = `unicode61 remove_diacritics 0 tokenchars '_' categories 'L* M
  * already counts only the user's passages holding a term (the term carries the tenant), but takes
  * the number of passages and their mean length from the whole table, every account's. So FTS5
  * picks the best candidates (at least MIN_CANDIDATES), and they are scored again with the user's
- * own counts (unless the user is the file's only one, when FTS5's totals are theirs): `user_stats`, kept in the transaction that changes the passages, and `passages_vocab`
- * (FTS5's own per-term counts). With one user in the file the two rankings are the same; with
+ * own counts: `user_stats`, kept in the transaction that changes the passages, and
+ * `passages_vocab` (FTS5's own per-term counts). When the user is the file's only one, FTS5's
+ * totals are theirs and its score is kept. With one user in the file the two rankings are the same; with
  * many, a passage FTS5 ranks below every candidate is not found again, which needs the user's
  * statistics to differ a lot from everyone's.
  *
@@ -296,7 +297,7 @@ export class SqliteSearchIndex implements SearchIndex {
           from + i,
           p.content,
           JSON.stringify(p.locator),
-          terms.map((t) => `${tenant}_${t}`).join(" "),
+          tenantText(tenant, terms),
           terms.length,
           ...VECTOR_SLOTS.flatMap((slot) => {
             const v = p.vectors?.[slot];
