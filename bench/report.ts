@@ -151,6 +151,11 @@ export function evaluateTargets(
   const aiHits = aiLast ? hitsBySet(aiLast).test : undefined;
   const splitQuick = split?.search.find((s) => s.passages === 100_000);
   const splitAi = split?.ai?.find((s) => s.passages === 100_000);
+  const commonP95s = (["common-1", "common-2", "common-3"] as const).flatMap((cls) => {
+    const of = splitQuick?.byClass[cls];
+    return of ? [of.latencyMs.p95] : [];
+  });
+  const splitCommonP95 = commonP95s.length === 3 ? Math.max(...commonP95s) : null;
   return [
     {
       name: "ai search p50 at 100k passages, local engines",
@@ -182,6 +187,12 @@ export function evaluateTargets(
         ? `${splitQuick.ratioToAllInOne}× (${splitQuick.overall.latencyMs.p50} ms / ${splitQuick.allInOneP50Ms} ms)`
         : "not measured",
       pass: splitQuick?.ratioToAllInOne ? splitQuick.ratioToAllInOne <= 2 : null,
+    },
+    {
+      name: "Split shape: queries of only very common words (common-1, -2, -3) p95 through the gateway at 100k passages (PostgreSQL)",
+      goal: "≤ 30 ms",
+      measured: splitCommonP95 === null ? "not measured" : `${splitCommonP95} ms (worst class)`,
+      pass: splitCommonP95 === null ? null : splitCommonP95 <= 30,
     },
     {
       name: "Split shape: ai search p50 through the gateway at 100k passages, local engines",

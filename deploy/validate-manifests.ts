@@ -64,6 +64,8 @@ const EMBEDDING_TARGETS = ["indexer", "search"];
 const VECTOR_CACHE_TARGETS = ["search"];
 /** Default of LOCUS_VECTOR_CACHE_MB (packages/runtime/src/config.ts). */
 const VECTOR_CACHE_MB_DEFAULT = 256;
+/** Default of LOCUS_POSTINGS_CACHE_MB, held by the same targets when the search index is Postgres. */
+const POSTINGS_CACHE_MB_DEFAULT = 128;
 /** The operator CLI commands a Job (or a CronJob's Job) may run, by kind. */
 const JOB_COMMANDS: Record<string, { command: RegExp; what: string }> = {
   Job: { command: /cli\.ts migrate$/, what: "the migrate command" },
@@ -418,6 +420,12 @@ function checkKubernetes(label: string, file: string, imageEnv: Record<string, s
               ? Number(env.LOCUS_VECTOR_CACHE_MB)
               : VECTOR_CACHE_MB_DEFAULT;
             parts.push("LOCUS_VECTOR_CACHE_MB");
+            if (env.LOCUS_SEARCH_INDEX === "postgres") {
+              heaps += env.LOCUS_POSTINGS_CACHE_MB?.trim()
+                ? Number(env.LOCUS_POSTINGS_CACHE_MB)
+                : POSTINGS_CACHE_MB_DEFAULT;
+              parts.push("LOCUS_POSTINGS_CACHE_MB");
+            }
           }
           // Each recording or video in flight runs one pocketsphinx process at a time, outside the
           // heap; an all-in-one process takes LOCUS_EXTRACT_CONCURRENCY of each kind at once.

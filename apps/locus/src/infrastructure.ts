@@ -297,6 +297,7 @@ export class Infrastructure {
         return new PostgresSearchIndex({
           ...this.postgres(),
           vectorCacheBytes: this.config.ai.vectorCacheBytes,
+          postingsCacheBytes: this.config.postgres?.postingsCacheBytes,
         });
       case "elasticsearch": {
         const es = this.config.elasticsearch;

@@ -170,6 +170,7 @@ const EnvSchema = z.object({
   LOCUS_AI_MAX_RETRIES: int(1, 0, 10),
   LOCUS_WORD_VECTORS_PATH: z.string().min(1).optional(),
   LOCUS_VECTOR_CACHE_MB: int(256, 0, 65_536),
+  LOCUS_POSTINGS_CACHE_MB: int(128, 0, 65_536),
   LOCUS_SIGNUPS_PER_HOUR: int(10, 1),
   LOCUS_SERVICE_NAME: z
     .string()
@@ -310,7 +311,14 @@ export interface LocusConfig {
     rateLimitStore: "memory" | "redis";
   };
   /** Set when a Postgres adapter is chosen. */
-  postgres: { url: string; schema: string | undefined } | undefined;
+  postgres:
+    | {
+        url: string;
+        schema: string | undefined;
+        /** Memory for users' postings kept between quick searches by the Postgres search index. */
+        postingsCacheBytes: number;
+      }
+    | undefined;
   /** Set when LOCUS_SEARCH_INDEX=elasticsearch. */
   elasticsearch:
     | {
@@ -485,7 +493,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
       searchIndex: e.LOCUS_SEARCH_INDEX,
       rateLimitStore: e.LOCUS_RATE_LIMIT_STORE,
     },
-    postgres: e.DATABASE_URL ? { url: e.DATABASE_URL, schema: e.LOCUS_DATABASE_SCHEMA } : undefined,
+    postgres: e.DATABASE_URL
+      ? {
+          url: e.DATABASE_URL,
+          schema: e.LOCUS_DATABASE_SCHEMA,
+          postingsCacheBytes: e.LOCUS_POSTINGS_CACHE_MB * 1024 * 1024,
+        }
+      : undefined,
     elasticsearch:
       e.LOCUS_SEARCH_INDEX === "elasticsearch"
         ? {

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import type { ExtractedPassage } from "@locus/contracts";
 import { LocusError } from "@locus/contracts";
-import { PostgresSearchIndex } from "../src/postgres-search-index.ts";
+import { PostgresSearchIndex, type PostgresSearchIndexOptions } from "../src/postgres-search-index.ts";
 import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
 import { normaliseScore, type FileRef, type SearchIndex } from "../src/search-index.ts";
 import { bm25Score } from "../src/bm25.ts";
@@ -69,20 +69,28 @@ async function recount(schema: string) {
   return { users: users.rows, terms: terms.rows };
 }
 
-const open = (schema: string, poolSize = 4) =>
-  new PostgresSearchIndex({ connectionString: DATABASE_URL, schema, poolSize });
+const open = (schema: string, poolSize = 4, options: Partial<PostgresSearchIndexOptions> = {}) =>
+  new PostgresSearchIndex({ connectionString: DATABASE_URL, schema, poolSize, ...options });
 
-searchIndexContract(`Postgres full-text (real Postgres at ${redacted})`, () => {
-  const schema = newSchema();
-  const index = open(schema);
-  return Promise.resolve({
-    index,
-    async cleanup() {
-      await index.close();
-      await dropSchema(schema);
-    },
+// Quick search has two paths, held to the same contract: scored from the user's postings in memory
+// (every search here waits for them), and scored in SQL (no memory for postings).
+const PATHS: [string, Partial<PostgresSearchIndexOptions>][] = [
+  ["quick search scored from postings in memory", { loadPostingsInBackground: false }],
+  ["quick search scored in SQL", { postingsCacheBytes: 0 }],
+];
+for (const [path, options] of PATHS) {
+  searchIndexContract(`Postgres full-text, ${path} (real Postgres at ${redacted})`, () => {
+    const schema = newSchema();
+    const index = open(schema, 4, options);
+    return Promise.resolve({
+      index,
+      async cleanup() {
+        await index.close();
+        await dropSchema(schema);
+      },
+    });
   });
-});
+}
 
 const newFile = (userId: string = randomUUID()): FileRef => ({ userId, fileId: randomUUID() });
 
@@ -117,6 +125,75 @@ describe("PostgresSearchIndex", () => {
         [file.userId, file.fileId],
       )
     ).rows;
+
+  it("scores quick search from postings in memory as the SQL does, catching up with another process's writes", async () => {
+    const memory = open(schema, 4, { loadPostingsInBackground: false });
+    const sql = open(schema, 4, { postingsCacheBytes: 0 });
+    others.push(memory, sql);
+    const userId = randomUUID();
+    const files = Array.from({ length: 6 }, () => newFile(userId));
+    const write = (file: FileRef, label: string, n: number) =>
+      index.replaceFilePassages(
+        file,
+        streamOf(
+          Array.from({ length: n }, (_, i) =>
+            textPassage(`${label} the ${"the ".repeat(i % 4)}file of ${i % 3 === 0 ? "swap" : "font"} ${i}`),
+          ),
+        ),
+      );
+    for (const [i, file] of files.entries()) await write(file, `first${i}`, 40);
+    await write(newFile(), "someone else's", 30);
+    const same = async () => {
+      for (const text of ["the", "the of", "swap file", "font", "first2", "second3", "nothing"]) {
+        const want = await sql.search({ userId, text, limit: 25 });
+        const got = await memory.search({ userId, text, limit: 25 });
+        expect(got.map((h) => [h.fileId, h.ord])).toEqual(want.map((h) => [h.fileId, h.ord]));
+        got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 12));
+      }
+    };
+    await same();
+    // Another process (here `index`) replaces, deletes and adds: the next search sees all of it.
+    await write(files[3]!, "second3", 15);
+    await index.deleteFilePassages(files[0]!);
+    await index.deleteFilePassages(files[1]!);
+    await write(newFile(userId), "third", 10);
+    await same();
+    expect((await memory.search({ userId, text: "first0", limit: 5 })).length).toBe(0);
+    expect((await memory.search({ userId, text: "second3", limit: 50 })).length).toBe(15);
+  });
+
+  it("answers a user's first quick search in SQL while their postings load, and the same after", async () => {
+    const background = open(schema); // the default: postings load behind the first search
+    others.push(background);
+    const file = newFile();
+    await index.replaceFilePassages(
+      file,
+      streamOf(Array.from({ length: 50 }, (_, i) => textPassage(`the ${"the ".repeat(i % 5)}passage ${i}`))),
+    );
+    const query = { userId: file.userId, text: "the passage", limit: 10 };
+    const first = await background.search(query);
+    expect(first).toHaveLength(10);
+    // Whichever path answers the later searches, the answer does not change.
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await background.search(query)).toEqual(first);
+    }
+  });
+
+  it("scores in SQL a user whose postings do not fit the memory given", async () => {
+    const tiny = open(schema, 4, { postingsCacheBytes: 1_000, loadPostingsInBackground: false });
+    const sql = open(schema, 4, { postingsCacheBytes: 0 });
+    others.push(tiny, sql);
+    const file = newFile();
+    await index.replaceFilePassages(
+      file,
+      streamOf(
+        Array.from({ length: 60 }, (_, i) => textPassage(`crowded words ${i} ${"more ".repeat(i % 7)}`)),
+      ),
+    );
+    const query = { userId: file.userId, text: "more words", limit: 10 };
+    expect(await tiny.search(query)).toEqual(await sql.search(query));
+  });
 
   it("concurrent replacements of one file from two pools leave exactly one set, never both", async () => {
     const second = open(schema);
@@ -378,6 +455,7 @@ describe("PostgresSearchIndex", () => {
       [schema],
     );
     expect(tables.rows.map((r) => r.table_name).sort()).toEqual([
+      "indexed_files",
       "passages",
       "term_stats",
       "user_stats",

@@ -25,18 +25,29 @@ import { streamOf, textPassage } from "./search-index.contract.ts";
  */
 const TOP = 5;
 
-describe("ranking parity: SQLite FTS5 and real PostgreSQL rank the same real manuals alike", () => {
+describe("ranking parity: SQLite FTS5 and real PostgreSQL (from memory and in SQL) rank the same real manuals alike", () => {
   const userId = randomUUID();
   const names = new Map<string, string>();
   let dir: string;
   let sqlite: SqliteSearchIndex;
   let postgres: PostgresSearchIndex;
+  /** The same PostgreSQL passages, every quick search scored in SQL rather than from memory. */
+  let postgresSql: PostgresSearchIndex;
   const schema = `locus_parity_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "locus-parity-"));
     sqlite = new SqliteSearchIndex(join(dir, "index.db"));
-    postgres = new PostgresSearchIndex({ connectionString: TEST_DATABASE_URL, schema });
+    postgres = new PostgresSearchIndex({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      loadPostingsInBackground: false,
+    });
+    postgresSql = new PostgresSearchIndex({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      postingsCacheBytes: 0,
+    });
     const both: SearchIndex[] = [sqlite, postgres];
     for (const name of PARITY_MANUALS) {
       const extraction = await extractPdf(await readFile(join(QUALITY_FIXTURES, name)));
@@ -57,6 +68,7 @@ describe("ranking parity: SQLite FTS5 and real PostgreSQL rank the same real man
   afterAll(async () => {
     await sqlite.close();
     await postgres.close();
+    await postgresSql.close();
     await dropTestSchema(schema);
     await rm(dir, { recursive: true, force: true });
   });
@@ -74,10 +86,11 @@ describe("ranking parity: SQLite FTS5 and real PostgreSQL rank the same real man
     for (const text of queries) {
       const a = (await sqlite.search({ userId, text, limit: TOP })).map(placeOf);
       const b = (await postgres.search({ userId, text, limit: TOP })).map(placeOf);
+      const c = (await postgresSql.search({ userId, text, limit: TOP })).map(placeOf);
       if (a.length > 0) found += 1;
-      if (a.join("\n") !== b.join("\n")) {
+      if (a.join("\n") !== b.join("\n") || b.join("\n") !== c.join("\n")) {
         differences.push(
-          `${JSON.stringify(text)}\n  sqlite:   ${a.join(" | ")}\n  postgres: ${b.join(" | ")}`,
+          `${JSON.stringify(text)}\n  sqlite:   ${a.join(" | ")}\n  postgres: ${b.join(" | ")}\n  postgres scored in SQL: ${c.join(" | ")}`,
         );
       }
     }
