@@ -2,6 +2,9 @@ import { ErrorCodes, LocusError, type ErrorCode } from "@locus/contracts";
 import { currentRequestId } from "./request-context.ts";
 import type { ServiceIdentity } from "./service-identity.ts";
 
+/** Why a call past its time limit was cut short: one object for every call. */
+const TIMED_OUT = new Error("The service did not answer within the time limit.");
+
 /** Response headers worth passing on to the public client when a service refuses. */
 const FORWARDED_HEADERS = ["retry-after", "www-authenticate"];
 
@@ -18,11 +21,47 @@ export class ServiceClient {
     private readonly timeoutMs = 30_000,
   ) {}
 
+  /** The callee's response (2xx); its body is the caller's to read or leave. */
   async request(
     userId: string,
     path: string,
     init: RequestInit & { timeoutMs?: number } = {},
   ): Promise<Response> {
+    const { res, done } = await this.send(userId, path, init);
+    done();
+    return res;
+  }
+
+  /** The callee's JSON answer, read within the call's time limit. */
+  async json<T>(userId: string, path: string, init: RequestInit = {}): Promise<T> {
+    const { res, done } = await this.send(userId, path, init);
+    try {
+      return (await res.json()) as T;
+    } catch (err) {
+      throw new LocusError(
+        "unavailable",
+        `The ${this.audience} service broke off its answer; try again shortly.`,
+        {
+          cause: err,
+          headers: { "Retry-After": "1" },
+        },
+      );
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * Sends the call; a refusal is thrown as the callee's LocusError. `done` ends the time limit,
+   * which runs until then (headers and body). The limit is a timer cleared when the call is done,
+   * not AbortSignal.timeout: that one fires for every call, long after it ended, and builds a
+   * DOMException each time (measured: about a tenth of the gateway's CPU per search).
+   */
+  private async send(
+    userId: string,
+    path: string,
+    init: RequestInit & { timeoutMs?: number },
+  ): Promise<{ res: Response; done: () => void }> {
     const url = new URL(`${this.baseUrl}${path}`);
     // The token is good for this one request: its method, path and query, as the callee sees them.
     const token = await this.identity.sign(userId, this.audience, {
@@ -30,6 +69,9 @@ export class ServiceClient {
       path: `${url.pathname}${url.search}`,
     });
     const requestId = currentRequestId();
+    const limit = init.signal ? undefined : new AbortController();
+    const timer = limit && setTimeout(() => limit.abort(TIMED_OUT), init.timeoutMs ?? this.timeoutMs);
+    const done = () => clearTimeout(timer);
     let res: Response;
     try {
       res = await fetch(url, {
@@ -40,17 +82,19 @@ export class ServiceClient {
           // The same id in the callee's logs as in the gateway's.
           ...(requestId ? { "X-Request-Id": requestId } : {}),
         },
-        signal: init.signal ?? AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs),
+        signal: init.signal ?? limit!.signal,
       });
     } catch (err) {
+      done();
       throw new LocusError("unavailable", `The ${this.audience} service is unavailable; try again shortly.`, {
         cause: err,
         headers: { "Retry-After": "1" },
       });
     }
-    if (res.ok) return res;
+    if (res.ok) return { res, done };
     const code = res.headers.get("x-locus-error-code");
     const body = (await res.json().catch(() => null)) as { detail?: unknown } | null;
+    done();
     const message = typeof body?.detail === "string" ? body.detail : `The ${this.audience} service failed.`;
     const headers: Record<string, string> = {};
     for (const name of FORWARDED_HEADERS) {
@@ -59,10 +103,5 @@ export class ServiceClient {
     }
     if (code && code in ErrorCodes) throw new LocusError(code as ErrorCode, message, { headers });
     throw new LocusError(res.status >= 500 ? "unavailable" : "internal", message, { headers });
-  }
-
-  async json<T>(userId: string, path: string, init: RequestInit = {}): Promise<T> {
-    const res = await this.request(userId, path, init);
-    return (await res.json()) as T;
   }
 }

@@ -1,0 +1,79 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LocusError } from "@locus/contracts";
+import { ServiceClient, ServiceIdentity } from "../src/index.ts";
+
+const SECRET = "Yq3v9XwK2pL7sD0fG5hJ8kZ1cV4bN6mQ-_aRtEuIoP";
+
+/** A real HTTP server whose routes answer as a Locus service would, or not at all. */
+async function withServer(run: (base: string) => Promise<void>): Promise<void> {
+  const server: Server = createServer((req, res) => {
+    if (req.url === "/ok") {
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ fine: true }));
+    } else if (req.url === "/refused") {
+      res.statusCode = 429;
+      res.setHeader("x-locus-error-code", "rate_limited");
+      res.setHeader("retry-after", "7");
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ detail: "Slow down." }));
+    } else if (req.url === "/stalls-body") {
+      res.setHeader("content-type", "application/json");
+      res.write('{"partial": ');
+    }
+    // /silent: never answers.
+  });
+  server.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  try {
+    await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+
+describe("ServiceClient: calls between services", () => {
+  const identity = new ServiceIdentity(SECRET);
+
+  it("answers with the callee's JSON and leaves no timer behind", async () => {
+    await withServer(async (base) => {
+      const client = new ServiceClient(base, "search", identity, 60_000);
+      const before = timers();
+      for (let i = 0; i < 5; i++) expect(await client.json(`user-${i}`, "/ok")).toEqual({ fine: true });
+      // Each call's time limit ends with the call: none waits the minute out.
+      expect(timers()).toBeLessThanOrEqual(before);
+    });
+  });
+
+  it("throws the callee's refusal as its LocusError, with its Retry-After", async () => {
+    await withServer(async (base) => {
+      const client = new ServiceClient(base, "search", identity);
+      const refusal = await client.json("user", "/refused").catch((err: unknown) => err);
+      expect(refusal).toBeInstanceOf(LocusError);
+      expect(refusal).toMatchObject({ code: "rate_limited", message: "Slow down." });
+      expect((refusal as LocusError).headers).toEqual({ "retry-after": "7" });
+    });
+  });
+
+  it("gives up on a callee that does not answer, or stops halfway, within the time limit: 503", async () => {
+    await withServer(async (base) => {
+      const client = new ServiceClient(base, "search", identity, 300);
+      for (const path of ["/silent", "/stalls-body"]) {
+        const started = Date.now();
+        const err = await client.json("user", path).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(LocusError);
+        expect((err as LocusError).code).toBe("unavailable");
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+    });
+  });
+
+  it("says a callee that cannot be reached is unavailable", async () => {
+    const client = new ServiceClient("http://127.0.0.1:1", "files", identity, 2_000);
+    const err = await client.request("user", "/internal/files/x").catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "unavailable" });
+  });
+});
