@@ -697,7 +697,10 @@ function renderSplit(
       "The same corpus, query classes and sequence as the all-in-one search benchmark, written through " +
         "`PostgresSearchIndex.replaceFilePassages` and the Postgres metadata store's `createFile` into the stack's schema " +
         "while it runs (4 files at a time), then `VACUUM ANALYZE` on the passages table (the state autovacuum brings a " +
-        'table to shortly after a bulk load). Client-side latency through the gateway; "gateway p50" and "search service p50" ' +
+        "table to shortly after a bulk load). Then one search, and a wait until the search service logs that it has read the " +
+        'user\'s postings into memory ("postings load"; until then, the first seconds after a search process starts, a ' +
+        "user's searches are scored in SQL), then the warm-up and the measured searches. " +
+        'Client-side latency through the gateway; "gateway p50" and "search service p50" ' +
         "are what those two processes logged for the same requests (the search service's figure leaves out the gateway's " +
         'key check, rate limit and the internal HTTP hop); "gateway alone" is the client-side p50 of 200 searches with a ' +
         "test key, which the gateway answers from its sandbox after the key check and the rate limit, without calling " +
@@ -712,6 +715,7 @@ function renderSplit(
             "files",
             "table size",
             "load (passages/s)",
+            "postings load",
             "queries",
             "p50 ms",
             "p95 ms",
@@ -728,6 +732,7 @@ function renderSplit(
             x.files.toLocaleString("en"),
             x.tableBytes === null ? "–" : `${Math.round(x.tableBytes / 1024 ** 2)} MiB`,
             `${x.loadSeconds} s (${x.loadPassagesPerSecond.toLocaleString("en")})`,
+            x.postingsLoadedMs == null ? "not seen" : `${round2(x.postingsLoadedMs / 1000)} s`,
             `${x.measuredQueries}${x.stoppedByTimeBudget ? " (time budget hit)" : ""}`,
             fmt(x.overall.latencyMs.p50),
             fmt(x.overall.latencyMs.p95),

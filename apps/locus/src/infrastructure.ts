@@ -298,6 +298,13 @@ export class Infrastructure {
           ...this.postgres(),
           vectorCacheBytes: this.config.ai.vectorCacheBytes,
           postingsCacheBytes: this.config.postgres?.postingsCacheBytes,
+          onPostingsLoaded: ({ userId, passages, bytes, ms, kept }) =>
+            this.logger.info(
+              { userId, passages, mb: Math.round(bytes / 1e5) / 10, ms, kept },
+              kept
+                ? "a user's postings are loaded: their quick searches are scored in memory"
+                : "a user's postings are larger than LOCUS_POSTINGS_CACHE_MB: their quick searches stay in SQL",
+            ),
         });
       case "elasticsearch": {
         const es = this.config.elasticsearch;

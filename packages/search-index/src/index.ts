@@ -1,7 +1,11 @@
 export * from "./search-index.ts";
 export { SqliteSearchIndex, type SqliteSearchIndexOptions } from "./sqlite-search-index.ts";
 export { VectorCache, VectorMatrix, vectorBytes } from "./vector-matrix.ts";
-export { PostgresSearchIndex, type PostgresSearchIndexOptions } from "./postgres-search-index.ts";
+export {
+  PostgresSearchIndex,
+  type PostgresSearchIndexOptions,
+  type PostingsLoaded,
+} from "./postgres-search-index.ts";
 export {
   ELASTICSEARCH_MAPPING_VERSION,
   ElasticsearchSearchIndex,

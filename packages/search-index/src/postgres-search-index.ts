@@ -39,6 +39,20 @@ export interface PostgresSearchIndexOptions {
    * load behind it (default), or waits for them: a test's way to choose the path it checks.
    */
   loadPostingsInBackground?: boolean;
+  /**
+   * Told when a user's postings have been read in full (a first search in this process, or after
+   * they were let go): for the operator's log, since searches until then were scored in SQL.
+   */
+  onPostingsLoaded?: (loaded: PostingsLoaded) => void;
+}
+
+/** A user's postings read in full: how many passages, how long it took, whether the cache kept them. */
+export interface PostingsLoaded {
+  userId: string;
+  passages: number;
+  bytes: number;
+  ms: number;
+  kept: boolean;
 }
 
 type PassageRow = { id: string; file_id: string; ord: number; content: string; locator: Locator };
@@ -98,6 +112,7 @@ export class PostgresSearchIndex implements SearchIndex {
   private readonly vectors: VectorCache;
   private readonly postings: PostingsCache;
   private readonly loadPostingsInBackground: boolean;
+  private readonly onPostingsLoaded: ((loaded: PostingsLoaded) => void) | undefined;
   /** Each user's load or refresh of postings under way: concurrent searches share it. */
   private readonly refreshing = new Map<string, Promise<UserPostings | undefined>>();
   private migrated: Promise<void> | undefined;
@@ -118,6 +133,7 @@ export class PostgresSearchIndex implements SearchIndex {
     this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
     this.postings = new PostingsCache(options.postingsCacheBytes ?? 128 * 1024 * 1024);
     this.loadPostingsInBackground = options.loadPostingsInBackground ?? true;
+    this.onPostingsLoaded = options.onPostingsLoaded;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
@@ -327,6 +343,7 @@ export class PostgresSearchIndex implements SearchIndex {
     const under = this.refreshing.get(userId);
     if (under) return under;
     const work = (async () => {
+      const started = performance.now();
       const client = await this.pool.connect();
       let files: PostingsFile[];
       let removed: string[];
@@ -391,7 +408,15 @@ export class PostgresSearchIndex implements SearchIndex {
         if (this.closed) return undefined; // shutting down: nothing will search these
       }
       postings.apply(generation, [], []);
-      return this.postings.keep(userId, postings) ? postings : undefined;
+      const kept = this.postings.keep(userId, postings);
+      this.onPostingsLoaded?.({
+        userId,
+        passages: postings.passageCount(),
+        bytes: postings.bytes(),
+        ms: Math.round(performance.now() - started),
+        kept,
+      });
+      return kept ? postings : undefined;
     })();
     this.refreshing.set(userId, work);
     void work.then(

@@ -122,6 +122,11 @@ export class UserPostings {
     return best;
   }
 
+  /** Passages held that are not dead (those of the files at their current version). */
+  passageCount(): number {
+    return this.livePassages;
+  }
+
   /** Memory held, roughly: what the cache's budget counts. */
   bytes(): number {
     // The search's scratch is made at the first search: 12 bytes a slot.

@@ -3,7 +3,11 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import type { ExtractedPassage } from "@locus/contracts";
 import { LocusError } from "@locus/contracts";
-import { PostgresSearchIndex, type PostgresSearchIndexOptions } from "../src/postgres-search-index.ts";
+import {
+  PostgresSearchIndex,
+  type PostgresSearchIndexOptions,
+  type PostingsLoaded,
+} from "../src/postgres-search-index.ts";
 import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
 import { normaliseScore, type FileRef, type SearchIndex } from "../src/search-index.ts";
 import { bm25Score } from "../src/bm25.ts";
@@ -162,8 +166,10 @@ describe("PostgresSearchIndex", () => {
     expect((await memory.search({ userId, text: "second3", limit: 50 })).length).toBe(15);
   });
 
-  it("answers a user's first quick search in SQL while their postings load, and the same after", async () => {
-    const background = open(schema); // the default: postings load behind the first search
+  it("answers a user's first quick search in SQL while their postings load, says when they are, and the same after", async () => {
+    const loaded: PostingsLoaded[] = [];
+    // The default: postings load behind the first search.
+    const background = open(schema, 4, { onPostingsLoaded: (l) => loaded.push(l) });
     others.push(background);
     const file = newFile();
     await index.replaceFilePassages(
@@ -178,10 +184,19 @@ describe("PostgresSearchIndex", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await background.search(query)).toEqual(first);
     }
+    // Read once, in full, and kept: the later searches caught up from memory.
+    expect(loaded).toEqual([
+      { userId: file.userId, passages: 50, bytes: expect.any(Number), ms: expect.any(Number), kept: true },
+    ]);
   });
 
   it("scores in SQL a user whose postings do not fit the memory given", async () => {
-    const tiny = open(schema, 4, { postingsCacheBytes: 1_000, loadPostingsInBackground: false });
+    const loaded: PostingsLoaded[] = [];
+    const tiny = open(schema, 4, {
+      postingsCacheBytes: 1_000,
+      loadPostingsInBackground: false,
+      onPostingsLoaded: (l) => loaded.push(l),
+    });
     const sql = open(schema, 4, { postingsCacheBytes: 0 });
     others.push(tiny, sql);
     const file = newFile();
@@ -193,6 +208,7 @@ describe("PostgresSearchIndex", () => {
     );
     const query = { userId: file.userId, text: "more words", limit: 10 };
     expect(await tiny.search(query)).toEqual(await sql.search(query));
+    expect(loaded).toMatchObject([{ userId: file.userId, passages: 60, kept: false }]);
   });
 
   it("concurrent replacements of one file from two pools leave exactly one set, never both", async () => {
