@@ -3,6 +3,11 @@ import type { Logger } from "./logger.ts";
 /** Something that runs until stopped: a module once started. */
 export interface Stoppable {
   stop(): Promise<void>;
+  /**
+   * Work a module began at its start and finishes while the modules after it start (a warm-up):
+   * the manager's start resolves once every module's has. It never rejects.
+   */
+  warm?: Promise<void>;
 }
 
 /**
@@ -58,6 +63,7 @@ export class ModuleManager<Name extends string> {
         throw err;
       }
     }
+    await Promise.all(this.running.flatMap((entry) => (entry.module.warm ? [entry.module.warm] : [])));
   }
 
   /** Stops every started module in reverse order; keeps going when one fails to stop. */

@@ -1,8 +1,10 @@
 import type { MessagePort } from "node:worker_threads";
 import type { ExtractedPassage } from "@locus/contracts";
-import { loadLexicon } from "@locus/embedder";
+// The lexicon alone: the package's index would load the OpenAI client into every thread.
+import { loadLexicon } from "@locus/embedder/lexicon";
 import { extractPdf, PdfReadError, type ScannedPage } from "@locus/extract-pdf";
 import type { Lexicon } from "@locus/passages";
+import { warmUpPdf } from "./warm-up-pdf.ts";
 
 /** What the worker tells the extractor, in order, on the task's own port. */
 export type WorkerMessage =
@@ -33,6 +35,11 @@ export interface ExtractionTask {
 
 const BATCH = 200;
 
+/** The task that readies a new thread before any file: see ExtractionPool.warmUp. */
+export interface WarmUpTask {
+  warmUp: true;
+}
+
 /**
  * The lexicon that tells a word broken at a line end from a compound, loaded once per thread
  * (about 0.3 s, 20 MB). Without it (the word list missing) every break is joined.
@@ -40,11 +47,22 @@ const BATCH = 200;
 let lexicon: Promise<Lexicon | undefined> | undefined;
 const threadLexicon = () => (lexicon ??= loadLexicon().catch(() => undefined));
 
+/** Loads the lexicon and reads a small built-in PDF, so the thread's first file finds it warm. */
+async function warmUp(): Promise<void> {
+  const words = await threadLexicon();
+  const extraction = await extractPdf(warmUpPdf(), words ? { lexicon: words } : {});
+  for await (const _passage of extraction.passages) {
+    // read and dropped: only the reading matters
+  }
+}
+
 /**
  * Runs in a worker thread: pdf.js parses on the thread that calls it, so a large or hostile PDF
  * here never stalls the HTTP server, and a stuck or bloated one can be stopped by ending the thread.
  */
-export default async function extractInWorker({ data, port, scans }: ExtractionTask): Promise<void> {
+export default async function extractInWorker(task: ExtractionTask | WarmUpTask): Promise<void> {
+  if ("warmUp" in task) return warmUp();
+  const { data, port, scans } = task;
   const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   // Scanned pages are read by OCR in the extractor; drawing runs at most `window` pages ahead of it,
   // so a long scan never piles up drawn pages in memory.

@@ -24,6 +24,14 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     pageTimeoutMs: deps.pageTimeoutMs,
     maxHeapMb: deps.maxHeapMb,
   });
+  // Warmed while the other modules start, and before the process says it has started: the first
+  // upload is then read as fast as the later ones. A thread that cannot warm up is not fatal here;
+  // the file that needs it will say.
+  const started = performance.now();
+  const warm = pool.warmUp().then(
+    () => deps.logger.info({ ms: Math.round(performance.now() - started) }, "PDF reader ready"),
+    (err: unknown) => deps.logger.warn({ err }, "the PDF reader could not warm up"),
+  );
   const job = pdfExtractionJob(
     { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, heartbeatMs: deps.heartbeatMs },
     pool,
@@ -31,5 +39,5 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
   );
   await job.subscribe("extractor-pdf", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   // The bus stops delivering when it closes; the threads end here.
-  return { stop: () => pool.destroy() };
+  return { stop: () => pool.destroy(), warm };
 }
