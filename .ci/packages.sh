@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Debian packages Locus itself runs with (not only its tests): the offline speech recogniser and
-# its English model, and ffmpeg (maintained, with security fixes; preferred to the npm package's). And what only the tests use: flite, the speech synthesiser they make speech
-# with, and Chromium, the browser the dashboard's end-to-end tests drive (through playwright-core;
-# no browser is downloaded). Installed only when missing.
+# its English model, ffmpeg (maintained, with security fixes; preferred to the npm package's),
+# Poppler's tools (text PDFs, LOCUS_PDF_ENGINE) and the tesseract command (OCR, LOCUS_OCR_ENGINE;
+# its English data is also what the OCR benchmark's native side reads with). And what only the
+# tests use: flite, the speech synthesiser they make speech with, and Chromium, the browser the
+# dashboard's end-to-end tests drive (through playwright-core; no browser is downloaded).
+# Installed only when missing.
 set -euo pipefail
 
 need_install=()
 command -v pocketsphinx_continuous >/dev/null 2>&1 || need_install+=(pocketsphinx)
 [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ] || need_install+=(pocketsphinx-en-us)
 [ -x /usr/bin/ffmpeg ] || need_install+=(ffmpeg)
+command -v pdftotext >/dev/null 2>&1 || need_install+=(poppler-utils)
+command -v tesseract >/dev/null 2>&1 || need_install+=(tesseract-ocr)
 command -v flite >/dev/null 2>&1 || need_install+=(flite)
 [ -x /usr/bin/chromium ] || need_install+=(chromium)
 if [ ${#need_install[@]} -gt 0 ]; then
@@ -16,4 +21,4 @@ if [ ${#need_install[@]} -gt 0 ]; then
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_install[@]}"
 fi
-echo "pocketsphinx, its English model, ffmpeg, flite and chromium are installed"
+echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite and chromium are installed"

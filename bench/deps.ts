@@ -30,7 +30,14 @@ export {
   type SearchIndex,
 } from "@locus/search-index";
 /** The OCR library the image extractor runs, for throughput and accuracy without the server around it. */
-export { extractImage, OcrEngine } from "@locus/extract-ocr";
+export {
+  createOcrEngine,
+  extractImage,
+  findTesseract,
+  openImage,
+  type OcrEngine,
+  type OcrEngineKind,
+} from "@locus/extract-ocr";
 /** The media pieces the audio and video extractors run. */
 export { transcribeRecording, transcriptOf } from "@locus/extract-media";
 export { PocketsphinxSpeechToText } from "@locus/speech-to-text";

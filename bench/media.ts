@@ -9,7 +9,8 @@ import {
   encodeAudio,
   makeTextImage,
   makeVideo,
-  OcrEngine,
+  createOcrEngine,
+  type OcrEngine,
   PocketsphinxSpeechToText,
   readVideo,
   recording,
@@ -196,7 +197,8 @@ export async function benchMedia(
     })),
   );
   const video = await makeVideo({ slides, format: "mp4", width: 1280, height: 720 });
-  const engine = new OcrEngine({ languages: ["eng"], workers: 2 });
+  // The engine the server chooses by default: the tesseract command when installed, else tesseract.js.
+  const engine = createOcrEngine({ languages: ["eng"], workers: 2 });
   let framesRead = 0;
   const counting = Object.assign(Object.create(engine) as OcrEngine, {
     recognize: (image: Buffer) => {

@@ -1,3 +1,9 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { findPoppler } from "@locus/extract-pdf";
 import { buildVocabulary, proseLine, rng, type Vocabulary } from "./corpus.ts";
 import { client, createUserWithKey, makePdf, type Client } from "./deps.ts";
 import { track } from "./cleanup.ts";
@@ -11,6 +17,8 @@ export interface PdfBenchOptions {
   largeRuns: number;
   /** Fresh server starts, each given one small PDF as soon as it listens. */
   freshStarts: number;
+  /** Rounds over the real manuals, per engine. */
+  manualRuns: number;
   linesPerPage: number;
   /** Longest wait for one file to be ready; beyond it the benchmark fails. */
   readyTimeoutMs: number;
@@ -22,6 +30,7 @@ export const DEFAULT_PDF_OPTIONS: PdfBenchOptions = {
   largePages: 300,
   largeRuns: 3,
   freshStarts: 3,
+  manualRuns: 3,
   linesPerPage: 30,
   readyTimeoutMs: 120_000,
 };
@@ -61,6 +70,8 @@ export interface PdfBenchResult {
    * Absent from reports made before it was measured.
    */
   firstAfterStart?: PdfSeriesResult;
+  /** Real manuals against pdftotext in the same run; absent where it is not installed, and from older reports. */
+  realManuals?: RealManualsResult;
 }
 
 export interface FileBody {
@@ -179,7 +190,7 @@ export async function benchPdfIngestion(
     large.push(await makePdf({ pages: documentPages(vocab, 200 + i, largePages, lines) }));
 
   const env = { LOCUS_RATE_LIMIT_PRO: "100000", LOCUS_RATE_LIMIT_ENTERPRISE: "100000" };
-  return withTempDir("locus-bench-pdf-", async (dataDir) => {
+  const generated = await withTempDir("locus-bench-pdf-", async (dataDir) => {
     const { key } = await track(createUserWithKey(dataDir, { plan: "pro" }));
     const warm = await withServer(dataDir, env, async (server) => {
       const c = client(server.baseUrl, key);
@@ -202,4 +213,148 @@ export async function benchPdfIngestion(
     }
     return { ...warm, firstAfterStart: seriesResult(firstAfterStart, smallPages, lines, 20) };
   });
+  // Both engines where Poppler's tools are installed (the server's default then), else pdf.js.
+  const engines: PdfEngine[] = findPoppler() ? ["poppler", "pdfjs"] : ["pdfjs"];
+  const realManuals = await benchRealManuals(engines, options.manualRuns, options, log);
+  return { ...generated, ...(realManuals ? { realManuals } : {}) };
 }
+
+/** What reads the text layers of the server measured: Poppler's tools, or pdf.js alone. */
+export type PdfEngine = "poppler" | "pdfjs";
+
+export interface RealManualResult {
+  name: string;
+  pages: number;
+  bytes: number;
+  passages: number;
+  /** `pdftotext FILE /dev/null`, one run before each upload, median. */
+  pdftotextMs: number;
+  /** Upload to `ready` on the server's clock, median, per engine measured. */
+  serverReadyMs: Partial<Record<PdfEngine, number>>;
+}
+
+export interface RealManualsResult {
+  /** The native tool's command, as anyone can run it again. */
+  command: string;
+  pdftotextVersion: string;
+  runs: number;
+  manuals: RealManualResult[];
+  /** Every manual's pages over the sum of its medians. */
+  total: {
+    pages: number;
+    pdftotextPagesPerSecond: number;
+    pagesPerSecond: Partial<Record<PdfEngine, number>>;
+    /** Locus's pages/s over pdftotext's: the issue's goal is ≥ 0.5 with Poppler. */
+    ratio: Partial<Record<PdfEngine, number>>;
+  };
+}
+
+/**
+ * Real manuals from Debian packages, none written for Locus: two kept for this benchmark
+ * (bench/fixtures/manuals, gzipped as Debian ships them) and the quality set's three.
+ */
+const MANUALS: { name: string; path: string }[] = [
+  { name: "valgrind_manual.pdf", path: "manuals/valgrind_manual.pdf.gz" },
+  { name: "nettle.pdf", path: "manuals/nettle.pdf.gz" },
+  { name: "libtasn1.pdf", path: "quality/libtasn1.pdf" },
+  { name: "flite.pdf", path: "quality/flite.pdf" },
+  { name: "fontconfig-user.pdf", path: "quality/fontconfig-user.pdf" },
+];
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures");
+
+/** Milliseconds `pdftotext file /dev/null` takes, the process's start and end included. */
+function timePdftotext(file: string): number {
+  const started = performance.now();
+  execFileSync("pdftotext", [file, "/dev/null"], { stdio: "ignore" });
+  return since(started);
+}
+
+/**
+ * The real manuals uploaded one at a time to a warm server reading with each engine, against
+ * `pdftotext` reading the same file just before each upload, in the same run: the ratio survives a
+ * noisy machine where the absolute figures do not. Undefined when pdftotext is not installed.
+ */
+export async function benchRealManuals(
+  engines: readonly PdfEngine[],
+  runs: number,
+  options: PdfBenchOptions,
+  log: (line: string) => void,
+): Promise<RealManualsResult | undefined> {
+  let pdftotextVersion: string;
+  try {
+    const said = spawnSync("pdftotext", ["-v"], { encoding: "utf8" });
+    pdftotextVersion = /pdftotext version (\S+)/.exec(`${said.stderr}${said.stdout}`)?.[1] ?? "";
+    if (!pdftotextVersion) throw new Error(said.error?.message ?? "no version");
+  } catch (err) {
+    log(
+      `pdf: pdftotext is not installed (${(err as Error).message}); the real-manuals comparison is not measured`,
+    );
+    return undefined;
+  }
+  return withTempDir("locus-bench-manuals-", async (dataDir) => {
+    const manuals = MANUALS.map(({ name, path }) => {
+      const raw = readFileSync(join(FIXTURES, path));
+      const data = path.endsWith(".gz") ? gunzipSync(raw) : raw;
+      const file = join(dataDir, name);
+      writeFileSync(file, data);
+      return { name, data, file };
+    });
+    const { key } = await track(createUserWithKey(dataDir, { plan: "pro" }));
+    const env = { LOCUS_RATE_LIMIT_PRO: "100000" };
+    const pdftotextMs = new Map<string, number[]>();
+    const readyMs = new Map<string, number[]>();
+    const counts = new Map<string, { pages: number; passages: number }>();
+    for (const engine of engines) {
+      await withServer(dataDir, { ...env, LOCUS_PDF_ENGINE: engine }, async (server) => {
+        const c = client(server.baseUrl, key);
+        // The smallest manual first, not measured: warms the JIT as a running server would be.
+        const warmup = manuals.at(-1);
+        if (warmup) await ingest(c, warmup.data, `warmup-${engine}.pdf`, 20, options.readyTimeoutMs);
+        for (let r = 1; r <= runs; r++) {
+          for (const { name, data, file } of manuals) {
+            const nativeMs = timePdftotext(file);
+            const run = await ingest(c, data, `${engine}-${r}-${name}`, 20, options.readyTimeoutMs);
+            pdftotextMs.set(name, [...(pdftotextMs.get(name) ?? []), nativeMs]);
+            readyMs.set(`${engine} ${name}`, [
+              ...(readyMs.get(`${engine} ${name}`) ?? []),
+              run.serverReadyMs,
+            ]);
+            counts.set(name, { pages: run.pageCount, passages: run.passageCount });
+            log(
+              `pdf manuals, ${engine}, run ${r}/${runs}: ${name} ${run.pageCount} pages ready in ${run.serverReadyMs} ms (pdftotext ${Math.round(nativeMs)} ms)`,
+            );
+          }
+        }
+      });
+    }
+    const results: RealManualResult[] = manuals.map(({ name, data }) => ({
+      name,
+      pages: counts.get(name)?.pages ?? 0,
+      bytes: data.length,
+      passages: counts.get(name)?.passages ?? 0,
+      pdftotextMs: round(median(pdftotextMs.get(name) ?? [])),
+      serverReadyMs: Object.fromEntries(
+        engines.map((engine) => [engine, round(median(readyMs.get(`${engine} ${name}`) ?? []))]),
+      ),
+    }));
+    const pages = results.reduce((sum, m) => sum + m.pages, 0);
+    const nativeSeconds = results.reduce((sum, m) => sum + m.pdftotextMs, 0) / 1000;
+    const engineSeconds = (engine: PdfEngine) =>
+      results.reduce((sum, m) => sum + (m.serverReadyMs[engine] ?? 0), 0) / 1000;
+    return {
+      command: "pdftotext FILE /dev/null",
+      pdftotextVersion,
+      runs,
+      manuals: results,
+      total: {
+        pages,
+        pdftotextPagesPerSecond: round(pages / nativeSeconds),
+        pagesPerSecond: Object.fromEntries(engines.map((e) => [e, round(pages / engineSeconds(e))])),
+        ratio: Object.fromEntries(engines.map((e) => [e, round2(nativeSeconds / engineSeconds(e))])),
+      },
+    };
+  });
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;

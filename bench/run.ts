@@ -22,7 +22,12 @@ import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./medi
 import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
 import { benchParity } from "./parity.ts";
 import { benchSplitAi } from "./split-ai.ts";
-import { benchPdfIngestion, DEFAULT_PDF_OPTIONS, type PdfBenchResult } from "./pdf-ingestion.ts";
+import {
+  benchPdfIngestion,
+  DEFAULT_PDF_OPTIONS,
+  type PdfBenchResult,
+  type PdfEngine,
+} from "./pdf-ingestion.ts";
 import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
 import { carryOver, evaluateTargets, machine, writeReport, type Report } from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
@@ -43,8 +48,9 @@ const USAGE = `Usage: pnpm bench [options]
                            ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} real-text passages, hit@5 of ai against quick on paraphrased
                            questions (dev and test sets), the word vectors' load time and memory, then ai answers:
                            whether the summary states and cites the answer of hand-written questions on the
-                           real manuals of bench/fixtures/quality; ocr: OCR throughput on 150-dpi scans, word accuracy,
-                           a scanned PDF through the server; media: speech real-time factor, word error
+                           real manuals of bench/fixtures/quality; ocr: OCR throughput on 150-dpi scans, word accuracy
+                           with each engine, a scanned PDF through the server, the real page images of
+                           bench/fixtures/quality through the server with each engine against the tesseract command; media: speech real-time factor, word error
                            rate, a 10-minute recording through the server, video frames read per second;
                            split: ingestion and search in the split shape; quality: where results land
                            (hit@1, hit@5, MRR, locator error) on real PDFs, page images and recordings
@@ -353,6 +359,14 @@ if (pdfResult) {
   console.log(
     `  PDF ${pdfResult.large.pages} pages: ${pdfResult.large.medianPagesPerSecond} pages/s (median of ${pdfResult.large.runs.length})`,
   );
+  const manuals = pdfResult.realManuals;
+  if (manuals) {
+    for (const [engine, ratio] of Object.entries(manuals.total.ratio) as [PdfEngine, number][]) {
+      console.log(
+        `  real manuals (${manuals.total.pages} pages), ${engine}: ${manuals.total.pagesPerSecond[engine]} pages/s, ${ratio}× pdftotext (${manuals.total.pdftotextPagesPerSecond} pages/s)`,
+      );
+    }
+  }
 }
 const ocrResult = ocr as OcrBenchResult | null;
 if (ocrResult) {
@@ -362,8 +376,25 @@ if (ocrResult) {
   );
   for (const a of ocrResult.accuracy)
     console.log(
-      `  OCR word accuracy, ${a.variant}: ${(a.accuracy * 100).toFixed(1)}% (${a.correct}/${a.words})`,
+      `  OCR word accuracy, ${a.engine ?? "wasm"}, ${a.variant}: ${(a.accuracy * 100).toFixed(1)}% (${a.correct}/${a.words})`,
     );
+  const real = ocrResult.realImages;
+  for (const e of real?.engines ?? []) {
+    const words = e.words ? `, words right ${e.words.inOrder}/${e.words.words}` : "";
+    const ratio = e.ratio
+      ? `; tesseract ÷ Locus ${e.ratio.plain}× (as installed), ${e.ratio.oneThread}× (OMP_THREAD_LIMIT=1)`
+      : "";
+    console.log(
+      `  OCR real page images (${real?.images.length} at once), ${e.engine}: ready in ${e.medianMs} ms${words}${ratio}`,
+    );
+  }
+  if (real?.tesseract) {
+    const t = real.tesseract;
+    const words = t.words ? `, words right ${t.words.inOrder}/${t.words.words}` : "";
+    console.log(
+      `  tesseract ${t.version}, ${real.cores} at once: ${t.medianPlainMs} ms as installed, ${t.medianOneThreadMs} ms with OMP_THREAD_LIMIT=1${words}`,
+    );
+  }
   console.log(
     `  scanned PDF of ${ocrResult.scannedPdf.pages} pages through the server: ${ocrResult.scannedPdf.pagesPerSecond} pages/s`,
   );

@@ -7,7 +7,8 @@ import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
 import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
 import type { Lexicon } from "@locus/passages";
-import { OcrEngine } from "@locus/extract-ocr";
+import { createOcrEngine, type OcrEngine } from "@locus/extract-ocr";
+import { findPoppler, type PopplerTools } from "@locus/extract-pdf";
 import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
 import type { PresignBlob } from "@locus/files";
 import { ServiceIdentity } from "@locus/http";
@@ -16,7 +17,7 @@ import {
   createSqliteMetadataStore,
   type MetadataStore,
 } from "@locus/metadata-store";
-import type { LocusConfig, Logger } from "@locus/runtime";
+import { ConfigError, type LocusConfig, type Logger } from "@locus/runtime";
 import {
   ElasticsearchSearchIndex,
   PostgresSearchIndex,
@@ -49,6 +50,8 @@ export class Infrastructure {
   private index?: Promise<SearchIndex>;
   private redisClient?: Redis;
   private ocr?: OcrEngine;
+  /** Poppler's tools once looked for: null when PDFs are read with pdf.js alone. */
+  private poppler?: PopplerTools | null;
   private local?: Promise<LocalEmbedder>;
   private words?: Promise<Lexicon | undefined>;
   private readonly closers: (() => Promise<void>)[] = [];
@@ -160,17 +163,56 @@ export class Infrastructure {
   }
 
   /**
+   * Poppler's tools when PDFs are to be read with them (LOCUS_PDF_ENGINE), looked for once per
+   * process and said in the log; undefined for pdf.js alone. `poppler` without the tools is a
+   * setting to fix, and stops the start.
+   */
+  pdfTools(): PopplerTools | undefined {
+    if (this.poppler === undefined) {
+      const engine = this.config.pdfEngine;
+      const tools = engine === "pdfjs" ? undefined : findPoppler();
+      if (engine === "poppler" && !tools) {
+        throw new ConfigError([
+          "LOCUS_PDF_ENGINE=poppler, but pdftotext, pdfinfo and pdftoppm are not all on the PATH: " +
+            "install poppler-utils (Debian: apt-get install poppler-utils), or set LOCUS_PDF_ENGINE=auto or pdfjs",
+        ]);
+      }
+      if (tools) {
+        this.logger.info(
+          { pdfEngine: "poppler", version: tools.version, kernelBounds: Object.keys(tools.bounds) },
+          "PDFs are read with Poppler's tools, and with pdf.js where they fail",
+        );
+      } else {
+        this.logger.info(
+          { pdfEngine: "pdfjs" },
+          engine === "auto"
+            ? "PDFs are read with pdf.js (Poppler's tools are not installed)"
+            : "PDFs are read with pdf.js",
+        );
+      }
+      this.poppler = tools ?? null;
+    }
+    return this.poppler ?? undefined;
+  }
+
+  /**
    * The OCR engine, one per process: the image and PDF extractors share its recognisers. Finds
    * the language models now, so a missing package stops the start; the recognisers themselves
    * start on the first image.
    */
   ocrEngine(): OcrEngine {
     if (!this.ocr) {
-      const engine = new OcrEngine({
+      const engine = createOcrEngine({
+        engine: this.config.ocr.engine,
+        tesseractPath: this.config.ocr.tesseractPath,
         languages: this.config.ocr.languages,
         workers: this.config.ocr.workers,
         timeoutMs: this.config.ocr.timeoutMs,
       });
+      this.logger.info(
+        { ocrEngine: engine.kind, workers: engine.workers },
+        `Images are read with ${engine.description}`,
+      );
       this.closers.push(() => engine.close());
       this.ocr = engine;
     }

@@ -76,7 +76,9 @@ try {
 } catch (err) {
   logger.fatal({ err }, "Locus failed to start");
   // A setting to fix: say it plainly too, not only inside a JSON log line.
-  if (err instanceof OcrSetupError) process.stderr.write(`Locus cannot start: ${err.message}\n`);
+  if (err instanceof OcrSetupError || err instanceof ConfigError) {
+    process.stderr.write(`Locus cannot start: ${err.message}\n`);
+  }
   await infra.close();
   process.exit(1);
 }

@@ -85,6 +85,7 @@ export function moduleDescriptors(
           heartbeatMs,
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
+          poppler: infra.pdfTools(),
           ...(config.ocr.pdfScans
             ? {
                 scans: {

@@ -51,6 +51,23 @@ describe("configuration", () => {
     expect(bad.stderr).toMatch(/LOCUS_OCR_LANGUAGES: must be Tesseract language codes joined by "\+"/);
   });
 
+  it("stops at start when a native engine is required but missing, saying what to install or set", async () => {
+    // No PATH entry holds Poppler's tools.
+    const pdf = await startWithEnv({ PORT: "0", LOCUS_PDF_ENGINE: "poppler", PATH: "/nonexistent-bin" });
+    expect(pdf.code).toBe(1);
+    expect(pdf.stderr).toMatch(
+      /Locus cannot start: Invalid configuration:\n {2}- LOCUS_PDF_ENGINE=poppler, but pdftotext, pdfinfo and pdftoppm are not all on the PATH: install poppler-utils/,
+    );
+    const ocr = await startWithEnv({
+      PORT: "0",
+      LOCUS_OCR_ENGINE: "native",
+      LOCUS_TESSERACT_PATH: "/nonexistent-bin/tesseract",
+    });
+    expect(ocr.code).toBe(1);
+    expect(ocr.stderr).toMatch(/Locus cannot start: The native OCR engine needs the tesseract command/);
+    expect(ocr.stderr).toMatch(/apt-get install tesseract-ocr/);
+  });
+
   it("names a missing connection setting for a chosen adapter", async () => {
     const { code, stderr } = await startWithEnv({ LOCUS_BUS: "rabbitmq", LOCUS_METADATA_STORE: "postgres" });
     expect(code).toBe(2);

@@ -10,14 +10,24 @@ export {
   type PreparedPage,
 } from "./image-reader.ts";
 export { languageModelPath, OcrSetupError } from "./languages.ts";
+export { createOcrEngine, type CreateOcrEngineOptions } from "./create-ocr-engine.ts";
 export {
-  OcrEngine,
+  findTesseract,
+  NativeOcrEngine,
+  TesseractUnavailableError,
+  type NativeOcrEngineOptions,
+  type TesseractBinary,
+} from "./native-engine.ts";
+export {
   OcrTimeoutError,
+  type OcrEngine,
+  type OcrEngineKind,
   type OcrEngineOptions,
   type OcrLine,
   type OcrPage,
   type PixelBox,
 } from "./ocr-engine.ts";
+export { WasmOcrEngine } from "./wasm-engine.ts";
 export {
   buildOcrPassages,
   DEFAULT_OCR_PASSAGE_OPTIONS,

@@ -1,6 +1,4 @@
 import { availableParallelism } from "node:os";
-import { createWorker, OEM, type Worker } from "tesseract.js";
-import { languageFolder } from "./languages.ts";
 
 /** A rectangle in pixels, from the top-left corner. */
 export interface PixelBox {
@@ -28,10 +26,34 @@ export interface OcrPage {
   rotation: number;
 }
 
+/**
+ * Which Tesseract reads the images: `native`, the `tesseract` command (Tesseract 4 or later), one
+ * process per image; `wasm`, tesseract.js (WebAssembly) in worker threads. Both read with the same
+ * models (the `@tesseract.js-data/<code>` packages) and the same settings, and give the same lines
+ * but for the last digits of the arithmetic (test/ocr-engines.test.ts measures how far apart).
+ */
+export type OcrEngineKind = "native" | "wasm";
+
+/** A pool of recognisers shared by every extractor of the process. */
+export interface OcrEngine {
+  readonly kind: OcrEngineKind;
+  /** Which recogniser this is, for the start-up log. */
+  readonly description: string;
+  /** Images read at once. */
+  readonly workers: number;
+  /**
+   * Reads the lines of an image: a grey PGM, as the extractors prepare their pages (PNG, JPEG,
+   * WebP, GIF and TIFF are read too). What is not an image is refused with an error.
+   */
+  recognize(image: Buffer): Promise<OcrPage>;
+  /** Ends every recogniser (an image being read is given up) and rejects the images waiting. */
+  close(): Promise<void>;
+}
+
 export interface OcrEngineOptions {
   /** Tesseract language codes, each from its `@tesseract.js-data/<code>` package. */
   languages: readonly string[];
-  /** Recognisers kept at once; each is a thread with its own copy of the model (~150–250 MB). */
+  /** Images read at once: recognisers (wasm threads or native processes), ~150–250 MB each. */
   workers?: number;
   /** One image taking longer than this is given up: its recogniser is ended and replaced. */
   timeoutMs?: number;
@@ -48,64 +70,78 @@ export class OcrTimeoutError extends Error {
   }
 }
 
+/** A corner-to-corner box, as Tesseract reports them. */
+export interface CornerBox {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** One line as a recogniser reports it, before Locus reads it. */
+export interface RecognisedLine {
+  text: string;
+  /** 0–100, Tesseract's scale. */
+  confidence: number;
+  bbox: CornerBox;
+  /** Where the line's baseline starts and ends; absent when the recogniser gave none. */
+  baseline?: CornerBox;
+}
+
 interface Job {
   image: Buffer;
   resolve: (page: OcrPage) => void;
   reject: (err: unknown) => void;
 }
 
-interface Slot {
-  worker: Promise<Worker> | null;
+interface Slot<W> {
+  worker: Promise<W> | null;
   busy: boolean;
 }
 
-/** The shape of tesseract.js's `blocks` output that Locus reads. */
-interface TessBox {
-  x0: number;
-  y0: number;
-  x1: number;
-  y1: number;
-}
-interface TessLine {
-  text: string;
-  confidence: number;
-  bbox: TessBox;
-  baseline: TessBox;
-}
-interface TessBlock {
-  paragraphs: { lines: TessLine[] }[];
-}
-
 /**
- * A pool of tesseract.js recognisers shared by every extractor of the process: started on first
- * use (a process that never sees an image pays nothing), reused across files, each image queued
- * until one is free. The language models are found when the engine is made, so a missing package
- * stops the process at start-up rather than failing files later.
+ * The pool both engines share: recognisers started on first use (a process that never sees an
+ * image pays nothing), reused across files, each image queued until one is free, one that takes
+ * too long or fails ended and replaced, idle ones ended after a while. An engine says how to start,
+ * end and read with one recogniser; the straightening of leaning lines is done here, alike for both.
  */
-export class OcrEngine {
-  private readonly slots: Slot[];
+export abstract class PooledOcrEngine<W> implements OcrEngine {
+  abstract readonly kind: OcrEngineKind;
+  abstract readonly description: string;
+  protected readonly languages: string[];
+  private readonly slots: Slot<W>[];
   private readonly queue: Job[] = [];
-  private readonly languages: string[];
-  private readonly langFolder: { path: string; remove: () => void };
   private readonly timeoutMs: number;
   private readonly idleMs: number;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Rejects when the engine is closed: the images being read are given up at once. */
+  private readonly closing: Promise<never>;
+  private rejectClosing: (err: Error) => void = () => undefined;
 
-  constructor(private readonly options: OcrEngineOptions) {
+  constructor(options: OcrEngineOptions) {
     this.languages = [...new Set(options.languages)];
-    this.langFolder = languageFolder(this.languages);
     const workers = options.workers ?? Math.max(1, availableParallelism());
     this.slots = Array.from({ length: workers }, () => ({ worker: null, busy: false }));
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
+    this.closing = new Promise<never>((_, reject) => (this.rejectClosing = reject));
+    this.closing.catch(() => undefined);
   }
+
+  /** Starts one recogniser. */
+  protected abstract startWorker(): Promise<W>;
+  /** Ends one recogniser, and whatever it is reading; resolves once nothing of it runs. */
+  protected abstract endWorker(worker: W): Promise<void>;
+  /** Reads an image turned by `rotation` radians about its centre, keeping its size (0: as it is). */
+  protected abstract read(worker: W, image: Buffer, rotation: number): Promise<RecognisedLine[]>;
+  /** Gives back what the engine holds besides its recognisers; called once, by close(). */
+  protected abstract release(): Promise<void>;
 
   get workers(): number {
     return this.slots.length;
   }
 
-  /** Reads the lines of an image (PGM, PNG, JPEG, or another format Leptonica reads). */
   recognize(image: Buffer): Promise<OcrPage> {
     if (this.closed) return Promise.reject(new Error("The OCR engine is closed."));
     clearTimeout(this.idleTimer);
@@ -116,11 +152,13 @@ export class OcrEngine {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     clearTimeout(this.idleTimer);
+    this.rejectClosing(new Error("The OCR engine is closed."));
     for (const job of this.queue.splice(0)) job.reject(new Error("The OCR engine is closed."));
-    await Promise.all(this.slots.map((slot) => this.endWorker(slot)));
-    this.langFolder.remove();
+    await Promise.all(this.slots.map((slot) => this.endSlot(slot)));
+    await this.release();
   }
 
   private dispatch(): void {
@@ -137,7 +175,7 @@ export class OcrEngine {
     }
   }
 
-  private async run(slot: Slot, job: Job): Promise<void> {
+  private async run(slot: Slot<W>, job: Job): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
       slot.worker ??= this.startWorker();
@@ -145,34 +183,22 @@ export class OcrEngine {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new OcrTimeoutError(this.timeoutMs)), this.timeoutMs);
       });
-      job.resolve(await Promise.race([readStraightened(worker, job.image), timeout]));
+      const reading = readStraightened((rotation) => this.read(worker, job.image, rotation));
+      job.resolve(await Promise.race([reading, timeout, this.closing]));
     } catch (err) {
       // A recogniser that timed out or failed may be stuck or broken: never hand it another image.
-      await this.endWorker(slot);
+      await this.endSlot(slot);
       job.reject(err);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async startWorker(): Promise<Worker> {
-    const worker = await createWorker(this.languages, OEM.LSTM_ONLY, {
-      langPath: this.langFolder.path,
-      gzip: true,
-      // The models are read from their packages each time; never written next to the process.
-      cacheMethod: "none",
-    });
-    // The pages handed over carry no resolution Tesseract trusts; without one it guesses, and says
-    // so on stderr for every image.
-    await worker.setParameters({ user_defined_dpi: "300" });
-    return worker;
-  }
-
-  private async endWorker(slot: Slot): Promise<void> {
+  private async endSlot(slot: Slot<W>): Promise<void> {
     const worker = slot.worker;
     slot.worker = null;
     if (!worker) return;
-    await worker.then((w) => w.terminate()).catch(() => undefined);
+    await worker.then((w) => this.endWorker(w)).catch(() => undefined);
   }
 
   private armIdleTimer(): void {
@@ -180,7 +206,7 @@ export class OcrEngine {
     if (this.closed) return;
     this.idleTimer = setTimeout(() => {
       if (this.slots.some((s) => s.busy)) return;
-      void Promise.all(this.slots.map((slot) => this.endWorker(slot)));
+      void Promise.all(this.slots.map((slot) => this.endSlot(slot)));
     }, this.idleMs);
     this.idleTimer.unref();
   }
@@ -197,49 +223,41 @@ const SKEW_LIMIT = 0.02;
  * turned straight by their median lean. Tesseract's own straightening (rotateAuto) would analyse
  * the layout of every image twice, a quarter more time for the images that do not need it.
  */
-async function readStraightened(worker: Worker, image: Buffer): Promise<OcrPage> {
-  const first = await worker.recognize(image, {}, { blocks: true, text: false });
-  const skew = medianSkew(first.data.blocks);
-  if (skew === null || Math.abs(skew) <= SKEW_LIMIT) {
-    return { lines: readLines(first.data.blocks), rotation: 0 };
-  }
+export async function readStraightened(
+  read: (rotation: number) => Promise<RecognisedLine[]>,
+): Promise<OcrPage> {
+  const first = await read(0);
+  const skew = medianSkew(first);
+  if (skew === null || Math.abs(skew) <= SKEW_LIMIT) return { lines: readLines(first), rotation: 0 };
   // Turning by minus the lean levels the lines; the boxes come back in the turned image.
   const rotation = -skew;
-  const second = await worker.recognize(image, { rotateRadians: rotation }, { blocks: true, text: false });
-  return { lines: readLines(second.data.blocks), rotation };
+  return { lines: readLines(await read(rotation)), rotation };
 }
 
 /** The median angle of the baselines of lines long enough to measure, or null without any. */
-function medianSkew(blocks: TessBlock[] | null): number | null {
+function medianSkew(lines: readonly RecognisedLine[]): number | null {
   const angles: number[] = [];
-  for (const block of blocks ?? []) {
-    for (const paragraph of block.paragraphs) {
-      for (const { baseline } of paragraph.lines) {
-        const run = baseline.x1 - baseline.x0;
-        if (run >= 50) angles.push(Math.atan((baseline.y1 - baseline.y0) / run));
-      }
-    }
+  for (const { baseline } of lines) {
+    if (!baseline) continue;
+    const run = baseline.x1 - baseline.x0;
+    if (run >= 50) angles.push(Math.atan((baseline.y1 - baseline.y0) / run));
   }
   if (angles.length === 0) return null;
   angles.sort((a, b) => a - b);
   return angles[Math.floor(angles.length / 2)] ?? null;
 }
 
-function readLines(blocks: TessBlock[] | null): OcrLine[] {
+function readLines(recognised: readonly RecognisedLine[]): OcrLine[] {
   const lines: OcrLine[] = [];
-  for (const block of blocks ?? []) {
-    for (const paragraph of block.paragraphs) {
-      for (const line of paragraph.lines) {
-        const text = line.text.replace(/\s+/g, " ").trim();
-        if (text.length === 0) continue;
-        const { x0, y0, x1, y1 } = line.bbox;
-        lines.push({
-          text,
-          confidence: Math.max(0, Math.min(1, line.confidence / 100)),
-          bbox: { x: x0, y: y0, width: x1 - x0, height: y1 - y0 },
-        });
-      }
-    }
+  for (const line of recognised) {
+    const text = line.text.replace(/\s+/g, " ").trim();
+    if (text.length === 0) continue;
+    const { x0, y0, x1, y1 } = line.bbox;
+    lines.push({
+      text,
+      confidence: Math.max(0, Math.min(1, line.confidence / 100)),
+      bbox: { x: x0, y: y0, width: x1 - x0, height: y1 - y0 },
+    });
   }
   return lines;
 }

@@ -50,6 +50,15 @@ function isText(line: OcrLine, minConfidence: number): boolean {
 }
 
 /**
+ * A line counted when lines are numbered: one with a letter or a digit, read with at least half
+ * the confidence needed to index it. Below that it is taken for a picture's texture read as
+ * letters, which a reader would not count as a line.
+ */
+function isCounted(line: OcrLine, minConfidence: number): boolean {
+  return line.confidence >= minConfidence / 2 && /[\p{L}\p{N}]/u.test(line.text);
+}
+
+/**
  * Maps a box from the read image back to the page: undoes the recogniser's straightening (a turn
  * about the centre) and the scaling, and clips to the page.
  */
@@ -91,7 +100,9 @@ export function buildOcrPassages(
   options: OcrPassageOptions = DEFAULT_OCR_PASSAGE_OPTIONS,
 ): ExtractedPassage[] {
   const lines = keptLines(read, geometry, options.minConfidence, options.lexicon);
-  return windowLines(lines, options).flatMap((window) => {
+  // A passage's content has one line per page line, with no gap: it never spans a line not kept.
+  const windows = consecutiveRuns(lines).flatMap((run) => windowLines(run, options));
+  return windows.flatMap((window) => {
     const first = window[0];
     const last = window.at(-1);
     if (!first || !last) return [];
@@ -119,7 +130,8 @@ export function buildOcrPassages(
 
 /**
  * The lines of a reading worth indexing (sure enough, with a letter or a digit), numbered in
- * reading order, each with its box on the page, words hyphenated at line ends made whole.
+ * reading order among the lines counted (see isCounted), each with its box on the page, words
+ * hyphenated at line ends made whole.
  */
 export function keptLines(
   read: OcrPage,
@@ -127,15 +139,36 @@ export function keptLines(
   minConfidence: number,
   lexicon?: Lexicon,
 ): KeptLine[] {
-  const lines = read.lines
-    .filter((line) => isText(line, minConfidence))
-    .map((line, i) => ({
+  const lines: KeptLine[] = [];
+  let number = 0;
+  for (const line of read.lines) {
+    if (!isCounted(line, minConfidence)) continue;
+    // A line read with less confidence than the threshold is not indexed, but it is still a line
+    // the reader sees: it keeps its number, and the lines below keep theirs. Otherwise a heading
+    // read at 0.48 instead of 0.50 (one Tesseract build against another) would move every
+    // locator below it by a line.
+    number += 1;
+    if (line.confidence < minConfidence) continue;
+    lines.push({
       text: line.text.trim(),
-      number: i + 1,
+      number,
       confidence: line.confidence,
       bbox: toPageBox(line.bbox, read.rotation, geometry),
-    }));
-  return joinHyphenatedLines(lines, lexicon);
+    });
+  }
+  // A word is mended only across lines that follow each other on the page.
+  return consecutiveRuns(lines).flatMap((run) => joinHyphenatedLines(run, lexicon));
+}
+
+/** Lines cut where a number is skipped (a line counted but not kept). */
+function consecutiveRuns(lines: readonly KeptLine[]): KeptLine[][] {
+  const runs: KeptLine[][] = [];
+  for (const line of lines) {
+    const run = runs.at(-1);
+    if (run && run.at(-1)?.number === line.number - 1) run.push(line);
+    else runs.push([line]);
+  }
+  return runs;
 }
 
 /** The median height of the kept lines, in read pixels: small text reads better scaled up. */

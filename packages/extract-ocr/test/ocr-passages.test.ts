@@ -34,6 +34,39 @@ describe("OCR lines to passages", () => {
     });
   });
 
+  it("keeps the number of a line read just under the threshold, so the lines below keep theirs", () => {
+    const read: OcrPage = {
+      rotation: 0,
+      lines: [
+        line("fonts-conf", 0.48, 40), // a heading the recogniser is a little unsure of
+        line("First body line", 0.95, 100),
+        line("zqx vvk", 0.2, 160), // under half the threshold: a picture's texture, not a line
+        line("Second body line", 0.9, 220),
+      ],
+    };
+    const passages = buildOcrPassages(1, read, geometry, { maxLines: 5, maxChars: 500, minConfidence: 0.5 });
+    expect(passages.map((p) => [p.content, p.locator.line, p.locator.line_end])).toEqual([
+      ["First body line\nSecond body line", 2, 3],
+    ]);
+  });
+
+  it("never spans a line it did not keep: each content line is its page line", () => {
+    const read: OcrPage = {
+      rotation: 0,
+      lines: [
+        line("Above the smudge", 0.95, 40),
+        line("smudged words here", 0.4, 100), // counted (line 2), not kept
+        line("Below the smudge", 0.9, 160),
+        line("and one more", 0.9, 220),
+      ],
+    };
+    const passages = buildOcrPassages(1, read, geometry, { maxLines: 5, maxChars: 500, minConfidence: 0.5 });
+    expect(passages.map((p) => [p.content, p.locator.line, p.locator.line_end])).toEqual([
+      ["Above the smudge", 1, 1],
+      ["Below the smudge\nand one more", 3, 4],
+    ]);
+  });
+
   it("gives boxes in page pixels: each line's, and the one around the passage", () => {
     const read: OcrPage = { rotation: 0, lines: [line("one", 0.9, 100), line("two", 0.9, 200)] };
     const [passage] = buildOcrPassages(3, read, geometry);

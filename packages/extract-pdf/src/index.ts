@@ -13,7 +13,15 @@ export {
   extractPdf,
   SCANNED_PAGE_MAX_CHARS,
   type PdfExtraction,
+  type PopplerReading,
   type ScannedPage,
   type ScanOptions,
 } from "./extract-pdf.ts";
 export { findInflationBomb, MAX_INFLATED_STREAM_BYTES } from "./inflation-guard.ts";
+export {
+  findPoppler,
+  openPdfWithPoppler,
+  PopplerError,
+  type PopplerLimits,
+  type PopplerTools,
+} from "./poppler-reader.ts";

@@ -47,8 +47,11 @@ export interface RenderedPage {
 
 export interface OpenedPdf {
   pageCount: number;
-  /** Pages one at a time, each released before the next is read: memory stays flat with page count. */
-  pages(): AsyncGenerator<PdfPageText>;
+  /**
+   * Pages one at a time from page `from` (default 1), each released before the next is read:
+   * memory stays flat with page count.
+   */
+  pages(from?: number): AsyncGenerator<PdfPageText>;
   close(): Promise<void>;
 }
 
@@ -63,10 +66,11 @@ const WASM = `${join(PDFJS_DIR, "wasm")}/`;
 const CMAPS = `${join(PDFJS_DIR, "cmaps")}/`;
 
 /**
- * Checks the frame of the file before pdf.js sees it: pdf.js repairs damaged files so eagerly
- * that a PDF cut off in transfer would otherwise index whatever half survived, silently.
+ * Checks the frame of the file before a reader sees it: pdf.js repairs damaged files so eagerly
+ * that a PDF cut off in transfer would otherwise index whatever half survived, silently. And
+ * refuses a decompression bomb before anything inflates it.
  */
-function assertWholePdf(data: Uint8Array): void {
+export function assertReadablePdf(data: Uint8Array): void {
   const head = Buffer.from(data.subarray(0, 1024)).toString("latin1");
   if (!head.includes("%PDF-")) {
     throw new PdfReadError("pdf_corrupt", "The file is not a PDF: it has no %PDF- header.");
@@ -76,6 +80,12 @@ function assertWholePdf(data: Uint8Array): void {
     throw new PdfReadError(
       "pdf_corrupt",
       "The PDF is truncated: it has no end-of-file marker. Upload the whole file again.",
+    );
+  }
+  if (findInflationBomb(data) !== null) {
+    throw new PdfReadError(
+      "pdf_too_complex",
+      `A compressed part of this PDF expands to more than ${MAX_INFLATED_STREAM_BYTES / 1024 / 1024} MB (a decompression bomb); Locus does not read it.`,
     );
   }
 }
@@ -90,13 +100,7 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
   const data = Buffer.isBuffer(input)
     ? new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
     : input;
-  assertWholePdf(data);
-  if (findInflationBomb(data) !== null) {
-    throw new PdfReadError(
-      "pdf_too_complex",
-      `A compressed part of this PDF expands to more than ${MAX_INFLATED_STREAM_BYTES / 1024 / 1024} MB (a decompression bomb); Locus does not read it.`,
-    );
-  }
+  assertReadablePdf(data);
   let doc: PDFDocumentProxy;
   try {
     doc = await getDocument({
@@ -127,8 +131,8 @@ export async function openPdf(input: Uint8Array): Promise<OpenedPdf> {
 
   return {
     pageCount: doc.numPages,
-    async *pages() {
-      for (let n = 1; n <= doc.numPages; n++) {
+    async *pages(from = 1) {
+      for (let n = Math.max(1, from); n <= doc.numPages; n++) {
         const page = await doc.getPage(n).catch((err: unknown) => {
           throw new PdfReadError("pdf_corrupt", `Page ${n} of the PDF is damaged and cannot be read.`, {
             cause: err,

@@ -127,6 +127,35 @@ describe("extractPdf on real PDFs", () => {
     );
   });
 
+  it("with OCR on, hands only pages that show more than their text layer to it: a drawing, not a title page or a blank one", async () => {
+    const pdf = await makePdf({
+      pages: [
+        pageWith("Words on the first page", 3, 10),
+        [],
+        ["GNU Licenses"],
+        [""],
+        pageWith("Last page", 2, 10),
+      ],
+    });
+    const scanned: number[] = [];
+    const extraction = await extractPdf(bytes(pdf), {
+      scans: {
+        dpi: 72,
+        maxPixels: 1_000_000,
+        onScannedPage: (scan) => {
+          scanned.push(scan.page);
+          return Promise.resolve();
+        },
+      },
+    });
+    const passages = await collect(extraction);
+    // Page 2 is a grey box and no text: OCR's. Page 3 shows only its two words, page 4 nothing.
+    expect(scanned).toEqual([2]);
+    expect(passages.find((p) => p.content === "GNU Licenses")?.locator).toMatchObject({ page: 3, line: 1 });
+    expect(passages.filter((p) => p.locator.page === 4)).toEqual([]);
+    expect(passages.some((p) => p.locator.page === 5)).toBe(true);
+  });
+
   it("a PDF of only image pages has pages but no passages", async () => {
     const extraction = await extractPdf(bytes(await makePdf({ pages: [[], []] })));
     expect(extraction.pageCount).toBe(2);

@@ -37,13 +37,13 @@ export interface ExtractionSummary {
 
 /**
  * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1); `file` is
- * what the upload message says of it (the MIME type sniffed from its bytes). Returns the summary
- * as the generator's final value.
+ * what the upload message says of it (the MIME type sniffed from its bytes) and its id, for logs.
+ * Returns the summary as the generator's final value.
  */
 export type Extract = (
   data: Buffer,
   progress: (done: number) => void,
-  file: { mimeType: string },
+  file: { mimeType: string; fileId: string },
 ) => AsyncGenerator<ExtractedPassage, ExtractionSummary>;
 
 export interface ExtractionJobDeps {
@@ -145,7 +145,7 @@ export class ExtractionJob {
         lastReport = Date.now();
         pending.push(bus.publish("file.progress", { fileId, userId, progress: share }));
       },
-      { mimeType: message.mimeType },
+      { mimeType: message.mimeType, fileId },
     );
     // A page or a chunk can take minutes without a word of progress: say the work is alive.
     const stopHeartbeat = startHeartbeat(bus, { fileId, userId }, () => share, this.deps.heartbeatMs);

@@ -20,6 +20,8 @@ export interface JoinableLine {
 
 /** A word broken at the end of a line: letters, then a hyphen (ASCII, soft or Unicode). */
 const BROKEN_HEAD = /(\p{L}+)[-\u00AD\u2010]$/u;
+/** The hyphens BROKEN_HEAD ends with, as character codes. */
+const HYPHENS = new Set([0x2d, 0xad, 0x2010]);
 /**
  * The start of the next line that completes it: a word beginning with a small letter (a capital
  * starts a new word, a name or a sentence), with the punctuation stuck to it.
@@ -75,9 +77,13 @@ export function mendAcross(
   second: string,
   lexicon?: Lexicon,
 ): { head: string; rest: string } | null {
+  // Most lines end otherwise: they are let go before any regular expression runs (a PDF's
+  // thousands of lines each pass here).
+  if (!HYPHENS.has(first.charCodeAt(first.length - 1))) return null;
   const broken = BROKEN_HEAD.exec(first);
+  if (!broken) return null;
   const tail = TAIL.exec(second.trimStart());
-  if (!broken || !tail) return null;
+  if (!tail) return null;
   const [, headWord = ""] = broken;
   const [whole = "", tailWord = "", punctuation = ""] = tail;
   const keep = mendBrokenWord(headWord, tailWord, lexicon) === "hyphen";

@@ -127,7 +127,10 @@ const EnvSchema = z.object({
   LOCUS_MAX_ATTEMPTS: int(3, 1, 20),
   LOCUS_STALLED_AFTER_S: int(600, 5),
   LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
+  LOCUS_PDF_ENGINE: z.enum(["auto", "poppler", "pdfjs"]).default("auto"),
   LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
+  LOCUS_OCR_ENGINE: z.enum(["auto", "native", "wasm"]).default("auto"),
+  LOCUS_TESSERACT_PATH: z.string().min(1).default("tesseract"),
   LOCUS_OCR_LANGUAGES: z
     .string()
     .default("eng")
@@ -249,9 +252,22 @@ export interface LocusConfig {
   stalledAfterMs: number;
   /** One PDF page taking longer than this fails the file (stuck or hostile PDFs). */
   pdfPageTimeoutMs: number;
+  /**
+   * What reads PDFs' text layers: Poppler's tools (`poppler-utils`) with pdf.js taking over where
+   * they fail, or pdf.js alone; `auto`: Poppler when installed.
+   */
+  pdfEngine: "auto" | "poppler" | "pdfjs";
   /** Heap of one extraction thread; a file needing more fails instead of the process. */
   extractMaxHeapMb: number;
   ocr: {
+    /**
+     * Which Tesseract reads images: `native`, the tesseract command (Debian's tesseract-ocr), one
+     * process per image; `wasm`, tesseract.js, which needs nothing installed; `auto`: native when
+     * the command works.
+     */
+    engine: "auto" | "native" | "wasm";
+    /** The tesseract command: a path, or a name looked up on PATH. */
+    tesseractPath: string;
     /** Tesseract language codes, each from its @tesseract.js-data/<code> package. */
     languages: string[];
     /** Recognisers (threads, ~150 MB each) shared by the image and PDF extractors of a process. */
@@ -450,8 +466,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     maxAttempts: e.LOCUS_MAX_ATTEMPTS,
     stalledAfterMs: e.LOCUS_STALLED_AFTER_S * 1000,
     pdfPageTimeoutMs: e.LOCUS_PDF_PAGE_TIMEOUT_MS,
+    pdfEngine: e.LOCUS_PDF_ENGINE,
     extractMaxHeapMb: e.LOCUS_EXTRACT_MAX_HEAP_MB,
     ocr: {
+      engine: e.LOCUS_OCR_ENGINE,
+      tesseractPath: e.LOCUS_TESSERACT_PATH,
       languages: e.LOCUS_OCR_LANGUAGES,
       workers: e.LOCUS_OCR_WORKERS,
       timeoutMs: e.LOCUS_OCR_TIMEOUT_MS,

@@ -2,7 +2,7 @@ import { on } from "node:events";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { ExtractedPassage } from "@locus/contracts";
-import type { PdfReadError, ScannedPage } from "@locus/extract-pdf";
+import type { PdfReadError, PopplerLimits, PopplerTools, ScannedPage } from "@locus/extract-pdf";
 import { FileRejectedError } from "@locus/extractor-kit";
 import type { ExtractionTask, ExtractorMessage, WarmUpTask, WorkerMessage } from "./extraction-worker.ts";
 
@@ -12,6 +12,8 @@ export interface PoolOptions {
   pageTimeoutMs: number;
   /** Heap of one worker; a PDF that needs more fails instead of taking the process down. */
   maxHeapMb: number;
+  /** Poppler's tools, when PDFs are to be read with them (pdf.js taking over where they fail). */
+  poppler?: PopplerTools | undefined;
 }
 
 export type PoolErrorCode = "pdf_timeout" | "pdf_too_complex";
@@ -70,6 +72,7 @@ export class ExtractionPool {
     data: Uint8Array,
     onPage: (page: number, pageCount: number) => void,
     scans?: ScanReader,
+    onFallback?: (reason: string) => void,
   ): AsyncGenerator<ExtractedPassage, number> {
     const { port1, port2 } = new MessageChannel();
     const abort = new AbortController();
@@ -100,6 +103,9 @@ export class ExtractionPool {
         data,
         port: port2,
         ...(scans ? { scans: { dpi: scans.dpi, maxPixels: scans.maxPixels, window: scans.window } } : {}),
+        ...(this.options.poppler
+          ? { poppler: { tools: this.options.poppler, limits: this.popplerLimits } }
+          : {}),
       },
       { transferList: [port2, data.buffer as ArrayBuffer], signal: abort.signal },
     );
@@ -125,6 +131,9 @@ export class ExtractionPool {
             break;
           case "page":
             onPage(message.page, message.pageCount);
+            break;
+          case "fallback":
+            onFallback?.(message.reason);
             break;
           case "passages":
             yield* message.passages;
@@ -175,6 +184,18 @@ export class ExtractionPool {
       port1.close();
       await failure;
     }
+  }
+
+  /**
+   * The kernel's bounds on one Poppler tool: the thread's heap limit plus room for the tool's own
+   * code, and a time past which the pool's page watchdog has long given up on the file (a tool
+   * left behind by a thread the pool ended is still killed then).
+   */
+  private get popplerLimits(): PopplerLimits {
+    return {
+      maxMemoryBytes: (this.options.maxHeapMb + 512) * 1024 * 1024,
+      maxSeconds: Math.max(60, (4 * this.options.pageTimeoutMs) / 1000),
+    };
   }
 
   destroy(): Promise<void> {

@@ -2,7 +2,13 @@ import type { MessagePort } from "node:worker_threads";
 import type { ExtractedPassage } from "@locus/contracts";
 // The lexicon alone: the package's index would load the OpenAI client into every thread.
 import { loadLexicon } from "@locus/embedder/lexicon";
-import { extractPdf, PdfReadError, type ScannedPage } from "@locus/extract-pdf";
+import {
+  extractPdf,
+  PdfReadError,
+  type PopplerLimits,
+  type PopplerTools,
+  type ScannedPage,
+} from "@locus/extract-pdf";
 import type { Lexicon } from "@locus/passages";
 import { warmUpPdf } from "./warm-up-pdf.ts";
 
@@ -13,6 +19,8 @@ export type WorkerMessage =
   | { type: "passages"; passages: ExtractedPassage[] }
   /** A page without a real text layer, drawn for OCR; the extractor answers "read" when done. */
   | { type: "scan"; scan: ScannedPage }
+  /** Poppler could not read the file (or the rest of it); pdf.js did. */
+  | { type: "fallback"; reason: string }
   | { type: "done"; pageCount: number }
   | { type: "unreadable"; code: PdfReadError["code"]; message: string };
 
@@ -31,6 +39,8 @@ export interface ExtractionTask {
     /** Scanned pages sent and not yet read beyond which the worker waits. */
     window: number;
   };
+  /** Read with Poppler's tools where installed and chosen (LOCUS_PDF_ENGINE); else pdf.js. */
+  poppler?: { tools: PopplerTools; limits: PopplerLimits };
 }
 
 const BATCH = 200;
@@ -62,7 +72,7 @@ async function warmUp(): Promise<void> {
  */
 export default async function extractInWorker(task: ExtractionTask | WarmUpTask): Promise<void> {
   if ("warmUp" in task) return warmUp();
-  const { data, port, scans } = task;
+  const { data, port, scans, poppler } = task;
   const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   // Scanned pages are read by OCR in the extractor; drawing runs at most `window` pages ahead of it,
   // so a long scan never piles up drawn pages in memory.
@@ -80,6 +90,9 @@ export default async function extractInWorker(task: ExtractionTask | WarmUpTask)
     const extraction = await extractPdf(data, {
       ...(words ? { lexicon: words } : {}),
       onPage: (page, pageCount) => send({ type: "page", page, pageCount }),
+      ...(poppler
+        ? { poppler: { ...poppler, onFallback: (reason) => send({ type: "fallback", reason }) } }
+        : {}),
       ...(scans
         ? {
             scans: {

@@ -1,5 +1,6 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
+import type { PopplerTools } from "@locus/extract-pdf";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { ExtractionPool } from "./extraction-pool.ts";
 import { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";
@@ -14,6 +15,8 @@ export interface ExtractorPdfDeps {
   heartbeatMs?: number | undefined;
   pageTimeoutMs: number;
   maxHeapMb: number;
+  /** Poppler's tools to read PDFs with (pdf.js taking over where they fail); without, pdf.js alone. */
+  poppler?: PopplerTools | undefined;
   /** How pages without a real text layer are read; without it they give no passages. */
   scans?: ScannedPageOptions;
 }
@@ -23,6 +26,7 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     threads: deps.concurrency,
     pageTimeoutMs: deps.pageTimeoutMs,
     maxHeapMb: deps.maxHeapMb,
+    poppler: deps.poppler,
   });
   // Warmed while the other modules start, and before the process says it has started: the first
   // upload is then read as fast as the later ones. A thread that cannot warm up is not fatal here;

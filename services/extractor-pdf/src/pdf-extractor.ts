@@ -57,11 +57,12 @@ export function pdfExtractionJob(
   scans: ScannedPageOptions | undefined,
 ): ExtractionJob {
   const reader = scans ? scanReader(scans) : undefined;
-  return new ExtractionJob({ ...deps, kindName: "PDF" }, async function* (data, progress) {
+  return new ExtractionJob({ ...deps, kindName: "PDF" }, async function* (data, progress, { fileId }) {
     const pageCount = yield* pool.extract(
       new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
       (page, pageCount) => progress(page / pageCount),
       reader,
+      (reason) => deps.logger.info({ fileId, reason }, "Poppler could not read this PDF; pdf.js read it"),
     );
     return { pageCount };
   });

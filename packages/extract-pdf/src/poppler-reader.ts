@@ -1,0 +1,254 @@
+import { spawn, spawnSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
+// The entities of pdftotext's XML: the library the HTML parsers use, not a hand-written decoder.
+import { decodeXML } from "entities";
+import { buildLines, type TextPiece } from "./lines.ts";
+import type { OpenedPdf, PdfPageText, RenderedPage, RenderOptions } from "./pdf-reader.ts";
+
+/**
+ * Poppler's command-line tools (Debian's `poppler-utils`): they read a text layer several times
+ * faster than pdf.js, each in a process of its own, outside the Node heap.
+ */
+export interface PopplerTools {
+  pdftotext: string;
+  pdfinfo: string;
+  pdftoppm: string;
+  /** As `pdftotext -v` gives it, e.g. "22.12.0". */
+  version: string;
+  /**
+   * Commands put before each tool so that the kernel bounds it whatever becomes of the thread that
+   * started it: coreutils' `timeout` (wall clock) and util-linux's `prlimit` (address space).
+   */
+  bounds: { timeout?: string; prlimit?: string };
+}
+
+export interface PopplerLimits {
+  /** A tool running longer than this is killed. */
+  maxSeconds: number;
+  /** Address space of one tool process. */
+  maxMemoryBytes: number;
+}
+
+/** Why Poppler gave up on a file; the caller reads the rest with pdf.js, which says what is wrong. */
+export class PopplerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PopplerError";
+  }
+}
+
+/** A tool's absolute path if it is on `path` and runs, else undefined: `command -v` without a shell. */
+function onPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(":")) {
+    if (!dir.startsWith("/")) continue; // a relative PATH entry would depend on the working directory
+    const candidate = `${dir}/${name}`;
+    try {
+      // Looked at before it is run: a long PATH would otherwise cost a process start per folder.
+      accessSync(candidate, constants.X_OK);
+    } catch {
+      continue;
+    }
+    const probe = spawnSync(candidate, ["--version"], { stdio: "ignore", timeout: 5_000 });
+    if (!probe.error) return candidate;
+  }
+  return undefined;
+}
+
+/** Poppler's tools if all three are installed and answer, else undefined. */
+export function findPoppler(path = process.env.PATH ?? ""): PopplerTools | undefined {
+  const pdftotext = onPath("pdftotext", path);
+  const pdfinfo = onPath("pdfinfo", path);
+  const pdftoppm = onPath("pdftoppm", path);
+  if (!pdftotext || !pdfinfo || !pdftoppm) return undefined;
+  const said = spawnSync(pdftotext, ["-v"], { encoding: "utf8", timeout: 5_000 });
+  const version = /pdftotext version (\d+\.\d+(?:\.\d+)?)/.exec(`${said.stderr}${said.stdout}`)?.[1];
+  if (!version) return undefined;
+  const timeout = onPath("timeout", path);
+  const prlimit = onPath("prlimit", path);
+  return {
+    pdftotext,
+    pdfinfo,
+    pdftoppm,
+    version,
+    bounds: { ...(timeout ? { timeout } : {}), ...(prlimit ? { prlimit } : {}) },
+  };
+}
+
+/** Runs a tool inside the kernel's bounds, the PDF on its standard input. */
+function run(tools: PopplerTools, limits: PopplerLimits, tool: string, args: string[], pdf: Uint8Array) {
+  let file = tool;
+  let argv = args;
+  if (tools.bounds.prlimit) {
+    argv = [`--as=${Math.floor(limits.maxMemoryBytes)}`, "--", file, ...argv];
+    file = tools.bounds.prlimit;
+  }
+  if (tools.bounds.timeout) {
+    argv = ["-s", "KILL", String(Math.ceil(limits.maxSeconds)), file, ...argv];
+    file = tools.bounds.timeout;
+  }
+  const child = spawn(file, argv, { stdio: ["pipe", "pipe", "pipe"], env: { LANG: "C.UTF-8" } });
+  // A tool that stops reading early (a damaged file) closes its end: not an error of ours.
+  child.stdin.on("error", () => undefined);
+  child.stdin.end(pdf);
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    if (stderr.length < 4_096) stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on("close", (code, signal) => resolve({ code, signal }));
+    child.on("error", () => resolve({ code: null, signal: null }));
+  });
+  const failure = async (what: string) => {
+    const { code, signal } = await exited;
+    const tail = stderr.trim().split("\n").slice(-2).join(" / ");
+    return new PopplerError(
+      `${what} ended with ${signal ? `signal ${signal}` : `code ${code}`}${tail ? `: ${tail}` : ""}`,
+    );
+  };
+  return { child, exited, failure };
+}
+
+/** Most characters of one page of pdftotext's output held at once; a page past it is not Poppler's to read. */
+const MAX_PAGE_CHARS = 32 * 1024 * 1024;
+
+/** Letters' reach above and below the baseline in Poppler's word boxes, as shares of the font size (typical fonts). */
+const BOX_HEIGHT = 0.93;
+const BOX_DESCENT = 0.21;
+
+const PAGE = /<page width="([\d.]+)" height="([\d.]+)">/;
+const WORD = /<word xMin="(-?[\d.]+)" yMin="(-?[\d.]+)" xMax="(-?[\d.]+)" yMax="(-?[\d.]+)">([^<]*)<\/word>/g;
+
+/**
+ * One page of `pdftotext -bbox-layout` as the pieces line building takes (baselines in PDF units
+ * from the bottom, like pdf.js's), so both readers make lines, numbers and boxes the same way.
+ */
+function pageOf(xml: string): { width: number; height: number; pieces: TextPiece[] } {
+  const size = PAGE.exec(xml);
+  const width = Number(size?.[1] ?? 0);
+  const height = Number(size?.[2] ?? 0);
+  const pieces: TextPiece[] = [];
+  for (const m of xml.matchAll(WORD)) {
+    const [x0, y0, x1, y1] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
+    const fontSize = Math.max(y1 - y0, 0) / BOX_HEIGHT;
+    const baseline = y1 - BOX_DESCENT * fontSize; // from the top
+    pieces.push({
+      text: decodeXML(m[5] ?? ""),
+      x: x0,
+      y: height - baseline,
+      width: x1 - x0,
+      height: fontSize,
+    });
+  }
+  return { width, height, pieces };
+}
+
+/** The pages of pdftotext's output as they come, each once its closing tag has arrived. */
+async function* pagesOf(stdout: NodeJS.ReadableStream): AsyncGenerator<string> {
+  const decoder = new StringDecoder("utf8");
+  let held = "";
+  for await (const chunk of stdout) {
+    // Where a closing tag may begin: one cut by the chunk's edge is found whole.
+    let from = Math.max(0, held.length - "</page>".length);
+    held += decoder.write(chunk);
+    let end: number;
+    while ((end = held.indexOf("</page>", from)) !== -1) {
+      const start = held.indexOf("<page ");
+      yield held.slice(start === -1 ? 0 : start, end);
+      held = held.slice(end + 7);
+      from = 0;
+    }
+    if (held.length > MAX_PAGE_CHARS) throw new PopplerError("one page of text is larger than Locus reads");
+  }
+}
+
+/**
+ * Opens a PDF with Poppler: `pdfinfo` for the page count, then `pdftotext -bbox-layout` streams
+ * every page's words with their boxes, and `pdftoppm` draws a page that needs OCR. A tool that
+ * fails (a damaged or unusual file, a permission flag pdftotext honours) throws PopplerError,
+ * before the first page or between two pages: the caller reads what is left with pdf.js.
+ */
+export async function openPdfWithPoppler(
+  data: Uint8Array,
+  tools: PopplerTools,
+  limits: PopplerLimits,
+): Promise<OpenedPdf> {
+  const info = run(tools, limits, tools.pdfinfo, ["-"], data);
+  let said = "";
+  info.child.stdout.setEncoding("utf8");
+  for await (const chunk of info.child.stdout) said += chunk as string;
+  const { code } = await info.exited;
+  const pageCount = Number(/^Pages:\s+(\d+)/m.exec(said)?.[1] ?? NaN);
+  if (code !== 0 || !Number.isInteger(pageCount)) throw await info.failure("pdfinfo");
+
+  let text: ReturnType<typeof run> | undefined;
+  return {
+    pageCount,
+    async *pages(from = 1): AsyncGenerator<PdfPageText> {
+      const first = Math.max(1, from);
+      if (first > pageCount) return;
+      text = run(
+        tools,
+        limits,
+        tools.pdftotext,
+        ["-bbox-layout", "-enc", "UTF-8", "-f", String(first), "-", "-"],
+        data,
+      );
+      let n = first - 1;
+      for await (const xml of pagesOf(text.child.stdout)) {
+        n += 1;
+        const page = pageOf(xml);
+        const toPage = (x: number, y: number): [number, number] => [x, page.height - y];
+        const number = n;
+        yield {
+          page: number,
+          lines: buildLines(page.pieces, toPage),
+          render: (options) => renderPage(tools, limits, data, number, page, options),
+        };
+      }
+      const { code: exit } = await text.exited;
+      if (exit !== 0 || n !== pageCount) {
+        throw await text.failure(`pdftotext (after page ${n} of ${pageCount})`);
+      }
+    },
+    close: () => {
+      text?.child.kill("SIGKILL");
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Draws one page in grey with pdftoppm, within the pixel budget. */
+async function renderPage(
+  tools: PopplerTools,
+  limits: PopplerLimits,
+  data: Uint8Array,
+  n: number,
+  page: { width: number; height: number },
+  options: RenderOptions,
+): Promise<RenderedPage> {
+  const budget = Math.sqrt(options.maxPixels / Math.max(1, page.width * page.height)) * 72;
+  const dpi = Math.max(1, Math.min(options.dpi, budget));
+  const draw = run(
+    tools,
+    limits,
+    tools.pdftoppm,
+    ["-f", String(n), "-l", String(n), "-r", dpi.toFixed(3), "-gray", "-"],
+    data,
+  );
+  const chunks: Buffer[] = [];
+  for await (const chunk of draw.child.stdout) chunks.push(chunk as Buffer);
+  const { code } = await draw.exited;
+  if (code !== 0) throw await draw.failure("pdftoppm");
+  const pgm = Buffer.concat(chunks);
+  // Binary PGM: "P5", width, height, maximum value, one whitespace, then a byte a pixel.
+  const header = /^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/.exec(pgm.subarray(0, 64).toString("latin1"));
+  const width = Number(header?.[1]);
+  const height = Number(header?.[2]);
+  if (!header || Number(header[3]) > 255 || pgm.length < header[0].length + width * height) {
+    throw new PopplerError("pdftoppm gave no grey image");
+  }
+  const grey = new Uint8Array(pgm.subarray(header[0].length, header[0].length + width * height));
+  return { grey, width, height, pointsPerPixel: page.width / width };
+}
