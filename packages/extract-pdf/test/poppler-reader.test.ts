@@ -15,6 +15,7 @@ import {
   type ScannedPage,
 } from "../src/index.ts";
 import { openPdf, type OpenedPdf } from "../src/pdf-reader.ts";
+import { pageOf } from "../src/poppler-reader.ts";
 
 /**
  * Poppler's tools as this machine has them. CI installs poppler-utils (.ci/packages.sh), so these
@@ -87,6 +88,23 @@ function fakeTool(dir: string, name: string, script: string): string {
   chmodSync(path, 0o755);
   return path;
 }
+
+describe("pdftotext's words as line pieces", () => {
+  it("decodes XML escapes, drops glyphs that came out as control characters, and puts baselines in PDF units", () => {
+    const page = pageOf(
+      '<page width="600.000000" height="800.000000">' +
+        '<word xMin="100.000000" yMin="90.700000" xMax="130.000000" yMax="100.000000">a&amp;b&#x3c;</word>' +
+        '<word xMin="140.000000" yMin="80.000000" xMax="150.000000" yMax="110.000000">&#x10;</word>' +
+        '<word xMin="140.000000" yMin="90.700000" xMax="160.000000" yMax="100.000000">x&#x11;y</word>',
+    );
+    expect(page.width).toBe(600);
+    expect(page.height).toBe(800);
+    expect(page.pieces.map((p) => p.text)).toEqual(["a&b<", "xy"]);
+    // A 9.3-point box is a 10-point font whose baseline sits 2.1 points above the box's bottom.
+    expect(page.pieces[0]?.height).toBeCloseTo(10, 5);
+    expect(page.pieces[0]?.y).toBeCloseTo(800 - (100 - 2.1), 5);
+  });
+});
 
 describe(titled("extractPdf with Poppler's tools (poppler-utils, real)"), () => {
   let dir: string;
