@@ -734,7 +734,7 @@ function renderOcr(o: OcrBenchResult): string[] {
     "",
     `A scanned PDF (${o.scannedPdf.pages} pages of those 150-dpi scans, no text layer) uploaded to the running server, after a one-page ` +
       `warm-up: ready in ${fmt(o.scannedPdf.serverReadyMs)} ms on the server's clock, **${o.scannedPdf.pagesPerSecond} pages/s** ` +
-      `(pdf.js draws each page at LOCUS_PDF_OCR_DPI, then OCR), ${o.scannedPdf.passages} passages.`,
+      `(each page drawn at LOCUS_PDF_OCR_DPI by the server's PDF engine, pdftoppm where Poppler is installed, else pdf.js; then OCR), ${o.scannedPdf.passages} passages.`,
     "",
     ...(o.realImages ? renderRealImages(o.realImages) : []),
   ];

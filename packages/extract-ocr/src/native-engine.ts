@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import sharp from "sharp";
 import { parseHocr } from "./hocr.ts";
+import { readPgm, type GreyImage } from "./pgm.ts";
 import { languageModelPath, OcrSetupError } from "./languages.ts";
 import { PooledOcrEngine, type OcrEngineOptions, type RecognisedLine } from "./ocr-engine.ts";
 
@@ -96,22 +97,8 @@ interface Runner {
   ended: boolean;
 }
 
-/** An 8-bit binary PGM's size and pixels (the pages Locus prepares), or null for anything else. */
-function readPgm(data: Buffer): { width: number; height: number; pixels: Buffer } | null {
-  const header = /^P5\s+(\d+)\s+(\d+)\s+255\s/.exec(data.toString("latin1", 0, 64));
-  if (!header) return null;
-  const width = Number(header[1]);
-  const height = Number(header[2]);
-  const pixels = data.subarray(header[0].length);
-  if (width === 0 || height === 0 || pixels.length < width * height) return null;
-  return { width, height, pixels: pixels.subarray(0, width * height) };
-}
-
 /** A grey page: its pixels, and the PGM that holds them. */
-interface GreyPage {
-  width: number;
-  height: number;
-  pixels: Buffer;
+interface GreyPage extends GreyImage {
   pgm: Buffer;
 }
 

@@ -413,9 +413,15 @@ nativeSuite(nativeTitle("the native engine's processes"), () => {
   }
 
   it("kills the process of an image that takes too long, and keeps serving", async () => {
-    const impatient = createOcrEngine({ languages: ["eng"], workers: 1, timeoutMs: 400, engine: "native" });
+    const impatient = createOcrEngine({ languages: ["eng"], workers: 1, timeoutMs: 1500, engine: "native" });
     try {
-      const reading = impatient.recognize(page);
+      // Started on a small image first (the models unpacked), so the time limit falls on reading:
+      // a page drawn twice as large takes several seconds.
+      await impatient.recognize((await makeTextImage({ lines: ["warm"] })).data);
+      const large = (
+        await (await openImage(readFileSync(join(QUALITY_FIXTURES, "flite-page.png")))).page(1, 2)
+      ).pgm;
+      const reading = impatient.recognize(large);
       const [pid] = await running(1);
       await expect(reading).rejects.toBeInstanceOf(OcrTimeoutError);
       expect(childProcesses("tesseract")).not.toContain(pid);
