@@ -4,6 +4,7 @@
 /// <reference path="./bmp-js.d.ts" />
 import bmp from "bmp-js";
 import sharp, { type Metadata, type Sharp } from "sharp";
+import { toPgm } from "./pgm.ts";
 
 export type ImageErrorCode = "image_corrupt" | "image_too_large" | "image_unsupported";
 
@@ -157,7 +158,7 @@ export async function openImage(
         // own thresholding copes better with the grey levels as they are.
         const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
         return {
-          pgm: Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, "latin1"), data]),
+          pgm: toPgm(info.width, info.height, data),
           width: w,
           height: h,
           scale: w / size.width,

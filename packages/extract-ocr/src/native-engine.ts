@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import sharp from "sharp";
 import { parseHocr } from "./hocr.ts";
-import { readPgm, type GreyImage } from "./pgm.ts";
+import { readPgm, toPgm, type GreyImage } from "./pgm.ts";
 import { languageModelPath, OcrSetupError } from "./languages.ts";
 import { PooledOcrEngine, type OcrEngineOptions, type RecognisedLine } from "./ocr-engine.ts";
 
@@ -105,9 +105,6 @@ interface GreyPage extends GreyImage {
 /** Formats an image may come in besides PGM: what the extractors' callers could hand over. */
 const FORMATS = new Set(["png", "jpeg", "webp", "gif", "tiff"]);
 
-const pgm = (width: number, height: number, pixels: Buffer) =>
-  Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1"), pixels]);
-
 /**
  * The image as the grey PGM tesseract is given, its only input: the extractors' pages already are
  * one; anything else is decoded here, and what is not an image is refused. (Tesseract takes standard
@@ -126,7 +123,12 @@ async function asPgm(image: Buffer): Promise<GreyPage> {
       .extractChannel(0)
       .raw()
       .toBuffer({ resolveWithObject: true });
-    return { width: info.width, height: info.height, pixels: data, pgm: pgm(info.width, info.height, data) };
+    return {
+      width: info.width,
+      height: info.height,
+      pixels: data,
+      pgm: toPgm(info.width, info.height, data),
+    };
   } catch (err) {
     throw new Error("The recogniser cannot read this image: it is not a PGM, PNG, JPEG, WebP, GIF or TIFF.", {
       cause: err,
@@ -157,7 +159,7 @@ async function turnImage(page: GreyPage, radians: number): Promise<Buffer> {
     .extractChannel(0)
     .raw()
     .toBuffer({ resolveWithObject: true });
-  return pgm(info.width, info.height, data);
+  return toPgm(info.width, info.height, data);
 }
 
 /**

@@ -1,4 +1,4 @@
-/** The grey pages Locus hands its recognisers: binary PGM, a byte a pixel. */
+/** The grey pages Locus hands its recognisers: binary PGM, a byte a pixel, read and written here. */
 
 /** A grey image: one byte a pixel, rows top to bottom. */
 export interface GreyImage {
@@ -17,4 +17,9 @@ export function readPgm(data: Uint8Array): GreyImage | null {
   const pixels = data.subarray(header[0].length);
   if (width === 0 || height === 0 || pixels.length < width * height) return null;
   return { width, height, pixels: pixels.subarray(0, width * height) };
+}
+
+/** Grey pixels (a byte a pixel, rows top to bottom) as a binary PGM. */
+export function toPgm(width: number, height: number, pixels: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`, "latin1"), pixels]);
 }
