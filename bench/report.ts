@@ -623,8 +623,9 @@ function renderRealImages(r: RealImagesResult): string[] {
       "(which starts the recognisers). Just before each batch, the `tesseract` command reads the same images, one process " +
       `per core (${r.cores}), with Debian's \`eng\` data and its defaults (page segmentation 3); as installed it runs ` +
       "OpenMP threads in every process, which is also measured once per server. The ratio is the command's time over " +
-      "Locus's (≥ 1: Locus is as fast). Locus reads with the `@tesseract.js-data/eng` model (best, integer), as one " +
-      "block of text (page segmentation 6), a page whose lines lean again turned straight, and small text again scaled up.",
+      "Locus's (≥ 1: Locus is as fast). Locus reads with the models its start-up chose (`LOCUS_OCR_MODELS=auto`: the " +
+      "command's own where it has the language, named in each row), as one block of text (page segmentation 6), a page " +
+      "whose lines lean turned straight first, and small text (lines measured from the pixels) scaled up first.",
     "",
     table(
       [
@@ -706,7 +707,7 @@ function renderOcr(o: OcrBenchResult): string[] {
   return [
     "## OCR (images and scanned PDFs)",
     "",
-    `The OCR library the image extractor runs (${t.engine ?? "tesseract.js"}, LSTM model from \`@tesseract.js-data/eng\`, ${t.workers} recognisers), ` +
+    `The OCR library the image extractor runs (${t.engine ?? "tesseract.js"}, ${t.workers} recognisers), ` +
       `without the server around it. Pages are A4 at 150 dpi (1240 × 1754 px) with ${t.linesPerPage} lines of 11 pt English ` +
       "(about 60 characters each), grey noise ±20 and JPEG quality 80, drawn in the benchmark; each round reads " +
       `${t.pages} pages, ${t.workers} at a time, on recognisers already started.`,

@@ -205,6 +205,7 @@ export class Infrastructure {
       const engine = createOcrEngine({
         engine: this.config.ocr.engine,
         tesseractPath: this.config.ocr.tesseractPath,
+        models: this.config.ocr.models,
         languages: this.config.ocr.languages,
         workers: this.config.ocr.workers,
         timeoutMs: this.config.ocr.timeoutMs,

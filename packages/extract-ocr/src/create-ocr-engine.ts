@@ -1,3 +1,4 @@
+import { installedLanguages } from "./languages.ts";
 import { findTesseract, NativeOcrEngine, TesseractUnavailableError } from "./native-engine.ts";
 import type { OcrEngine, OcrEngineKind, OcrEngineOptions } from "./ocr-engine.ts";
 import { WasmOcrEngine } from "./wasm-engine.ts";
@@ -18,14 +19,21 @@ export interface CreateOcrEngineOptions extends OcrEngineOptions {
  */
 export function createOcrEngine(options: CreateOcrEngineOptions): OcrEngine {
   const { engine = "auto", tesseractPath, ...pool } = options;
-  if (engine === "wasm") return new WasmOcrEngine(pool);
+  // tesseract.js reads the command's own models too where one is installed: the same lines either way.
+  const installed = () =>
+    pool.models === "packaged" ? null : installedLanguages(tesseractPath ?? "tesseract");
+  if (engine === "wasm") return new WasmOcrEngine({ ...pool, installed: installed() });
   if (engine === "native") return new NativeOcrEngine({ ...pool, tesseract: findTesseract(tesseractPath) });
   let tesseract;
   try {
     tesseract = findTesseract(tesseractPath);
   } catch (err) {
     if (!(err instanceof TesseractUnavailableError)) throw err;
-    return new WasmOcrEngine({ ...pool, note: `no native Tesseract to use: ${err.reason}` });
+    return new WasmOcrEngine({
+      ...pool,
+      installed: installed(),
+      note: `no native Tesseract to use: ${err.reason}`,
+    });
   }
   return new NativeOcrEngine({ ...pool, tesseract });
 }

@@ -9,7 +9,13 @@ export {
   type OpenedImage,
   type PreparedPage,
 } from "./image-reader.ts";
-export { languageModelPath, OcrSetupError } from "./languages.ts";
+export {
+  installedLanguages,
+  languageModelPath,
+  OcrSetupError,
+  type InstalledLanguages,
+  type OcrModelSource,
+} from "./languages.ts";
 export { createOcrEngine, type CreateOcrEngineOptions } from "./create-ocr-engine.ts";
 export {
   findTesseract,

@@ -1,17 +1,19 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { promisify } from "node:util";
-import { gunzip } from "node:zlib";
 import sharp from "sharp";
 import { parseHocr } from "./hocr.ts";
 import { readPgm, toPgm, type GreyImage } from "./pgm.ts";
-import { languageModelPath, OcrSetupError } from "./languages.ts";
+import {
+  describeModels,
+  installedLanguages,
+  languageModels,
+  modelFolder,
+  OcrSetupError,
+  type LanguageModel,
+  type ModelFolder,
+} from "./languages.ts";
 import { PooledOcrEngine, type OcrEngineOptions, type RecognisedLine } from "./ocr-engine.ts";
-
-const unzip = promisify(gunzip);
 
 /** The oldest Tesseract with the LSTM recogniser the models are made for. */
 const MIN_MAJOR_VERSION = 4;
@@ -164,24 +166,29 @@ async function turnImage(page: GreyPage, radians: number): Promise<Buffer> {
 
 /**
  * The `tesseract` command (Tesseract 4 or later, as Debian's tesseract-ocr installs it), one
- * process per image, reading with the same LSTM models as tesseract.js (the
- * `@tesseract.js-data/<code>` packages, unpacked once into a private folder on first use). Each
- * process uses one core; the pool gives the parallelism.
+ * process per image, reading with the same LSTM models as tesseract.js would on this machine
+ * (see OcrModelSource: the command's own, or the `@tesseract.js-data/<code>` packages' unpacked
+ * once into a private folder on first use). Each process uses one core; the pool gives the
+ * parallelism.
  */
 export class NativeOcrEngine extends PooledOcrEngine<Runner> {
   readonly kind = "native";
   readonly description: string;
   readonly binary: TesseractBinary;
-  private readonly models: { code: string; path: string }[];
-  private tessdata: Promise<string> | undefined;
+  private readonly models: LanguageModel[];
+  private tessdata: Promise<ModelFolder> | undefined;
 
   constructor(options: NativeOcrEngineOptions) {
     super(options);
-    if (this.languages.length === 0) throw new OcrSetupError("No OCR language is configured.");
-    this.models = this.languages.map((code) => ({ code, path: languageModelPath(code) }));
     this.binary =
       typeof options.tesseract === "object" ? options.tesseract : findTesseract(options.tesseract);
-    this.description = `tesseract ${this.binary.version} (native, ${this.binary.location})`;
+    const source = options.models ?? "auto";
+    this.models = languageModels(
+      this.languages,
+      source,
+      source === "packaged" ? null : installedLanguages(this.binary.path),
+    );
+    this.description = `tesseract ${this.binary.version} (native, ${this.binary.location}; models: ${describeModels(this.models)})`;
   }
 
   protected startWorker(): Promise<Runner> {
@@ -199,33 +206,21 @@ export class NativeOcrEngine extends PooledOcrEngine<Runner> {
   protected async read(runner: Runner, image: Buffer, rotation: number): Promise<RecognisedLine[]> {
     const page = await asPgm(image);
     const input = rotation === 0 ? page.pgm : await turnImage(page, rotation);
-    // Checked after the waits: an engine closed meanwhile unpacks no models again.
+    // Checked after the waits: an engine closed meanwhile prepares no models again.
     if (runner.ended) throw new Error("The recogniser was ended.");
-    const tessdata = await this.unpackModels();
-    return parseHocr(await this.runTesseract(runner, tessdata, input));
+    const tessdata = await this.modelFolder();
+    return parseHocr(await this.runTesseract(runner, tessdata.path, input));
   }
 
   protected async release(): Promise<void> {
-    const tessdata = this.tessdata;
+    const folder = this.tessdata;
     this.tessdata = undefined;
-    const folder = await tessdata?.catch(() => undefined);
-    if (folder) await rm(folder, { recursive: true, force: true });
+    await (await folder?.catch(() => undefined))?.remove();
   }
 
-  /** The models, gunzipped into a folder of this engine's own, once. */
-  private unpackModels(): Promise<string> {
-    this.tessdata ??= (async () => {
-      const folder = await mkdtemp(join(tmpdir(), "locus-tessdata-"));
-      try {
-        for (const { code, path } of this.models) {
-          await writeFile(join(folder, `${code}.traineddata`), await unzip(await readFile(path)));
-        }
-        return folder;
-      } catch (err) {
-        await rm(folder, { recursive: true, force: true });
-        throw err;
-      }
-    })();
+  /** The models in one folder, as the command reads them (unpacked), made once. */
+  private modelFolder(): Promise<ModelFolder> {
+    this.tessdata ??= modelFolder(this.models, false);
     this.tessdata.catch(() => {
       // Tried again with the next image (a full /tmp may have room by then).
       this.tessdata = undefined;

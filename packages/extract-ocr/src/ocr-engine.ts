@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import type { OcrModelSource } from "./languages.ts";
 import { estimateLean } from "./lean.ts";
 import { readPgm } from "./pgm.ts";
 
@@ -31,8 +32,8 @@ export interface OcrPage {
 /**
  * Which Tesseract reads the images: `native`, the `tesseract` command (Tesseract 4 or later), one
  * process per image; `wasm`, tesseract.js (WebAssembly) in worker threads. Both read with the same
- * models (the `@tesseract.js-data/<code>` packages) and the same settings, and give the same lines
- * but for the last digits of the arithmetic (test/ocr-engines.test.ts measures how far apart).
+ * models (see OcrModelSource) and the same settings, and give the same lines but for the last
+ * digits of the arithmetic (test/ocr-engines.test.ts measures how far apart).
  */
 export type OcrEngineKind = "native" | "wasm";
 
@@ -45,16 +46,19 @@ export interface OcrEngine {
   readonly workers: number;
   /**
    * Reads the lines of an image: a grey PGM, as the extractors prepare their pages (PNG, JPEG,
-   * WebP, GIF and TIFF are read too). What is not an image is refused with an error.
+   * WebP, GIF and TIFF are read too). What is not an image is refused with an error. `lean`, when
+   * the caller has measured it already (see estimateLean), saves measuring it again.
    */
-  recognize(image: Buffer): Promise<OcrPage>;
+  recognize(image: Buffer, known?: { lean: number }): Promise<OcrPage>;
   /** Ends every recogniser (an image being read is given up) and rejects the images waiting. */
   close(): Promise<void>;
 }
 
 export interface OcrEngineOptions {
-  /** Tesseract language codes, each from its `@tesseract.js-data/<code>` package. */
+  /** Tesseract language codes, each from its `@tesseract.js-data/<code>` package or the system's. */
   languages: readonly string[];
+  /** Where the models come from (default `auto`: the tesseract command's own where it has them). */
+  models?: OcrModelSource;
   /** Images read at once: recognisers (wasm threads or native processes), ~150–250 MB each. */
   workers?: number;
   /** One image taking longer than this is given up: its recogniser is ended and replaced. */
@@ -92,6 +96,7 @@ export interface RecognisedLine {
 
 interface Job {
   image: Buffer;
+  lean: number | undefined;
   resolve: (page: OcrPage) => void;
   reject: (err: unknown) => void;
 }
@@ -144,11 +149,11 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
     return this.slots.length;
   }
 
-  recognize(image: Buffer): Promise<OcrPage> {
+  recognize(image: Buffer, known?: { lean: number }): Promise<OcrPage> {
     if (this.closed) return Promise.reject(new Error("The OCR engine is closed."));
     clearTimeout(this.idleTimer);
     return new Promise<OcrPage>((resolve, reject) => {
-      this.queue.push({ image, resolve, reject });
+      this.queue.push({ image, lean: known?.lean, resolve, reject });
       this.dispatch();
     });
   }
@@ -185,8 +190,8 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new OcrTimeoutError(this.timeoutMs)), this.timeoutMs);
       });
-      const page = readPgm(job.image);
-      const lean = page ? estimateLean(page) : 0;
+      const page = job.lean === undefined ? readPgm(job.image) : null;
+      const lean = job.lean ?? (page ? estimateLean(page) : 0);
       const reading = readStraightened((rotation) => this.read(worker, job.image, rotation), lean);
       job.resolve(await Promise.race([reading, timeout, this.closing]));
     } catch (err) {

@@ -1,5 +1,6 @@
 import type { ExtractedPassage } from "@locus/contracts";
 import type { PreparedPage } from "./image-reader.ts";
+import { estimateLean, estimateLineHeight } from "./lean.ts";
 import type { OcrEngine } from "./ocr-engine.ts";
 import {
   buildOcrPassages,
@@ -7,6 +8,7 @@ import {
   medianLineHeight,
   type OcrPassageOptions,
 } from "./ocr-passages.ts";
+import { readPgm } from "./pgm.ts";
 
 /**
  * Lines shorter than this (in read pixels) are small for the recogniser, which reads best when
@@ -25,9 +27,16 @@ export interface ReadPageOptions {
   unitsPerPixel?: number;
 }
 
+/** How much to scale a page whose lines stand `height` px tall so that they stand about 32 px. */
+function upscaleFor(height: number): number {
+  return Math.min(MAX_UPSCALE, TARGET_LINE_PX / height);
+}
+
 /**
- * Reads one page: prepared as it is, and when its text turns out small, once more scaled up so
- * that its lines stand about 32 px tall. Small text costs a second reading; ordinary scans do not.
+ * Reads one page at a size fit for the recogniser. The height of its lines is measured from its
+ * pixels first (see estimateLineHeight): small text is scaled up so that its lines stand about
+ * 32 px tall before the one reading. When the reading shows small lines all the same (the pixels
+ * could not tell, or told wrong), the page is read once more, scaled up.
  */
 export async function readPage(
   engine: OcrEngine,
@@ -36,20 +45,29 @@ export async function readPage(
   options: ReadPageOptions = {},
 ): Promise<ExtractedPassage[]> {
   const passageOptions = options.passages ?? DEFAULT_OCR_PASSAGE_OPTIONS;
-  let prepared = await prepare(1);
-  let read = await engine.recognize(prepared.pgm);
-  const height = medianLineHeight(read, passageOptions.minConfidence);
-  const small = height !== null && height < SMALL_LINE_PX;
-  // A small image where the recogniser found no line at all may hold text too small to find. (One
-  // where it found only junk is a picture, not small text: it is not read twice.)
-  const tiny = read.lines.length === 0 && Math.max(prepared.width, prepared.height) < 1000;
-  if (small || tiny) {
-    const factor = Math.min(MAX_UPSCALE, small && height ? TARGET_LINE_PX / height : 2);
-    const larger = await prepare(prepared.scale * factor);
-    // The pixel budget may not allow a larger reading at all.
-    if (larger.width > prepared.width * 1.2) {
-      prepared = larger;
-      read = await engine.recognize(prepared.pgm);
+  const asItIs = await prepare(1);
+  const grey = readPgm(asItIs.pgm);
+  // Turning and scaling keep the angle: one measure of the lean serves every reading of the page.
+  const lean = grey ? estimateLean(grey) : 0;
+  const expected = grey ? estimateLineHeight(grey, lean) : null;
+  // The pixel budget may not allow a larger reading at all.
+  const larger = async (factor: number) => {
+    const page = await prepare(asItIs.scale * factor);
+    return page.width > asItIs.width * 1.2 ? page : null;
+  };
+  let prepared =
+    (expected !== null && expected < SMALL_LINE_PX && (await larger(upscaleFor(expected)))) || asItIs;
+  let read = await engine.recognize(prepared.pgm, { lean });
+  if (prepared === asItIs) {
+    const height = medianLineHeight(read, passageOptions.minConfidence);
+    const small = height !== null && height < SMALL_LINE_PX;
+    // A small image where the recogniser found no line at all may hold text too small to find. (One
+    // where it found only junk is a picture, not small text: it is not read twice.)
+    const tiny = read.lines.length === 0 && Math.max(asItIs.width, asItIs.height) < 1000;
+    const again = small || tiny ? await larger(small && height ? upscaleFor(height) : 2) : null;
+    if (again) {
+      prepared = again;
+      read = await engine.recognize(prepared.pgm, { lean });
     }
   }
   const unitsPerPixel = options.unitsPerPixel ?? 1;

@@ -1,6 +1,13 @@
 import { createRequire } from "node:module";
 import { createWorker, OEM, type Worker } from "tesseract.js";
-import { languageFolder } from "./languages.ts";
+import {
+  describeModels,
+  languageModels,
+  modelFolder,
+  type InstalledLanguages,
+  type LanguageModel,
+  type ModelFolder,
+} from "./languages.ts";
 import { PooledOcrEngine, type CornerBox, type OcrEngineOptions, type RecognisedLine } from "./ocr-engine.ts";
 
 /** The shape of tesseract.js's `blocks` output that Locus reads. */
@@ -26,21 +33,37 @@ const TESSERACT_JS_VERSION = (
 export class WasmOcrEngine extends PooledOcrEngine<Worker> {
   readonly kind = "wasm";
   readonly description: string;
-  private readonly langFolder: { path: string; remove: () => void };
+  private readonly models: LanguageModel[];
+  private folder: Promise<ModelFolder> | undefined;
 
-  /** `note`: why this engine was chosen, said in its description. */
-  constructor(options: OcrEngineOptions & { note?: string }) {
+  /**
+   * `note`: why this engine was chosen, said in its description; `installed`: the tesseract
+   * command's own models, where one is installed (see OcrModelSource).
+   */
+  constructor(options: OcrEngineOptions & { note?: string; installed?: InstalledLanguages | null }) {
     super(options);
-    this.langFolder = languageFolder(this.languages);
+    const source = options.models ?? "auto";
+    this.models = languageModels(
+      this.languages,
+      source,
+      source === "packaged" ? null : (options.installed ?? null),
+    );
     this.description =
-      `tesseract.js ${TESSERACT_JS_VERSION} (WebAssembly)` + (options.note ? `: ${options.note}` : "");
+      `tesseract.js ${TESSERACT_JS_VERSION} (WebAssembly; models: ${describeModels(this.models)})` +
+      (options.note ? `: ${options.note}` : "");
   }
 
   protected async startWorker(): Promise<Worker> {
+    this.folder ??= modelFolder(this.models, true);
+    this.folder.catch(() => {
+      // Tried again with the next recogniser.
+      this.folder = undefined;
+    });
+    const folder = await this.folder;
     const worker = await createWorker(this.languages, OEM.LSTM_ONLY, {
-      langPath: this.langFolder.path,
-      gzip: true,
-      // The models are read from their packages each time; never written next to the process.
+      langPath: folder.path,
+      gzip: folder.gzipped,
+      // The models are read from where they lie each time; never written next to the process.
       cacheMethod: "none",
       // Without a handler, tesseract.js throws every failed job (an unreadable image) from an event
       // handler, where nothing can catch it; the job's promise says it anyway.
@@ -71,8 +94,9 @@ export class WasmOcrEngine extends PooledOcrEngine<Worker> {
     return blocks.flatMap((block) => block.paragraphs.flatMap((paragraph) => paragraph.lines));
   }
 
-  protected release(): Promise<void> {
-    this.langFolder.remove();
-    return Promise.resolve();
+  protected async release(): Promise<void> {
+    const folder = this.folder;
+    this.folder = undefined;
+    await (await folder?.catch(() => undefined))?.remove();
   }
 }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { makeTextImage, QUALITY_FIXTURES, seededRandom } from "@locus/testing";
 import { openImage } from "../src/index.ts";
 import { readStraightened, type RecognisedLine } from "../src/ocr-engine.ts";
-import { estimateLean } from "../src/lean.ts";
+import { estimateLean, estimateLineHeight } from "../src/lean.ts";
 import { readPgm, type GreyImage } from "../src/pgm.ts";
 
 const DEG = Math.PI / 180;
@@ -49,6 +49,49 @@ describe("the lean of a page's lines, from its pixels (before any reading)", () 
     const random = seededRandom(7);
     const noise = Uint8Array.from({ length: width * height }, () => Math.floor(random() * 256));
     expect(estimateLean({ width, height, pixels: noise })).toBe(0);
+  });
+});
+
+describe("the height of a page's lines, from its pixels (before any reading)", () => {
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+  it.each([
+    ["a screenshot's 11 px text", { fontPx: 11 }],
+    ["a 150-dpi page, noise ±20, JPEG q80", { noise: 20, format: "jpeg" as const, quality: 80 }],
+    [
+      "a photo turned 2°, noise ±30, JPEG q75",
+      { rotateDeg: 2, noise: 30, format: "jpeg" as const, quality: 75 },
+    ],
+  ])("%s: within 2 px of its lines' drawn height", async (_name, spec) => {
+    const image = await makeTextImage({ lines: LINES, ...spec });
+    const page = await grey(image.data);
+    const drawn = median(image.lineBoxes.map((box) => box.height));
+    const measured = estimateLineHeight(page, estimateLean(page));
+    expect(measured).not.toBeNull();
+    expect(Math.abs((measured ?? 0) - drawn)).toBeLessThanOrEqual(2);
+  });
+
+  it("on the real page images, what the recogniser's line boxes measure (16, 21 and 21 px) within 1 px", async () => {
+    const height = async (name: string) => {
+      const page = await grey(readFileSync(join(QUALITY_FIXTURES, name)));
+      return estimateLineHeight(page, estimateLean(page)) ?? 0;
+    };
+    expect(Math.abs((await height("fontconfig-user-page.png")) - 16)).toBeLessThanOrEqual(1);
+    expect(Math.abs((await height("libtasn1-page-photo.jpg")) - 21)).toBeLessThanOrEqual(1);
+    expect(Math.abs((await height("flite-page.png")) - 21)).toBeLessThanOrEqual(1);
+  });
+
+  it("says nothing for a blank page, noise, or too few lines to tell", async () => {
+    const width = 800;
+    const height = 1000;
+    expect(
+      estimateLineHeight({ width, height, pixels: new Uint8Array(width * height).fill(250) }, 0),
+    ).toBeNull();
+    const random = seededRandom(7);
+    const noise = Uint8Array.from({ length: width * height }, () => Math.floor(random() * 256));
+    expect(estimateLineHeight({ width, height, pixels: noise }, 0)).toBeNull();
+    const note = await grey((await makeTextImage({ lines: ["Two lines", "of a note"], width: 600 })).data);
+    expect(estimateLineHeight(note, 0)).toBeNull();
   });
 });
 

@@ -9,6 +9,7 @@ import {
   DEFAULT_OCR_PASSAGE_OPTIONS,
   extractImage,
   findTesseract,
+  installedLanguages,
   NativeOcrEngine,
   OcrSetupError,
   OcrTimeoutError,
@@ -16,6 +17,7 @@ import {
   TesseractUnavailableError,
   type OcrEngine,
   type OcrLine,
+  type OcrModelSource,
   type OcrPage,
 } from "../src/index.ts";
 import { parseHocr } from "../src/hocr.ts";
@@ -268,9 +270,6 @@ function comparePassages(
   };
 }
 
-/** Every difference measured, printed once the suite ends: listed, whether or not within bounds. */
-const differences: string[] = [];
-
 const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
 
 function describeReading(d: ReturnType<typeof compareReadings>): string {
@@ -299,102 +298,133 @@ function describePassages(d: ReturnType<typeof comparePassages>): string {
   );
 }
 
-nativeSuite(nativeTitle("native and wasm engines read the same page alike"), () => {
-  let wasm: OcrEngine;
-  let native: OcrEngine;
-  beforeAll(() => {
-    wasm = createOcrEngine({ languages: ["eng"], workers: 2, engine: "wasm" });
-    native = createOcrEngine({ languages: ["eng"], workers: 2, engine: "native" });
-  });
-  afterAll(async () => {
-    await Promise.all([wasm.close(), native.close()]);
-    console.log(`How the native engine's readings differ from tesseract.js's:\n${differences.join("\n")}`);
-  });
+/**
+ * The models both engines are compared with: the npm packages' (best, integer), and the tesseract
+ * command's own where it has English (Debian's fast model). The smaller fast network carries the
+ * two engines' differences in arithmetic further into a line's confidence: up to ~0.2 on a line
+ * (0.01 on average) against 0.05 with the best model, the words and boxes as alike.
+ */
+const MODEL_SOURCES: {
+  models: OcrModelSource;
+  title: string;
+  lineConfidence: number;
+  passageConfidence: number;
+}[] = [
+  { models: "packaged", title: "the npm packages' models", lineConfidence: 0.05, passageConfidence: 0.03 },
+  ...(NATIVE_MISSING || !installedLanguages("tesseract")?.codes.has("eng")
+    ? []
+    : [
+        {
+          models: "system" as const,
+          title: "the tesseract command's own models",
+          lineConfidence: 0.25,
+          passageConfidence: 0.05,
+        },
+      ]),
+];
 
-  /*
-   * The bounds: lines paired by their boxes (overlapping by more than half); at most 2 lines a page
-   * found by one engine only; of the paired lines, 97% of the words the same, boxes within 4 px,
-   * confidence within 0.05 (0.01 on average), the same straightening within 0.005 rad.
-   */
-  function expectAlike(diff: ReturnType<typeof compareReadings>): void {
-    expect(diff.unpaired.length).toBeLessThanOrEqual(2);
-    expect(diff.sameWords).toBeGreaterThanOrEqual(0.97);
-    expect(diff.boxEdgePx).toBeLessThanOrEqual(4);
-    expect(diff.confidence.max).toBeLessThanOrEqual(0.05);
-    expect(diff.confidence.mean).toBeLessThanOrEqual(0.01);
-    expect(Math.abs((diff.rotation[0] ?? 0) - (diff.rotation[1] ?? 0))).toBeLessThanOrEqual(0.005);
-  }
-
-  it.each(FIXTURES)(
-    "the real page %s, through extractImage: the same readings, page lines, passages, locators and confidence",
-    async (name) => {
-      const data = readFileSync(join(QUALITY_FIXTURES, name));
-      const a = recorded(wasm);
-      const b = recorded(native);
-      const [pa, pb] = await Promise.all([passagesOf(a.engine, data), passagesOf(b.engine, data)]);
-
-      // Every image both were given: the page as it is, and scaled up when its text is small.
-      const readings = a.readings.flatMap((x) => {
-        const y = b.readings.find((r) => r.image.equals(x.image));
-        return y ? [compareReadings(x.page, y.page)] : [];
-      });
-      const passages = comparePassages(
-        { passages: pa, readings: a.readings },
-        { passages: pb, readings: b.readings },
+nativeSuite.each(MODEL_SOURCES)(
+  nativeTitle("native and wasm engines read the same page alike, with $title"),
+  ({ models, lineConfidence, passageConfidence }) => {
+    let wasm: OcrEngine;
+    let native: OcrEngine;
+    const differences: string[] = [];
+    beforeAll(() => {
+      wasm = createOcrEngine({ languages: ["eng"], workers: 2, engine: "wasm", models });
+      native = createOcrEngine({ languages: ["eng"], workers: 2, engine: "native", models });
+    });
+    afterAll(async () => {
+      await Promise.all([wasm.close(), native.close()]);
+      console.log(
+        `How the native engine's readings differ from tesseract.js's (${models} models):\n${differences.join("\n")}`,
       );
-      differences.push(
-        `${name}: read ${a.readings.length}/${b.readings.length} times (wasm/native), ${readings.length} the same image`,
-        ...readings.map((r, i) => `  reading ${i + 1}: ${describeReading(r)}`),
-        `  passages: ${describePassages(passages)}`,
-      );
+    });
 
-      // Both read the same images: they decided alike whether the text is small.
-      expect(readings.length).toBe(a.readings.length);
-      expect(b.readings.length).toBe(a.readings.length);
-      readings.forEach(expectAlike);
-      if (name === "libtasn1-page-photo.jpg") {
-        // The photo leans 1.5°: both read it again turned straight, by the same angle the same way
-        // (turned the other way, the boxes would be tens of pixels off at the page's edges).
-        expect(Math.abs(readings[0]?.rotation[0] ?? 0)).toBeGreaterThan(0.02);
-      }
-      // The lines only one engine kept are the ones at the confidence threshold (0.5), where a
-      // difference in the last digits decides; at most 2 a page.
-      expect(passages.unpaired.length).toBeLessThanOrEqual(2);
-      for (const line of passages.unpaired) {
-        expect(
-          Math.abs((line[line.kept] ?? 0) - DEFAULT_OCR_PASSAGE_OPTIONS.minConfidence),
-        ).toBeLessThanOrEqual(0.05);
-      }
-      expect(passages.sameWords).toBeGreaterThanOrEqual(0.97);
-      expect(passages.lineBoxEdgePx).toBeLessThanOrEqual(4);
-      // A line one engine did not keep still has its number: every other line is numbered alike.
-      expect(passages.renumbered).toBe(0);
-      if (passages.unpaired.length === 0) {
-        // The same lines: the same passages, each spanning the same lines.
-        expect(passages.sameSpan).toBe(pa.length);
-        expect(pb.length).toBe(pa.length);
-      }
-      // Otherwise the passages up to the first line kept by one engine only are the same ones.
-      expect(passages.differentBefore).toBe(0);
-      // Passages spanning the same lines: the same words, box and confidence, within bounds.
-      expect(passages.passageSameWords).toBeGreaterThanOrEqual(0.9);
-      expect(passages.passageBoxEdgePx).toBeLessThanOrEqual(4);
-      expect(passages.passageConfidence).toBeLessThanOrEqual(0.03);
-    },
-  );
+    /*
+     * The bounds: lines paired by their boxes (overlapping by more than half); at most 2 lines a page
+     * found by one engine only; of the paired lines, 97% of the words the same, boxes within 4 px,
+     * confidence within `lineConfidence` (0.01 on average), the same straightening within 0.005 rad.
+     */
+    function expectAlike(diff: ReturnType<typeof compareReadings>): void {
+      expect(diff.unpaired.length).toBeLessThanOrEqual(2);
+      expect(diff.sameWords).toBeGreaterThanOrEqual(0.97);
+      expect(diff.boxEdgePx).toBeLessThanOrEqual(4);
+      expect(diff.confidence.max).toBeLessThanOrEqual(lineConfidence);
+      expect(diff.confidence.mean).toBeLessThanOrEqual(0.01);
+      expect(Math.abs((diff.rotation[0] ?? 0) - (diff.rotation[1] ?? 0))).toBeLessThanOrEqual(0.005);
+    }
 
-  it.each(GENERATED)(
-    "the generated page, %s: the same lines, words, boxes, confidences and straightening",
-    async (name, spec) => {
-      const pgm = await prepared((await makeTextImage(spec)).data);
-      const [a, b] = await Promise.all([wasm.recognize(pgm), native.recognize(pgm)]);
-      expect(a.lines.length).toBeGreaterThan(0);
-      const diff = compareReadings(a, b);
-      differences.push(`generated, ${name}: ${describeReading(diff)}`);
-      expectAlike(diff);
-    },
-  );
-});
+    it.each(FIXTURES)(
+      "the real page %s, through extractImage: the same readings, page lines, passages, locators and confidence",
+      async (name) => {
+        const data = readFileSync(join(QUALITY_FIXTURES, name));
+        const a = recorded(wasm);
+        const b = recorded(native);
+        const [pa, pb] = await Promise.all([passagesOf(a.engine, data), passagesOf(b.engine, data)]);
+
+        // Every image both were given: the page as it is, and scaled up when its text is small.
+        const readings = a.readings.flatMap((x) => {
+          const y = b.readings.find((r) => r.image.equals(x.image));
+          return y ? [compareReadings(x.page, y.page)] : [];
+        });
+        const passages = comparePassages(
+          { passages: pa, readings: a.readings },
+          { passages: pb, readings: b.readings },
+        );
+        differences.push(
+          `${name}: read ${a.readings.length}/${b.readings.length} times (wasm/native), ${readings.length} the same image`,
+          ...readings.map((r, i) => `  reading ${i + 1}: ${describeReading(r)}`),
+          `  passages: ${describePassages(passages)}`,
+        );
+
+        // Both read the same images: they decided alike whether the text is small.
+        expect(readings.length).toBe(a.readings.length);
+        expect(b.readings.length).toBe(a.readings.length);
+        readings.forEach(expectAlike);
+        if (name === "libtasn1-page-photo.jpg") {
+          // The photo leans 1.5°: both read it again turned straight, by the same angle the same way
+          // (turned the other way, the boxes would be tens of pixels off at the page's edges).
+          expect(Math.abs(readings[0]?.rotation[0] ?? 0)).toBeGreaterThan(0.02);
+        }
+        // The lines only one engine kept are the ones at the confidence threshold (0.5), where a
+        // difference in the last digits decides; at most 2 a page.
+        expect(passages.unpaired.length).toBeLessThanOrEqual(2);
+        for (const line of passages.unpaired) {
+          expect(
+            Math.abs((line[line.kept] ?? 0) - DEFAULT_OCR_PASSAGE_OPTIONS.minConfidence),
+          ).toBeLessThanOrEqual(0.05);
+        }
+        expect(passages.sameWords).toBeGreaterThanOrEqual(0.97);
+        expect(passages.lineBoxEdgePx).toBeLessThanOrEqual(4);
+        // A line one engine did not keep still has its number: every other line is numbered alike.
+        expect(passages.renumbered).toBe(0);
+        if (passages.unpaired.length === 0) {
+          // The same lines: the same passages, each spanning the same lines.
+          expect(passages.sameSpan).toBe(pa.length);
+          expect(pb.length).toBe(pa.length);
+        }
+        // Otherwise the passages up to the first line kept by one engine only are the same ones.
+        expect(passages.differentBefore).toBe(0);
+        // Passages spanning the same lines: the same words, box and confidence, within bounds.
+        expect(passages.passageSameWords).toBeGreaterThanOrEqual(0.9);
+        expect(passages.passageBoxEdgePx).toBeLessThanOrEqual(4);
+        expect(passages.passageConfidence).toBeLessThanOrEqual(passageConfidence);
+      },
+    );
+
+    it.each(GENERATED)(
+      "the generated page, %s: the same lines, words, boxes, confidences and straightening",
+      async (name, spec) => {
+        const pgm = await prepared((await makeTextImage(spec)).data);
+        const [a, b] = await Promise.all([wasm.recognize(pgm), native.recognize(pgm)]);
+        expect(a.lines.length).toBeGreaterThan(0);
+        const diff = compareReadings(a, b);
+        differences.push(`generated, ${name}: ${describeReading(diff)}`);
+        expectAlike(diff);
+      },
+    );
+  },
+);
 
 nativeSuite(nativeTitle("the native engine's processes"), () => {
   let page: Buffer;
@@ -433,7 +463,7 @@ nativeSuite(nativeTitle("the native engine's processes"), () => {
   });
 
   it("leaves no process running once closed, and rejects the images it was reading or held", async () => {
-    const engine = createOcrEngine({ languages: ["eng"], workers: 2, engine: "native" });
+    const engine = createOcrEngine({ languages: ["eng"], workers: 2, engine: "native", models: "packaged" });
     // Two being read, one waiting; each answer is awaited from the start.
     const readings = [page, page, page].map((image) =>
       expect(engine.recognize(image)).rejects.toThrow("The OCR engine is closed."),
@@ -450,6 +480,29 @@ nativeSuite(nativeTitle("the native engine's processes"), () => {
     expect(existsSync(tessdata)).toBe(false);
     await expect(engine.recognize(page)).rejects.toThrow("The OCR engine is closed.");
   });
+
+  (installedLanguages("tesseract")?.codes.has("eng") ? it : it.skip)(
+    "reads the command's own models where they lie, copying nothing (skipped where it has no English model)",
+    async () => {
+      const installed = installedLanguages("tesseract");
+      const engine = createOcrEngine({ languages: ["eng"], workers: 1, engine: "native", models: "system" });
+      try {
+        expect(engine.description).toContain(
+          `models: eng from ${join(installed?.folder ?? "", "eng.traineddata")}`,
+        );
+        const reading = engine.recognize(page);
+        // Still awaited below; a failed expectation first must not leave it rejected unheard.
+        reading.catch(() => undefined);
+        const [pid] = await running(1);
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        expect(args[args.indexOf("--tessdata-dir") + 1]).toBe(installed?.folder);
+        expect((await reading).lines.length).toBeGreaterThan(30);
+      } finally {
+        await engine.close();
+      }
+      expect(existsSync(join(installed?.folder ?? "", "eng.traineddata"))).toBe(true);
+    },
+  );
 
   it("runs each process on one core, with the image on its standard input", async () => {
     const engine = createOcrEngine({ languages: ["eng"], workers: 1, engine: "native" });
@@ -489,6 +542,7 @@ describe("the native engine, given a tesseract command that misbehaves", () => {
   it("ends one that writes without end, and says so", async () => {
     const engine = new NativeOcrEngine({
       languages: ["eng"],
+      models: "packaged",
       workers: 1,
       tesseract: fake("flood", "cat >/dev/null; exec yes '<span class=\"ocrx_word\">x</span>'"),
     });
@@ -502,6 +556,7 @@ describe("the native engine, given a tesseract command that misbehaves", () => {
   it("passes on why one failed (the end of what it said), and reads the next image with a new one", async () => {
     const engine = new NativeOcrEngine({
       languages: ["eng"],
+      models: "packaged",
       workers: 1,
       tesseract: fake("fail", 'cat >/dev/null; echo "Error in pixReadMem: unknown format" >&2; exit 1'),
     });
@@ -521,6 +576,7 @@ describe("the native engine, given a tesseract command that misbehaves", () => {
     writeFileSync(listed, (await makeTextImage({ lines: ["a file on the server"] })).data);
     const engine = new NativeOcrEngine({
       languages: ["eng"],
+      models: "packaged",
       workers: 1,
       tesseract: fake("record", `cat >"${dir}/given"`),
     });
@@ -569,7 +625,7 @@ describe("choosing the engine (LOCUS_OCR_ENGINE)", () => {
       const auto = createOcrEngine({ languages: ["eng"], engine: "auto" });
       expect(auto.kind).toBe("wasm");
       expect(auto.description).toMatch(
-        /^tesseract\.js .*\(WebAssembly\): no native Tesseract to use: .*was not found$/,
+        /^tesseract\.js [\d.]+ \(WebAssembly; models: eng from @tesseract\.js-data\/eng \(4\.0\.0_best_int\)\): no native Tesseract to use: .*was not found$/,
       );
       void auto.close();
     } finally {
@@ -589,7 +645,7 @@ describe("choosing the engine (LOCUS_OCR_ENGINE)", () => {
   it("wasm is tesseract.js whatever is installed", async () => {
     const engine = createOcrEngine({ languages: ["eng"], engine: "wasm" });
     expect(engine.kind).toBe("wasm");
-    expect(engine.description).toMatch(/^tesseract\.js \d+\.\d+\.\d+ \(WebAssembly\)$/);
+    expect(engine.description).toMatch(/^tesseract\.js \d+\.\d+\.\d+ \(WebAssembly; models: eng from .*\)$/);
     await engine.close();
   });
 
@@ -598,7 +654,9 @@ describe("choosing the engine (LOCUS_OCR_ENGINE)", () => {
     async () => {
       const engine = createOcrEngine({ languages: ["eng"], engine: "auto" });
       expect(engine.kind).toBe("native");
-      expect(engine.description).toMatch(/^tesseract \d+\.\d+\.\d+ \(native, \/.*tesseract\)$/);
+      expect(engine.description).toMatch(
+        /^tesseract \d+\.\d+\.\d+ \(native, \/.*tesseract; models: eng from .*\)$/,
+      );
       await engine.close();
     },
   );

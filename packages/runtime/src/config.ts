@@ -131,6 +131,7 @@ const EnvSchema = z.object({
   LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
   LOCUS_OCR_ENGINE: z.enum(["auto", "native", "wasm"]).default("auto"),
   LOCUS_TESSERACT_PATH: z.string().min(1).default("tesseract"),
+  LOCUS_OCR_MODELS: z.enum(["auto", "system", "packaged"]).default("auto"),
   LOCUS_OCR_LANGUAGES: z
     .string()
     .default("eng")
@@ -268,7 +269,9 @@ export interface LocusConfig {
     engine: "auto" | "native" | "wasm";
     /** The tesseract command: a path, or a name looked up on PATH. */
     tesseractPath: string;
-    /** Tesseract language codes, each from its @tesseract.js-data/<code> package. */
+    /** Where the OCR models come from: the tesseract command's own (`system`), the npm packages', or `auto`. */
+    models: "auto" | "system" | "packaged";
+    /** Tesseract language codes: the tesseract command's own model of each, or its @tesseract.js-data/<code> package's. */
     languages: string[];
     /** Recognisers (threads, ~150 MB each) shared by the image and PDF extractors of a process. */
     workers: number;
@@ -471,6 +474,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     ocr: {
       engine: e.LOCUS_OCR_ENGINE,
       tesseractPath: e.LOCUS_TESSERACT_PATH,
+      models: e.LOCUS_OCR_MODELS,
       languages: e.LOCUS_OCR_LANGUAGES,
       workers: e.LOCUS_OCR_WORKERS,
       timeoutMs: e.LOCUS_OCR_TIMEOUT_MS,
