@@ -1,4 +1,4 @@
-import { foldDiacritics, indexTerms, MAX_TERM_LENGTH, queryTerms, termOf } from "../src/index.ts";
+import { foldDiacritics, indexTerms, MAX_TERM_LENGTH, queryTerms, termOf, words } from "../src/index.ts";
 
 describe("queryTerms", () => {
   it("splits text into lower-case runs of letters and digits, Porter-stemmed", () => {
@@ -108,5 +108,50 @@ describe("foldDiacritics", () => {
     expect(foldDiacritics("naïve")).toBe("naive");
     expect(foldDiacritics("हिन्दी")).toBe("हिन्दी");
     expect(foldDiacritics("plain")).toBe("plain");
+  });
+});
+
+describe("words", () => {
+  it("cuts ASCII text (read on a fast path) as the Unicode rules cut it", () => {
+    // Every printable ASCII character, and controls, between and inside words.
+    const ascii = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)).join("");
+    const text = `Valgrind's --tool=memcheck (v3.19) reads 0x1F_ab; "QUOTED" words\t${ascii} end`;
+    const unicode = text
+      .normalize("NFKC")
+      .toLowerCase()
+      .match(/[\p{L}\p{M}\p{N}]+/gu);
+    expect(words(text)).toEqual(unicode);
+    expect(words(text)).toEqual([
+      "valgrind",
+      "s",
+      "tool",
+      "memcheck",
+      "v3",
+      "19",
+      "reads",
+      "0x1f",
+      "ab",
+      "quoted",
+      "words",
+      "0123456789",
+      "abcdefghijklmnopqrstuvwxyz",
+      "abcdefghijklmnopqrstuvwxyz",
+      "end",
+    ]);
+    expect(words("")).toEqual([]);
+    expect(words("-- ** --")).toEqual([]);
+  });
+
+  it("normalises and cuts text beyond ASCII by the Unicode rules", () => {
+    expect(words("Ｆｕｌｌ-width ﬁle café naïve Straße नमस्ते 42")).toEqual([
+      "full",
+      "width",
+      "file",
+      "café",
+      "naïve",
+      "straße",
+      "नमस्ते",
+      "42",
+    ]);
   });
 });
