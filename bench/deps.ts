@@ -32,11 +32,18 @@ export {
 /** The OCR library the image extractor runs, for throughput and accuracy without the server around it. */
 export {
   createOcrEngine,
+  DEFAULT_OCR_PASSAGE_OPTIONS,
+  estimateLean,
+  estimateLineHeight,
   extractImage,
   findTesseract,
+  installedLanguages,
+  medianLineHeight,
   openImage,
+  readPgm,
   type OcrEngine,
   type OcrEngineKind,
+  type OcrModelSource,
 } from "@locus/extract-ocr";
 /** The media pieces the audio and video extractors run. */
 export { transcribeRecording, transcriptOf } from "@locus/extract-media";

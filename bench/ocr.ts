@@ -19,6 +19,7 @@ import {
   type TextImageSpec,
 } from "./deps.ts";
 import { since, sleep, withServer, withTempDir } from "./harness.ts";
+import { benchOcrRealPages, type RealPagesResult } from "./ocr-real-pages.ts";
 import { ingest } from "./pdf-ingestion.ts";
 import { median, round } from "./stats.ts";
 
@@ -78,6 +79,8 @@ export interface OcrBenchResult {
   scannedPdf: { pages: number; serverReadyMs: number; pagesPerSecond: number; passages: number };
   /** Real page images through the server, against the tesseract command (absent in older reports). */
   realImages?: RealImagesResult;
+  /** Real manual pages drawn at three resolutions, read with each model (absent in older reports). */
+  realPages?: RealPagesResult;
 }
 
 /** Words of a known text read right: in its order (as `wordsRight`), and in any order. */
@@ -354,7 +357,8 @@ export async function benchOcr(
   );
 
   const realImages = await benchRealImages(engines, options.realImageRounds, log);
-  return { throughput, accuracy, scannedPdf, realImages };
+  const realPages = await benchOcrRealPages(engines[0]!, options.workers, log);
+  return { throughput, accuracy, scannedPdf, realImages, ...(realPages ? { realPages } : {}) };
 }
 
 const QUALITY_FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "quality");

@@ -8,6 +8,7 @@ import { aiAnswersTargets, renderAiAnswers } from "./ai-answers-report.ts";
 import { hitsBySet, type AiBenchOptions, type AiBenchResult } from "./ai-search.ts";
 import type { MediaBenchOptions, MediaBenchResult } from "./media.ts";
 import type { OcrBenchOptions, OcrBenchResult, RealImagesResult, WordsRead } from "./ocr.ts";
+import type { RealPagesResult } from "./ocr-real-pages.ts";
 import type {
   PdfBenchOptions,
   PdfBenchResult,
@@ -738,6 +739,60 @@ function renderOcr(o: OcrBenchResult): string[] {
       `(each page drawn at LOCUS_PDF_OCR_DPI by the server's PDF engine, pdftoppm where Poppler is installed, else pdf.js; then OCR), ${o.scannedPdf.passages} passages.`,
     "",
     ...(o.realImages ? renderRealImages(o.realImages) : []),
+    ...(o.realPages ? renderRealPages(o.realPages) : []),
+  ];
+}
+
+/** Real manual pages at three resolutions: each model's words right, and the line heights. */
+function renderRealPages(r: RealPagesResult): string[] {
+  const dpis = [...new Set(r.readings.map((p) => p.dpi))].sort((a, b) => a - b);
+  const models = [...new Set(r.readings.flatMap((p) => p.byModel.map((m) => m.models)))];
+  const pct = (right: number, words: number) => `${((right / Math.max(1, words)) * 100).toFixed(2)}%`;
+  const rows = dpis.flatMap((dpi) => {
+    const at = r.readings.filter((p) => p.dpi === dpi);
+    const words = at.reduce((sum, p) => sum + p.words, 0);
+    return models.map((models) => {
+      const mine = at.flatMap((p) => p.byModel.filter((m) => m.models === models));
+      return [
+        dpi,
+        models,
+        at.length,
+        words,
+        pct(
+          mine.reduce((sum, m) => sum + m.right, 0),
+          words,
+        ),
+        fmt(mine.reduce((sum, m) => sum + m.ms, 0)),
+      ];
+    });
+  });
+  const differences = new Map<string, number>();
+  for (const p of r.readings) {
+    const d =
+      p.estimatedLineHeight === null || p.readLineHeight === null
+        ? "no estimate"
+        : `${p.estimatedLineHeight - p.readLineHeight >= 0 ? "+" : ""}${p.estimatedLineHeight - p.readLineHeight} px`;
+    differences.set(d, (differences.get(d) ?? 0) + 1);
+  }
+  return [
+    "",
+    "### Real manual pages: models and text size",
+    "",
+    `${r.readings.length / dpis.length} dense pages (over 150 words) of the five real manuals of the PDF benchmark, at a fifth, two fifths, three fifths and four fifths of each manual's dense pages, ` +
+      `drawn in grey at ${dpis.join(", ")} dpi by \`pdftoppm\` and read once as they are (not scaled up) by ${r.engine.replace(/; models: .*\)$/, ")")}, ` +
+      "with each model this machine has (`LOCUS_OCR_MODELS=packaged`: the `@tesseract.js-data/eng` best model, integer; `system`: the tesseract " +
+      "command's own, Debian's fast model). Words right against `pdftotext -layout` of the page (a word-level alignment); ms: the readings' sum, two at a time.",
+    "",
+    table(["dpi", "models", "pages", "words", "right", "ms"], rows),
+    "",
+    "The line height the pixels show before any reading (estimateLineHeight), against the recogniser's median line height on the same page " +
+      "(what decides whether a page is scaled up first): " +
+      [...differences.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([d, n]) => `${d === "+0 px" ? "equal" : d}: ${n}`)
+        .join(", ") +
+      ".",
+    "",
   ];
 }
 

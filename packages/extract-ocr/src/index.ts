@@ -38,9 +38,13 @@ export {
   buildOcrPassages,
   DEFAULT_OCR_PASSAGE_OPTIONS,
   keptLines,
+  medianLineHeight,
   type KeptLine,
   toPageBox,
   type OcrPassageOptions,
   type PageGeometry,
 } from "./ocr-passages.ts";
 export { readPage, type ReadPageOptions } from "./read-page.ts";
+// What a page's pixels say before it is read (the benchmark measures them against the recogniser).
+export { estimateLean, estimateLineHeight } from "./lean.ts";
+export { readPgm } from "./pgm.ts";
