@@ -1,6 +1,7 @@
 // Type-aware lint: floating promises and non-exhaustive switches are bugs in a service
 // that must never lose work, so they are errors, not warnings.
 import js from "@eslint/js";
+import jest from "eslint-plugin-jest";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -30,6 +31,16 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-argument": "off",
       "@typescript-eslint/no-non-null-assertion": "off",
       "no-console": "off",
+    },
+  },
+  {
+    // A focused test (.only) silently drops every other test of its file: an error. Skips are
+    // governed by scripts/allowed-skips.json (`pnpm test` fails on one not listed with its reason).
+    files: ["**/test/**/*.ts"],
+    plugins: { jest },
+    rules: {
+      "jest/no-focused-tests": "error",
+      "jest/no-disabled-tests": "off",
     },
   },
 );
