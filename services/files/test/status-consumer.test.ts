@@ -1,0 +1,213 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileBlobKey, type FileStatus, type MessageOf, type Topic } from "@locus/contracts";
+import { InProcessBus } from "@locus/bus";
+import { createSqliteMetadataStore, type FileRecord, type KyselyMetadataStore } from "@locus/metadata-store";
+import { createLogger } from "@locus/runtime";
+import { subscribeStatusUpdates } from "../src/status-consumer.ts";
+
+/**
+ * The status consumer on the in-process bus over a SQLite store: what each pipeline report does
+ * to a file's record, that reports about files that are gone (or someone else's) change nothing
+ * and fail nothing, and which reports arriving late or twice cannot take a file back.
+ */
+const logger = createLogger("test", "silent");
+let dir: string;
+let store: KyselyMetadataStore;
+let bus: InProcessBus;
+const deleted: MessageOf<"file.deleted">[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "locus-status-"));
+  store = createSqliteMetadataStore(join(dir, "metadata.sqlite"));
+  await store.migrate();
+  // A short retry base, so a handler that failed would show up as a retry quickly.
+  bus = new InProcessBus(logger, 5);
+  await subscribeStatusUpdates(bus, store, logger);
+  // The indexer's queue: what the consumer asks it to clean up.
+  await bus.subscribe({ group: "indexer", topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 }, (d) => {
+    deleted.push(d.message);
+    return Promise.resolve();
+  });
+});
+
+afterAll(async () => {
+  await bus.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  // No report may make the consumer throw (it would be retried, then dead-lettered).
+  expect(bus.deadLetters).toEqual([]);
+});
+
+async function fileWithStatus(status: FileStatus) {
+  const user = await store.createUser({ email: `${randomUUID()}@example.test`, plan: "pro" });
+  const id = randomUUID();
+  const at = new Date(Date.now() - 60_000).toISOString();
+  await store.createFile({
+    id,
+    userId: user.id,
+    originalName: "notes.pdf",
+    fileType: "pdf",
+    mimeType: "application/pdf",
+    sizeBytes: 100,
+    blobKey: fileBlobKey(user.id, id),
+    status,
+    error: null,
+    pageCount: null,
+    durationS: null,
+    passageCount: null,
+    progress: null,
+    createdAt: at,
+    updatedAt: at,
+  });
+  return { fileId: id, userId: user.id };
+}
+
+/** Publishes the reports in order, one delivered before the next is sent, and waits for them all. */
+async function report(...messages: { topic: Topic; message: MessageOf<Topic> }[]): Promise<void> {
+  for (const { topic, message } of messages) {
+    await bus.publish(topic, message);
+    await bus.whenIdle();
+  }
+}
+
+type Ref = { fileId: string; userId: string };
+const progress = (ref: Ref, value: number) => ({
+  topic: "file.progress" as const,
+  message: { ...ref, progress: value },
+});
+const indexed = (ref: Ref, passageCount = 12, pageCount: number | null = 3, durationS?: number) => ({
+  topic: "file.indexed" as const,
+  message: { ...ref, passageCount, pageCount, ...(durationS === undefined ? {} : { durationS }) },
+});
+const failed = (ref: Ref, code: string, message: string) => ({
+  topic: "file.failed" as const,
+  message: { ...ref, error: { code, message } },
+});
+
+const recordOf = async (ref: Ref): Promise<FileRecord> => {
+  const record = await store.getFile(ref.userId, ref.fileId);
+  if (!record) throw new Error("the file's record is gone");
+  return record;
+};
+
+it("file.progress moves a pending file to processing with its progress", async () => {
+  const file = await fileWithStatus("pending");
+  await report(progress(file, 0.25));
+  expect(await recordOf(file)).toMatchObject({ status: "processing", progress: 0.25, error: null });
+  await report(progress(file, 0.5));
+  expect(await recordOf(file)).toMatchObject({ status: "processing", progress: 0.5 });
+});
+
+it("file.indexed makes the file ready with its counts, progress 1 and no error", async () => {
+  const file = await fileWithStatus("processing");
+  const before = await recordOf(file);
+  await report(indexed(file, 42, 7));
+  const after = await recordOf(file);
+  expect(after).toMatchObject({
+    status: "ready",
+    progress: 1,
+    error: null,
+    passageCount: 42,
+    pageCount: 7,
+    durationS: null,
+  });
+  expect(after.updatedAt > before.updatedAt).toBe(true);
+});
+
+it("file.indexed of a recording keeps its duration", async () => {
+  const file = await fileWithStatus("processing");
+  await report(indexed(file, 5, null, 93.5));
+  expect(await recordOf(file)).toMatchObject({ status: "ready", pageCount: null, durationS: 93.5 });
+});
+
+it("file.failed marks the file failed with the code and the reason, and clears its progress", async () => {
+  const file = await fileWithStatus("processing");
+  await report(progress(file, 0.4), failed(file, "pdf_encrypted", "The PDF is protected by a password."));
+  expect(await recordOf(file)).toMatchObject({
+    status: "failed",
+    progress: null,
+    error: { code: "pdf_encrypted", message: "The PDF is protected by a password." },
+  });
+});
+
+it("a file indexed again after a failure is ready, its old error gone", async () => {
+  const file = await fileWithStatus("processing");
+  await report(failed(file, "indexing_failed", "Locus could not index this file's text."), indexed(file));
+  expect(await recordOf(file)).toMatchObject({ status: "ready", error: null, progress: 1 });
+});
+
+describe("reports arriving late or twice", () => {
+  it("a late progress report does not take a ready file back to processing", async () => {
+    const file = await fileWithStatus("processing");
+    await report(indexed(file, 12, 3));
+    const ready = await recordOf(file);
+    await report(progress(file, 0.9));
+    expect(await recordOf(file)).toEqual(ready);
+  });
+
+  it("a late progress report does not take a failed file back to processing", async () => {
+    const file = await fileWithStatus("processing");
+    await report(failed(file, "pdf_corrupt", "The PDF could not be read."));
+    const failedRecord = await recordOf(file);
+    await report(progress(file, 0.5));
+    expect(await recordOf(file)).toEqual(failedRecord);
+  });
+
+  it("file.indexed delivered twice leaves the file ready with the same counts", async () => {
+    const file = await fileWithStatus("processing");
+    await report(indexed(file, 12, 3), indexed(file, 12, 3));
+    expect(await recordOf(file)).toMatchObject({
+      status: "ready",
+      passageCount: 12,
+      pageCount: 3,
+      progress: 1,
+    });
+  });
+
+  it("file.failed delivered twice leaves the file failed with the same error", async () => {
+    const file = await fileWithStatus("processing");
+    const report1 = failed(file, "ocr_timeout", "Reading the image took too long.");
+    await report(report1, report1);
+    expect(await recordOf(file)).toMatchObject({
+      status: "failed",
+      error: { code: "ocr_timeout", message: "Reading the image took too long." },
+    });
+  });
+});
+
+describe("reports about files that are gone or not the sender's", () => {
+  it("file.indexed for a deleted file asks the indexer to remove its passages", async () => {
+    const file = await fileWithStatus("processing");
+    await store.deleteFile(file.userId, file.fileId);
+    await report(indexed(file));
+    expect(deleted).toContainEqual({ fileId: file.fileId, userId: file.userId });
+    expect(await store.getFileById(file.fileId)).toBeNull();
+  });
+
+  it("file.progress and file.failed for an unknown file are dropped without error or cleanup", async () => {
+    const ghost = { fileId: randomUUID(), userId: randomUUID() };
+    await report(progress(ghost, 0.3), failed(ghost, "media_corrupt", "The recording could not be decoded."));
+    expect(await store.getFileById(ghost.fileId)).toBeNull();
+    expect(deleted.filter((d) => d.fileId === ghost.fileId)).toEqual([]);
+  });
+
+  it("reports naming the right file but another user change nothing", async () => {
+    const file = await fileWithStatus("processing");
+    const before = await recordOf(file);
+    const stranger = { fileId: file.fileId, userId: randomUUID() };
+    await report(
+      progress(stranger, 0.7),
+      failed(stranger, "extraction_failed", "nope"),
+      indexed(stranger, 99, 99),
+    );
+    expect(await recordOf(file)).toEqual(before);
+    // The stranger's "indexed" is answered as for a deleted file: cleanup scoped to the stranger.
+    expect(deleted.filter((d) => d.fileId === file.fileId)).toEqual([stranger]);
+  });
+});
