@@ -4,11 +4,12 @@
 //      services (RabbitMQ, PostgreSQL) that phase 1's suites use;
 //   3. a scan of every log line the run's Locus processes wrote, for keys, tokens and passwords.
 // Extra arguments go to jest in both phases (a path filter, -t, ...). Ends with one plain line,
-// "jest: N passed, N failed, N skipped", and a non-zero exit on any failure or when no test ran.
+// "jest: N passed, N failed, N skipped", and a non-zero exit on any failure, when no test ran, or
+// when a test was skipped that scripts/allowed-skips.json does not list with its reason.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { provideServices } from "./test-services.mjs";
 
 const args = process.argv.slice(2);
@@ -57,6 +58,40 @@ const phases = [
   return false;
 });
 
+// A skipped test is a test that did not run: each must be listed, with its reason, in
+// scripts/allowed-skips.json ({ suite, test: how its title starts, reason, and optionally
+// onlyWithout: an environment variable whose presence makes the skip wrong }). A test left out by
+// a -t/--testNamePattern given to this script is not a skip.
+const ALLOWED_SKIPS = JSON.parse(readFileSync("scripts/allowed-skips.json", "utf8"));
+const namePattern = (() => {
+  const i = args.findIndex((a) => a === "-t" || a === "--testNamePattern");
+  if (i >= 0) return args[i + 1];
+  const joined = args.find((a) => a.startsWith("--testNamePattern="));
+  return joined?.slice("--testNamePattern=".length);
+})();
+// Jest matches the pattern case-insensitively against the full name (describes and title).
+const filteredOut = (fullName) => namePattern !== undefined && !new RegExp(namePattern, "i").test(fullName);
+const allowedSkips = new Map(); // "suite › title" -> reason
+const unlistedSkips = [];
+function checkSkips(report) {
+  for (const suite of report.testResults ?? []) {
+    const path = relative(process.cwd(), suite.name);
+    for (const test of suite.assertionResults ?? []) {
+      if (!["pending", "skipped", "todo", "disabled"].includes(test.status)) continue;
+      const fullName = [...(test.ancestorTitles ?? []), test.title].join(" ");
+      if (test.status !== "todo" && filteredOut(fullName)) continue;
+      const entry = ALLOWED_SKIPS.find(
+        (e) =>
+          e.suite === path &&
+          test.title.startsWith(e.test) &&
+          (e.onlyWithout === undefined || !suiteEnv[e.onlyWithout]),
+      );
+      if (entry) allowedSkips.set(`${path} › ${test.title}`, entry.reason);
+      else unlistedSkips.push(`${path} › ${fullName} (${test.status})`);
+    }
+  }
+}
+
 const totals = { passed: 0, failed: 0, skipped: 0, suitesFailed: 0 };
 let crashed = false;
 for (const phase of phases) {
@@ -88,6 +123,7 @@ for (const phase of phases) {
   totals.failed += report.numFailedTests;
   totals.skipped += report.numPendingTests + report.numTodoTests;
   totals.suitesFailed += report.numFailedTestSuites + report.numRuntimeErrorTestSuites;
+  checkSkips(report);
   if (result.status !== 0 && report.numFailedTests === 0 && report.numFailedTestSuites === 0) crashed = true;
 }
 rmSync(dir, { recursive: true, force: true });
@@ -102,13 +138,20 @@ if (existsSync(LOG_DIR)) {
   leaked = scan.status !== 0;
 }
 
+for (const [test, reason] of allowedSkips) console.error(`skipped, as allowed: ${test}: ${reason}`);
+for (const test of unlistedSkips) {
+  console.error(
+    `skipped without a listed reason: ${test}. Run it, or add it to scripts/allowed-skips.json with the reason it may not run.`,
+  );
+}
 console.log(`jest: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 // For reports (`pnpm test:resilience`): what this run did, in one small file.
 mkdirSync("test-artifacts", { recursive: true });
 writeFileSync(
   "test-artifacts/test-summary.json",
-  `${JSON.stringify({ args, ...totals, crashed, leaked, finished_at: new Date().toISOString() }, null, 2)}\n`,
+  `${JSON.stringify({ args, ...totals, unlistedSkips, crashed, leaked, finished_at: new Date().toISOString() }, null, 2)}\n`,
 );
 const ran = totals.passed + totals.failed > 0;
 if (!ran) console.error("no test ran");
-process.exit(totals.failed > 0 || totals.suitesFailed > 0 || crashed || leaked || !ran ? 1 : 0);
+const failed = totals.failed > 0 || totals.suitesFailed > 0 || unlistedSkips.length > 0;
+process.exit(failed || crashed || leaked || !ran ? 1 : 0);
