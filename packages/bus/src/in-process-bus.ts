@@ -1,5 +1,5 @@
 import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
-import type { Logger } from "@locus/runtime";
+import { backoffDelay, type Logger } from "@locus/runtime";
 import type { Bus, Delivery, Handler, SubscribeOptions } from "./bus.ts";
 
 interface Envelope {
@@ -135,7 +135,7 @@ export class InProcessBus implements Bus {
         this.deadLetter(group, envelope, reason);
         return;
       }
-      const delay = Math.min(this.retryBaseMs * 2 ** (envelope.attempt - 1), MAX_BACKOFF_MS);
+      const delay = backoffDelay(envelope.attempt, { baseMs: this.retryBaseMs, maxMs: MAX_BACKOFF_MS });
       this.logger.warn(
         { group, topic: envelope.topic, attempt: envelope.attempt, delay, reason },
         "handler failed; retrying",

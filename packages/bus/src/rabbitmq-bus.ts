@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
-import type { Logger } from "@locus/runtime";
+import { backoffDelay, type Logger } from "@locus/runtime";
 import amqp from "amqplib";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options } from "amqplib";
 import type { Bus, Delivery, Handler, SubscribeOptions } from "./bus.ts";
@@ -343,8 +343,11 @@ export class RabbitMqBus implements Bus {
       } catch (err) {
         this.lastError = errorMessage(err);
         // Jittered (half to all of the ceiling), so a fleet of workers does not reconnect in lockstep.
-        const ceiling = Math.min(this.reconnectBaseMs * 2 ** (attempt - 1), this.reconnectMaxMs);
-        delay = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+        delay = backoffDelay(attempt, {
+          baseMs: this.reconnectBaseMs,
+          maxMs: this.reconnectMaxMs,
+          jitter: true,
+        });
         this.logger.warn(
           { url: this.displayUrl, attempt, retryInMs: delay, reason: this.lastError },
           "cannot connect to RabbitMQ; retrying",
@@ -626,7 +629,7 @@ export class RabbitMqBus implements Bus {
   ): Promise<void> {
     const live = this.liveFor(sub, channel);
     if (!live) return; // The channel is gone: the broker redelivers the original, as it stands.
-    const delay = Math.min(this.retryBaseMs * 2 ** (attempt - 1), this.maxRetryDelayMs);
+    const delay = backoffDelay(attempt, { baseMs: this.retryBaseMs, maxMs: this.maxRetryDelayMs });
     this.logger.warn(
       { group: sub.options.group, topic, attempt, delay, messageId: msg.properties.messageId, reason },
       "handler failed; retrying",

@@ -1,3 +1,4 @@
+export * from "./backoff.ts";
 export * from "./config.ts";
 export * from "./logger.ts";
 export * from "./modules.ts";

@@ -5,6 +5,7 @@ import {
   type estypes,
 } from "@elastic/elasticsearch";
 import { LocusError, type Locator } from "@locus/contracts";
+import { backoffDelay } from "@locus/runtime";
 import {
   boundedRanges,
   indexTerms,
@@ -578,7 +579,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
         });
       }
       todo = retry;
-      await sleep(backoff(this.retryDelayMs, attempt));
+      await sleep(backoffDelay(attempt, { baseMs: this.retryDelayMs, maxMs: RETRY_CAP_MS, jitter: true }));
     }
   }
 
@@ -792,11 +793,6 @@ const RESET_REFRESH_INTERVAL = { refresh_interval: null } as unknown as estypes.
 
 /** Statuses that mean "not now": a full queue (429) or a shard or node not ready (503). */
 const RETRYABLE = new Set([429, 503]);
-
-const backoff = (base: number, attempt: number): number => {
-  const ceiling = Math.min(RETRY_CAP_MS, base * 2 ** (attempt - 1));
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-};
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
