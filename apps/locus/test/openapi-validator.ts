@@ -17,8 +17,10 @@ export function schemaErrors(schemaName: string, body: unknown): string | null {
   return validate(body) ? null : ajv.errorsText(validate.errors);
 }
 
+/** Checks each item of a list; an empty list is an error: it would pass any item schema. */
 export function arraySchemaErrors(schemaName: string, body: unknown): string | null {
   if (!Array.isArray(body)) return "not an array";
+  if (body.length === 0) return "an empty array: nothing to check against the schema";
   for (const item of body) {
     const errors = schemaErrors(schemaName, item);
     if (errors) return errors;

@@ -12,3 +12,4 @@ export * from "./hostile-files.ts";
 export * from "./log-scan.ts";
 export * from "./figures.ts";
 export * from "./quality-fixtures.ts";
+export * from "./rate-limit-burst.ts";
