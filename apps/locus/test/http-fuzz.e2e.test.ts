@@ -261,22 +261,34 @@ it(
   Math.max(600_000, REQUESTS * 200),
 );
 
-/** Bytes straight onto a socket, for what fetch would refuse to send; resolves with the reply. */
+/**
+ * Bytes straight onto a socket, for what fetch would refuse to send; resolves with the reply (""
+ * when the server closed or reset the connection without one). A connection that could not be
+ * made at all (refused: no server) rejects: that is no answer to the bytes.
+ */
 function raw(bytes: string | Buffer): Promise<string> {
   const url = new URL(locus.baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
     const chunks: Buffer[] = [];
+    let connected = false;
+    let failure: Error | undefined;
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no answer within ${TIMEOUT_MS} ms to ${JSON.stringify(String(bytes).slice(0, 80))}`));
     }, TIMEOUT_MS);
+    socket.on("connect", () => (connected = true));
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("close", () => {
       clearTimeout(timer);
-      resolve(Buffer.concat(chunks).toString("latin1"));
+      if (connected) resolve(Buffer.concat(chunks).toString("latin1"));
+      else
+        reject(
+          new Error(`no connection to ${locus.baseUrl}: ${failure?.message ?? "closed before connecting"}`),
+        );
     });
-    socket.on("error", () => undefined);
+    // After connecting, a reset is the server closing on bytes that are not a request: acceptable.
+    socket.on("error", (err) => (failure = err));
     socket.end(bytes);
   });
 }
