@@ -1,12 +1,16 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { createRequire } from "node:module";
 
+const load = createRequire(import.meta.url);
+
 /** The ffmpeg binary shipped in the @ffmpeg-installer package for this platform (a 2018 build). */
-export const BUNDLED_FFMPEG_PATH: string = (
-  createRequire(import.meta.url)("@ffmpeg-installer/ffmpeg") as { path: string }
-).path;
+export const BUNDLED_FFMPEG_PATH: string = (load("@ffmpeg-installer/ffmpeg") as { path: string }).path;
+
+/** The ffprobe binary shipped in the @ffprobe-installer package for this platform. */
+export const BUNDLED_FFPROBE_PATH: string = (load("@ffprobe-installer/ffprobe") as { path: string }).path;
 
 /** Debian's ffmpeg, which gets the distribution's security updates. */
 export const SYSTEM_FFMPEG_PATH = "/usr/bin/ffmpeg";
@@ -44,23 +48,50 @@ export function chooseFfmpeg(configured?: string): FfmpegChoice {
 export const ffmpegPath = (): string => (chosen ?? chooseFfmpeg()).path;
 
 /**
- * Chooses the ffmpeg (see chooseFfmpeg) and says which, with its version, for the start log. A
- * configured binary that does not run stops the start: reading every recording would fail.
+ * The ffprobe that goes with the ffmpeg in use: the one beside it (Debian's /usr/bin/ffprobe beside
+ * /usr/bin/ffmpeg, or a build's bin/ffprobe beside a configured bin/ffmpeg), else the npm
+ * package's (@ffprobe-installer, the pair of @ffmpeg-installer, whose folder holds no ffprobe).
+ * There is no setting of its own: LOCUS_FFMPEG_PATH names the folder both come from.
  */
-export async function useFfmpeg(configured?: string): Promise<FfmpegChoice & { version: string }> {
+export function ffprobePath(): string {
+  const ffmpeg = ffmpegPath();
+  const beside = join(dirname(ffmpeg), ffmpeg.endsWith(".exe") ? "ffprobe.exe" : "ffprobe");
+  return ffmpeg !== BUNDLED_FFMPEG_PATH && executable(beside) ? beside : BUNDLED_FFPROBE_PATH;
+}
+
+/**
+ * Chooses the ffmpeg (see chooseFfmpeg) and says which, with its version and the ffprobe beside it
+ * (see ffprobePath), for the start log. A binary that does not run stops the start: reading every
+ * recording would fail.
+ */
+export async function useFfmpeg(
+  configured?: string,
+): Promise<FfmpegChoice & { version: string; ffprobe: string }> {
   const choice = chooseFfmpeg(configured);
+  let version: string;
   try {
-    return { ...choice, version: await ffmpegVersion() };
+    version = await ffmpegVersion();
   } catch (err) {
     throw new Error(`ffmpeg cannot be run from ${choice.path} (${choice.source})`, { cause: err });
   }
+  const ffprobe = ffprobePath();
+  try {
+    await firstLineOf(ffprobe, ["-version"]);
+  } catch (err) {
+    throw new Error(`ffprobe cannot be run from ${ffprobe}`, { cause: err });
+  }
+  return { ...choice, version, ffprobe };
 }
 
 /** The first line of `ffmpeg -version` ("ffmpeg version 5.1.7-0+deb12u1 ..."), for the start log. */
-export async function ffmpegVersion(): Promise<string> {
+export function ffmpegVersion(): Promise<string> {
+  return firstLineOf(ffmpegPath(), ["-version"]);
+}
+
+async function firstLineOf(command: string, args: readonly string[]): Promise<string> {
   let out = "";
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(ffmpegPath(), ["-version"], { stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "ignore"] });
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (text: string) => (out += text));
     child.once("error", reject);
@@ -72,11 +103,11 @@ export async function ffmpegVersion(): Promise<string> {
 export interface FfmpegRun {
   /** ffmpeg's exit code (null when it was killed). */
   code: number | null;
-  /** The end of what ffmpeg said on stderr: its errors, and for a probe the input's description. */
+  /** The end of what ffmpeg said on stderr: its errors. */
   stderr: string;
 }
 
-/** Keeps the last part of ffmpeg's talk: enough for errors and a probe, bounded for long files. */
+/** Keeps the last part of ffmpeg's talk: enough for its errors, bounded for long files. */
 const STDERR_KEEP = 64 * 1024;
 
 /**
@@ -158,4 +189,35 @@ export function ffmpegStream(args: readonly string[]): {
     onStderr: (listener) => child.stderr.on("data", listener),
     exited: () => exited,
   };
+}
+
+/** ffprobe's JSON is a few KB a stream; more than this is no recording Locus reads. */
+const FFPROBE_OUTPUT_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * Runs `ffprobe -v error -print_format json -show_format -show_streams` on `args` (the input) and
+ * returns what it printed: its JSON (cut off past 4 MB, when ffprobe is stopped) and its errors.
+ * Never rejects for a non-zero exit, only when ffprobe cannot be started at all.
+ */
+export function runFfprobe(args: readonly string[]): Promise<FfmpegRun & { stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      ffprobePath(),
+      ["-hide_banner", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", ...args],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
+      stdout += text;
+      if (stdout.length > FFPROBE_OUTPUT_LIMIT) child.kill("SIGKILL");
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (text: string) => {
+      stderr = (stderr + text).slice(-STDERR_KEEP);
+    });
+    child.once("error", (err) => reject(err));
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -7,11 +7,14 @@ export {
 } from "./audio-chunks.ts";
 export {
   BUNDLED_FFMPEG_PATH,
+  BUNDLED_FFPROBE_PATH,
   chooseFfmpeg,
   ffmpegPath,
   ffmpegStream,
   ffmpegVersion,
+  ffprobePath,
   runFfmpeg,
+  runFfprobe,
   SYSTEM_FFMPEG_PATH,
   useFfmpeg,
   type FfmpegChoice,

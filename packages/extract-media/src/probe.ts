@@ -1,5 +1,5 @@
 import { open } from "node:fs/promises";
-import { runFfmpeg } from "./ffmpeg.ts";
+import { runFfprobe } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
 import { inputArgs, type MediaInput } from "./media-input.ts";
 
@@ -10,31 +10,63 @@ export interface MediaInfo {
   hasVideo: boolean;
 }
 
+/** The part of ffprobe's `-show_format -show_streams` JSON read here; anything may be missing. */
+interface ProbeReport {
+  format?: { duration?: unknown };
+  streams?: { codec_type?: unknown; disposition?: { attached_pic?: unknown } }[];
+}
+
 /**
- * What a media file declares: its duration and its streams, from ffmpeg's description of the input
- * (ffmpeg reads headers only when given no output). A file ffmpeg cannot open is corrupt.
+ * What a media file declares: its duration and its streams, from ffprobe's JSON (it reads headers
+ * only), with the same demuxer and local-files-only rule as every ffmpeg run. A file ffprobe cannot
+ * open is corrupt.
  */
 export async function probeMedia(input: MediaInput): Promise<MediaInfo> {
-  const { stderr } = await runFfmpeg(inputArgs(input));
-  const described = stderr.indexOf("Input #0");
-  if (described < 0) {
-    throw new MediaReadError("media_corrupt", "The recording is damaged or not a format Locus can decode.");
+  const { code, stdout, stderr } = await runFfprobe(inputArgs(input));
+  const report = code === 0 ? reportOf(stdout) : undefined;
+  if (!report?.format) {
+    throw new MediaReadError("media_corrupt", "The recording is damaged or not a format Locus can decode.", {
+      cause: new Error(stderr.trim().split("\n").slice(-3).join(" ") || `ffprobe exited with ${code}`),
+    });
   }
-  const description = stderr.slice(described);
-  const d = /Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)/.exec(description);
-  // A WAV's own header says how much sound it holds; ffmpeg goes by the bytes present, so a WAV cut
-  // off in transfer would pass for a shorter whole one.
-  const durationS =
-    (await wavDeclaredSeconds(input.path)) ??
-    (d ? Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]) : null);
-  // Cover art in an MP3 or M4A is a "video" stream of one picture: not a video.
-  const videoStreams = description
-    .split("\n")
-    .filter((l) => /Stream #\S+.*: Video:/.test(l) && !/attached pic/.test(l));
+  // A WAV's own header says how much sound it holds; ffprobe goes by the bytes present, so a WAV
+  // cut off in transfer would pass for a shorter whole one.
+  const durationS = (await wavDeclaredSeconds(input.path)) ?? centiseconds(report.format.duration);
+  const streams = report.streams ?? [];
   return {
     durationS,
-    hasAudio: /Stream #\S+.*: Audio:/.test(description),
-    hasVideo: videoStreams.length > 0,
+    hasAudio: streams.some((s) => s.codec_type === "audio"),
+    // Cover art in an MP3 or M4A is a "video" stream of one picture: not a video.
+    hasVideo: streams.some((s) => s.codec_type === "video" && s.disposition?.attached_pic !== 1),
+  };
+}
+
+/**
+ * ffprobe's duration ("4.104000": seconds to the microsecond, absent when the container declares
+ * none) to the hundredth, rounded as ffmpeg reports it ("Duration: 00:00:04.10"), which is what
+ * Locus read before it asked ffprobe.
+ */
+function centiseconds(duration: unknown): number | null {
+  const seconds = typeof duration === "string" ? Number(duration) : NaN;
+  if (!Number.isFinite(seconds)) return null;
+  return Math.floor((Math.round(seconds * 1e6) + 5_000) / 10_000) / 100;
+}
+
+/** ffprobe's JSON as far as it has the expected shape, or undefined when it is not JSON at all. */
+function reportOf(stdout: string): ProbeReport | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== "object" || parsed === null) return undefined;
+  const { format, streams } = parsed as { format?: unknown; streams?: unknown };
+  return {
+    ...(typeof format === "object" && format !== null ? { format } : {}),
+    streams: Array.isArray(streams)
+      ? streams.filter((s): s is object => typeof s === "object" && s !== null)
+      : [],
   };
 }
 

@@ -2,7 +2,9 @@ import { AUDIO_MIME_TYPES, VIDEO_MIME_TYPES } from "@locus/contracts";
 import { concatList, encodeAudio, hlsPlaylist, mp3Disguise, recording, speak } from "@locus/testing";
 import {
   BUNDLED_FFMPEG_PATH,
+  BUNDLED_FFPROBE_PATH,
   chooseFfmpeg,
+  ffprobePath,
   inputArgs,
   mediaInput,
   refuseReferenceLists,
@@ -10,6 +12,7 @@ import {
   useFfmpeg,
 } from "../src/index.ts";
 import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 describe("how ffmpeg is given an upload", () => {
   it("names the demuxer of the sniffed type and allows only local files", () => {
@@ -64,5 +67,16 @@ describe("how ffmpeg is given an upload", () => {
       expect(chosen).toMatchObject({ path: SYSTEM_FFMPEG_PATH, source: "system" });
     else expect(chosen).toMatchObject({ path: BUNDLED_FFMPEG_PATH, source: "bundled" });
     expect(chosen.version).toMatch(/^ffmpeg version /);
+  });
+
+  it("probes with the ffprobe beside the chosen ffmpeg, else the npm package's", async () => {
+    chooseFfmpeg(BUNDLED_FFMPEG_PATH);
+    expect(ffprobePath()).toBe(BUNDLED_FFPROBE_PATH);
+    chooseFfmpeg("/nonexistent/bin/ffmpeg");
+    expect(ffprobePath()).toBe(BUNDLED_FFPROBE_PATH);
+    const chosen = await useFfmpeg();
+    if (existsSync(SYSTEM_FFMPEG_PATH))
+      expect(chosen.ffprobe).toBe(join(dirname(SYSTEM_FFMPEG_PATH), "ffprobe"));
+    else expect(chosen.ffprobe).toBe(BUNDLED_FFPROBE_PATH);
   });
 });

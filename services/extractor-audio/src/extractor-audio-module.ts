@@ -27,7 +27,7 @@ export interface ExtractorAudioDeps {
 export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promise<Stoppable> {
   const ffmpeg = await useFfmpeg(deps.ffmpegPath);
   deps.logger.info(
-    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version },
+    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },
     "media are read by this ffmpeg",
   );
   let unavailable: SpeechEngineError | null = null;

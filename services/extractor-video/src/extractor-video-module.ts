@@ -35,7 +35,7 @@ export interface ExtractorVideoDeps {
 export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<Stoppable> {
   const ffmpeg = await useFfmpeg(deps.ffmpegPath);
   deps.logger.info(
-    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version },
+    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },
     "media are read by this ffmpeg",
   );
   let speechUnavailable = false;
