@@ -1,7 +1,6 @@
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { BlobNotFoundError } from "@locus/blob-store";
-import { create as contentDisposition } from "content-disposition";
+import { BlobNotFoundError, inlineContentDisposition } from "@locus/blob-store";
 import { Router, type Request, type Response } from "express";
 import rangeParser from "range-parser";
 import type { Logger } from "@locus/runtime";
@@ -29,7 +28,8 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
     }
     const { record, sizeBytes } = content;
     res.setHeader("Content-Type", record.mimeType);
-    res.setHeader("Content-Disposition", contentDisposition(record.originalName, { type: "inline" }));
+    // The same header the S3 store has its presigned links answer with.
+    res.setHeader("Content-Disposition", inlineContentDisposition(record.originalName));
     res.setHeader("Accept-Ranges", "bytes");
     // Never from a cache: a deleted file, or a link whose key was revoked, must not be shown again.
     res.setHeader("Cache-Control", "no-store");
