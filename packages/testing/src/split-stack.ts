@@ -74,6 +74,9 @@ async function freePortBlock(size: number): Promise<number> {
   throw new Error("no block of free ports found");
 }
 
+/** How long the other services may take to answer /healthz after the first gateway does. */
+const HEALTH_WAIT_MS = 60_000;
+
 /**
  * The split shape as the README starts it (`pnpm start:split`: one process per target), on the
  * machine's real Postgres, RabbitMQ and Redis and an S3-compatible server that checks signatures,
@@ -232,13 +235,23 @@ export async function startSplitStack(
     ...Array.from({ length: 3 + workers }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
     ...gatewayUrls.slice(1),
   ];
+  // A service still silent at the deadline fails the start: a test run against a stack missing a
+  // service would fail later, further from the cause.
+  const deadline = Date.now() + HEALTH_WAIT_MS;
   for (const url of others) {
-    for (let i = 0; i < 300; i++) {
-      const up = await fetch(`${url}/healthz`).then(
+    for (;;) {
+      const up = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) }).then(
         (r) => r.ok,
         () => false,
       );
       if (up) break;
+      if (Date.now() > deadline) {
+        const name = Object.entries(serviceUrls).find(([, u]) => u === url)?.[0] ?? url;
+        await kill();
+        throw new Error(
+          `the split stack's ${name} (${url}) did not answer /healthz within ${HEALTH_WAIT_MS / 1000} s of the first gateway`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
