@@ -5,3 +5,5 @@ export * from "./messages.ts";
 export * from "./search.ts";
 export * from "./blob-keys.ts";
 export * from "./kinds.ts";
+export * from "./error-bodies.ts";
+export * from "./api-schemas.ts";

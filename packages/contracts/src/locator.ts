@@ -23,19 +23,55 @@ export function boxAround(boxes: readonly BoundingBox[]): BoundingBox {
 
 /**
  * Where a passage sits in its file: one shape for every kind of file, keys that do not apply are
- * left out. Lines count non-empty text lines from the top of the page (1-based).
+ * left out. Lines count non-empty text lines from the top of the page (1-based). The descriptions
+ * are the API's documentation: /openapi.json is generated from this schema.
  */
-export const Locator = z.object({
-  page: z.number().int().min(1).optional(),
-  line: z.number().int().min(1).optional(),
-  line_end: z.number().int().min(1).optional(),
-  timestamp: z.number().min(0).optional(),
-  timestamp_end: z.number().min(0).optional(),
-  bbox: BoundingBox.optional(),
-  source: PassageSource,
-  /** 0–1: how sure the recogniser was of the passage's text (OCR and speech). */
-  confidence: z.number().min(0).max(1).optional(),
-});
+export const Locator = z
+  .object({
+    page: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Physical page of a PDF or of a multi-page TIFF, from 1; 1 for other images."),
+    line: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("First line, counting non-empty lines from the top of the page, from 1."),
+    line_end: z.number().int().min(1).optional().describe("Last line of the passage."),
+    timestamp: z
+      .number()
+      .min(0)
+      .optional()
+      .describe(
+        "Seconds into audio or video where the passage starts (to 0.01 s). In search results for " +
+          "speech, where the matched words start, less 0.3 s so that playback begins just before them.",
+      ),
+    timestamp_end: z
+      .number()
+      .min(0)
+      .optional()
+      .describe("Seconds where it ends: in search results for speech, where the last matched word ends."),
+    bbox: BoundingBox.optional().describe(
+      "Where the passage's lines sit (in search results, the matched lines), from the top-left " +
+        "corner: in pixels of the image as displayed (EXIF orientation applied) for images, in PDF " +
+        "points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned.",
+    ),
+    source: PassageSource.describe(
+      "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in " +
+        "a recording or a video; `screen`: shown on screen in a video (with the interval it is visible).",
+    ),
+    /** 0–1: how sure the recogniser was of the passage's text (OCR and speech). */
+    confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe("For OCR and speech: the recogniser's mean confidence in the passage's text."),
+  })
+  .describe("Where a passage is. Keys that do not apply to the file's kind are left out.");
 export type Locator = z.infer<typeof Locator>;
 
 /**

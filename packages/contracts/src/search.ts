@@ -14,16 +14,17 @@ export const SEARCH_LIMITS = {
   limitDefault: 50,
 } as const;
 
-/**
- * Where a result's `content` shows why it matched: a word of the query (both modes), or in ai
- * mode, for a passage found by meaning alone, the sentence closest to the question. Offsets
- * count Unicode code points of `content` (Python: `content[start:end]`; JavaScript:
- * `Array.from(content).slice(start, end).join("")`), `end` exclusive.
- */
-export const HighlightDto = z.object({
-  start: z.number().int().min(0),
-  end: z.number().int().min(0),
-});
+export const HighlightDto = z
+  .object({
+    start: z.number().int().min(0),
+    end: z.number().int().min(0),
+  })
+  .describe(
+    "A stretch of a result's `content`: a word that matched the query, or (ai mode, a passage found " +
+      "by meaning alone) the sentence closest to the question. Offsets count Unicode code points, " +
+      "`end` exclusive: `content[start:end]` in Python, `Array.from(content).slice(start, end).join('')` " +
+      "in JavaScript.",
+  );
 export type HighlightDto = z.infer<typeof HighlightDto>;
 
 export const SearchResultDto = z.object({
@@ -32,21 +33,25 @@ export const SearchResultDto = z.object({
   file_id: z.string(),
   locator: Locator,
   files: z.object({ original_name: z.string(), file_type: FileType }),
-  /** What in `content` matched, in order (may be empty). */
-  highlights: z.array(HighlightDto),
+  highlights: z.array(HighlightDto).describe("What in `content` matched, in order; may be empty."),
 });
 export type SearchResultDto = z.infer<typeof SearchResultDto>;
 
 /** One place a marker [n] of an ai summary cites: the result, and the words quoted from it (a marker whose sentence is in several files has one per place). */
 export const CitationDto = z.object({
-  n: z.number().int().min(1),
+  n: z
+    .number()
+    .int()
+    .min(1)
+    .describe("The marker [n] in the summary (repeated when its sentence is found in several places)."),
   file_id: z.string(),
   original_name: z.string(),
-  /** Where the quote is: the cited result's locator, narrowed to the quoted sentence's lines when known. */
-  locator: Locator,
-  quote: z.string(),
-  /** Position of the cited result in `results` (from 0). */
-  result_index: z.number().int().min(0),
+  locator: Locator.describe(
+    "Where the quote is: the cited result's locator, narrowed to the quoted sentence's lines (which may " +
+      "reach a few lines past the result's to finish the sentence).",
+  ),
+  quote: z.string().describe("The document's words the claim rests on: whole sentences."),
+  result_index: z.number().int().min(0).describe("Position of the cited result in `results`."),
 });
 export type CitationDto = z.infer<typeof CitationDto>;
 
@@ -67,14 +72,32 @@ export const SearchResponseDto = z.object({
   mode: SearchMode,
   sandbox: z.literal(true).optional(),
   // ai mode only:
-  summary: z.string().optional(),
-  citations: z.array(CitationDto).optional(),
-  /** False when the documents do not answer the question (the summary says so and cites nothing). */
-  answered: z.boolean().optional(),
-  /** What wrote the summary: "local", a model's name, or "sandbox". */
-  summary_source: z.string().optional(),
-  /** What made the question's vector: "local", a model's name, or "sandbox". */
-  vector_source: z.string().optional(),
-  fallbacks: z.array(AiFallbackDto).optional(),
+  summary: z.string().optional().describe("ai mode: the answer, with citation markers [n]."),
+  citations: z
+    .array(CitationDto)
+    .optional()
+    .describe(
+      "ai mode: one entry per marker of the summary and place: a sentence found in several files is one " +
+        "marker with an entry for each.",
+    ),
+  answered: z.boolean().optional().describe("ai mode: false when the documents do not answer the question."),
+  summary_source: z
+    .string()
+    .optional()
+    .describe(
+      "ai mode: what wrote the summary: `local` (sentences picked from the documents, offline), a chat " +
+        "model's name, or `sandbox` (a test key's sample).",
+    ),
+  vector_source: z
+    .string()
+    .optional()
+    .describe(
+      "ai mode: what matched the question by meaning: `local` (offline word vectors), an embedding " +
+        "model's name, or `sandbox`.",
+    ),
+  fallbacks: z
+    .array(AiFallbackDto)
+    .optional()
+    .describe("ai mode: remote engines that failed during this search, and what answered instead."),
 });
 export type SearchResponseDto = z.infer<typeof SearchResponseDto>;

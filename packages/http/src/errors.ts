@@ -1,15 +1,15 @@
 import type { NextFunction, Request, Response } from "express";
-import { isLocusError, LocusError } from "@locus/contracts";
+import {
+  isLocusError,
+  LocusError,
+  type ErrorMessageDto,
+  type HttpValidationErrorDto,
+  type ValidationIssueDto,
+} from "@locus/contracts";
 import type { Logger } from "@locus/runtime";
 
-/** One problem with a request, as pydantic v2 describes it. */
-export interface ValidationIssue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input: unknown;
-  ctx?: Record<string, unknown>;
-}
+/** One problem with a request, as pydantic v2 describes it (its schema is /openapi.json's). */
+export type ValidationIssue = ValidationIssueDto;
 
 /** A 422 whose body pydantic would write: the issues array, as FastAPI answers. */
 export class RequestValidationError extends Error {
@@ -34,7 +34,7 @@ export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
       return;
     }
     if (err instanceof RequestValidationError) {
-      res.status(422).json({ detail: err.issues });
+      res.status(422).json({ detail: err.issues } satisfies HttpValidationErrorDto);
       return;
     }
     let error: LocusError | null = isLocusError(err) ? err : null;
@@ -48,7 +48,7 @@ export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
       for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
       if (error.status === 413) res.setHeader("Connection", "close");
       res.setHeader("X-Locus-Error-Code", error.code);
-      res.status(error.status).json({ detail: error.message });
+      res.status(error.status).json({ detail: error.message } satisfies ErrorMessageDto);
       return;
     }
     const requestId = String(res.getHeader("X-Request-Id") ?? "");

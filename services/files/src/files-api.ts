@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { FilePassagesDto, FileRecordDto } from "@locus/contracts";
+import type { FilePassagesDto, FileRecordDto, PREVIEW_TTL_SECONDS } from "@locus/contracts";
 import type { User } from "@locus/metadata-store";
 import type { PreviewGrant } from "./preview-tokens.ts";
 
@@ -11,7 +11,7 @@ export interface UploadInput {
 export interface PreviewLink {
   url: string;
   expiresAt: Date;
-  expiresIn: number;
+  expiresIn: typeof PREVIEW_TTL_SECONDS;
 }
 
 export interface FileListPage {

@@ -1,6 +1,8 @@
 import { jwtVerify, SignJWT, errors as joseErrors } from "jose";
+import { PREVIEW_TTL_SECONDS } from "@locus/contracts";
 
-export const PREVIEW_TTL_SECONDS = 3600;
+// The link's lifetime is part of the API (`expires_in`), so its number lives with the API's schemas.
+export { PREVIEW_TTL_SECONDS };
 
 /**
  * What a preview link was asked with: an API key, or a signed-in dashboard session. The link works

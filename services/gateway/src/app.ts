@@ -1,6 +1,12 @@
 import { Router, type Request, type Response } from "express";
 import type { Redis } from "ioredis";
 import multer from "multer";
+import {
+  PREVIEW_TTL_SECONDS,
+  type FileDeletedDto,
+  type PreviewUrlDto,
+  type UploadedFileDto,
+} from "@locus/contracts";
 import type { FilesApi } from "@locus/files";
 import { methodNotAllowed } from "@locus/http";
 import type { MetadataStore, Plan, User } from "@locus/metadata-store";
@@ -14,6 +20,7 @@ import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxPassages, sandboxSearc
 import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
 import {
   missing,
+  notAnUpload,
   parseFileId,
   parseListParams,
   parsePassagePageParams,
@@ -112,27 +119,17 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
           // Only now, with the whole request in, is the file processed: an upload whose request
           // broke off was discarded (and refunded) before anything was spent on it.
           if (stored.fileId) {
-            void announce(principal.user, stored.fileId).then(() => res.json({ file: stored.dto }), next);
+            const uploaded: UploadedFileDto = { file: stored.dto };
+            void announce(principal.user, stored.fileId).then(() => res.json(uploaded), next);
             return;
           }
-          res.json({ file: stored.dto });
+          res.json({ file: stored.dto } satisfies UploadedFileDto);
           return;
         }
         const body = req.body as Record<string, unknown> | undefined;
         const asField = body?.file;
         if (typeof asField === "string") {
-          // A plain form field named `file` instead of a file: say so as FastAPI does.
-          next(
-            new RequestValidationError([
-              {
-                type: "value_error",
-                loc: ["body", "file"],
-                msg: "Value error, Expected UploadFile, received: <class 'str'>",
-                input: asField,
-                ctx: { error: {} },
-              },
-            ]),
-          );
+          next(new RequestValidationError([notAnUpload(asField)]));
           return;
         }
         next(new RequestValidationError([missing(["body", "file"])]));
@@ -181,11 +178,11 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       const principal = principalOf(res);
       const fileId = fileIdFor(req, res);
       if (principal.sandbox) {
-        res.json({ message: "File deleted", id: fileId, sandbox: true });
+        res.json({ message: "File deleted", id: fileId, sandbox: true } satisfies FileDeletedDto);
         return;
       }
       await deps.files.delete(principal.user.id, fileId);
-      res.json({ message: "File deleted", id: fileId });
+      res.json({ message: "File deleted", id: fileId } satisfies FileDeletedDto);
     })
     .all(methodNotAllowed("GET, HEAD, DELETE"));
 
@@ -195,19 +192,23 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       const principal = principalOf(res);
       const fileId = fileIdFor(req, res);
       if (principal.sandbox) {
-        const expiresAt = new Date(Date.now() + 3600_000);
+        const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
         res.json({
           url: `${baseUrl(req)}/previews/sandbox`,
           expires_at: expiresAt.toISOString(),
-          expires_in: 3600,
+          expires_in: PREVIEW_TTL_SECONDS,
           sandbox: true,
-        });
+        } satisfies PreviewUrlDto);
         return;
       }
       // The link lives only as long as the key (or dashboard session) that asked for it.
       const grant = principal.key ? { keyId: principal.key.id } : { sessionId: principal.sessionId ?? "" };
       const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
-      res.json({ url: link.url, expires_at: link.expiresAt.toISOString(), expires_in: link.expiresIn });
+      res.json({
+        url: link.url,
+        expires_at: link.expiresAt.toISOString(),
+        expires_in: link.expiresIn,
+      } satisfies PreviewUrlDto);
     })
     .all(methodNotAllowed("GET, HEAD"));
 

@@ -22,6 +22,15 @@ export const missing = (loc: Loc): ValidationIssue => ({
   input: null,
 });
 
+/** A plain form field named `file` where the upload's file part belongs: said as FastAPI says it. */
+export const notAnUpload = (input: string): ValidationIssue => ({
+  type: "value_error",
+  loc: ["body", "file"],
+  msg: "Value error, Expected UploadFile, received: <class 'str'>",
+  input,
+  ctx: { error: {} },
+});
+
 function checkString(loc: Loc, value: string, min: number, max: number): ValidationIssue | null {
   const length = [...value].length;
   if (length < min) {
