@@ -1,4 +1,5 @@
 import { ErrorCodes, LocusError, type ErrorCode } from "@locus/contracts";
+import type { ZodType } from "zod";
 import { currentRequestId } from "./request-context.ts";
 import type { ServiceIdentity } from "./service-identity.ts";
 
@@ -32,11 +33,16 @@ export class ServiceClient {
     return res;
   }
 
-  /** The callee's JSON answer, read within the call's time limit. */
-  async json<T>(userId: string, path: string, init: RequestInit = {}): Promise<T> {
+  /**
+   * The callee's JSON answer, read within the call's time limit and checked against the schema
+   * the callee answers with. A body that does not match (a callee of another version, say) is an
+   * internal error naming the endpoint and the first field that differs, not data half-understood.
+   */
+  async json<T>(userId: string, path: string, schema: ZodType<T>, init: RequestInit = {}): Promise<T> {
     const { res, done } = await this.send(userId, path, init);
+    let body: unknown;
     try {
-      return (await res.json()) as T;
+      body = await res.json();
     } catch (err) {
       throw new LocusError(
         "unavailable",
@@ -49,6 +55,17 @@ export class ServiceClient {
     } finally {
       done();
     }
+    const parsed = schema.safeParse(body);
+    if (parsed.success) return parsed.data;
+    const [issue] = parsed.error.issues;
+    // The query is left out: it can hold what the user searched for.
+    const endpoint = `${init.method ?? "GET"} ${new URL(`${this.baseUrl}${path}`).pathname}`;
+    throw new LocusError(
+      "internal",
+      `The ${this.audience} service's answer to ${endpoint} does not match the schema this process ` +
+        `expects (a service of another version?): at ${fieldPath(issue?.path ?? [])}: ${issue?.message ?? "invalid"}.`,
+      { cause: parsed.error },
+    );
   }
 
   /**
@@ -104,4 +121,12 @@ export class ServiceClient {
     if (code && code in ErrorCodes) throw new LocusError(code as ErrorCode, message, { headers });
     throw new LocusError(res.status >= 500 ? "unavailable" : "internal", message, { headers });
   }
+}
+
+/** A field's place in a body as JavaScript would reach it: `files[0].status`; `(the body)` for the whole. */
+function fieldPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "(the body)";
+  return path
+    .map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+    .join("");
 }

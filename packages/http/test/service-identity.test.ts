@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { Router } from "express";
 import { SignJWT } from "jose";
+import { z } from "zod";
 import { createLogger } from "@locus/runtime";
 import { callerOf, createProcessApp, ServiceClient, ServiceIdentity } from "../src/index.ts";
 
@@ -36,9 +37,10 @@ describe("ServiceIdentity: tokens between services", () => {
   it("carries a call through ServiceClient as the user it names", async () => {
     await withService(async (base) => {
       const client = new ServiceClient(base, "files", new ServiceIdentity(SECRET));
-      const answer = await client.json<{ user: string; url: string }>(
+      const answer = await client.json(
         "user-1",
         "/internal/files/abc?limit=3",
+        z.object({ user: z.string(), method: z.string(), url: z.string() }),
       );
       expect(answer).toEqual({ user: "user-1", method: "GET", url: "/internal/files/abc?limit=3" });
     });

@@ -1,18 +1,12 @@
 import { Readable } from "node:stream";
 import { Router, type Request } from "express";
-import { FilePassagesDto, LocusError, type FileRecordDto } from "@locus/contracts";
+import { FileListPageDto, FilePassagesDto, FileRecordDto, LocusError, PreviewUrlDto } from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
 import type { MetadataStore, User } from "@locus/metadata-store";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import type { PreviewGrant } from "./preview-tokens.ts";
 
 const UPLOAD_TIMEOUT_MS = 15 * 60_000;
-
-interface PreviewLinkBody {
-  url: string;
-  expires_at: string;
-  expires_in: number;
-}
 
 /**
  * The files process's internal interface: the gateway authenticates the caller, then calls here
@@ -52,7 +46,7 @@ export function filesInternalRouter(
       limit: Number(query.limit ?? 1000),
       cursor: query.cursor,
     });
-    res.json({ files: page.files, next_cursor: page.nextCursor });
+    res.json({ files: page.files, next_cursor: page.nextCursor } satisfies FileListPageDto);
   });
   router.get("/internal/files/:id", guard, async (req, res) => {
     res.json(await files.get(callerOf(res), param(req, "id")));
@@ -84,12 +78,15 @@ export function filesInternalRouter(
       url: link.url,
       expires_at: link.expiresAt.toISOString(),
       expires_in: link.expiresIn,
-    } satisfies PreviewLinkBody);
+    } satisfies PreviewUrlDto);
   });
   return router;
 }
 
-/** FilesApi over HTTP, for a gateway that runs apart from the files service. */
+/**
+ * FilesApi over HTTP, for a gateway that runs apart from the files service. Every answer is
+ * checked against its schema, so a files process of another version fails loudly, not subtly.
+ */
 export class FilesHttpClient implements FilesApi {
   private readonly client: ServiceClient;
 
@@ -98,7 +95,7 @@ export class FilesHttpClient implements FilesApi {
   }
 
   upload(user: User, input: UploadInput): Promise<FileRecordDto> {
-    return this.client.json<FileRecordDto>(user.id, "/internal/files", {
+    return this.client.json(user.id, "/internal/files", FileRecordDto, {
       method: "POST",
       headers: {
         "Content-Type": "application/octet-stream",
@@ -126,15 +123,12 @@ export class FilesHttpClient implements FilesApi {
   async list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage> {
     const params = new URLSearchParams({ limit: String(options.limit) });
     if (options.cursor !== undefined) params.set("cursor", options.cursor);
-    const body = await this.client.json<{ files: FileRecordDto[]; next_cursor: string | null }>(
-      userId,
-      `/internal/files?${params.toString()}`,
-    );
+    const body = await this.client.json(userId, `/internal/files?${params.toString()}`, FileListPageDto);
     return { files: body.files, nextCursor: body.next_cursor };
   }
 
   get(userId: string, fileId: string): Promise<FileRecordDto> {
-    return this.client.json<FileRecordDto>(userId, `/internal/files/${encodeURIComponent(fileId)}`);
+    return this.client.json(userId, `/internal/files/${encodeURIComponent(fileId)}`, FileRecordDto);
   }
 
   async delete(userId: string, fileId: string): Promise<void> {
@@ -150,9 +144,10 @@ export class FilesHttpClient implements FilesApi {
     const params = new URLSearchParams({ base_url: baseUrl });
     if ("keyId" in grant) params.set("key_id", grant.keyId);
     else params.set("session_id", grant.sessionId);
-    const body = await this.client.json<PreviewLinkBody>(
+    const body = await this.client.json(
       userId,
       `/internal/files/${encodeURIComponent(fileId)}/preview-link?${params.toString()}`,
+      PreviewUrlDto,
     );
     return { url: body.url, expiresAt: new Date(body.expires_at), expiresIn: body.expires_in };
   }
@@ -163,12 +158,10 @@ export class FilesHttpClient implements FilesApi {
     page: { offset: number; limit: number },
   ): Promise<FilePassagesDto> {
     const params = new URLSearchParams({ offset: String(page.offset), limit: String(page.limit) });
-    // Checked against the schema: a files process of another version fails loudly, not subtly.
-    return FilePassagesDto.parse(
-      await this.client.json<unknown>(
-        userId,
-        `/internal/files/${encodeURIComponent(fileId)}/passages?${params.toString()}`,
-      ),
+    return this.client.json(
+      userId,
+      `/internal/files/${encodeURIComponent(fileId)}/passages?${params.toString()}`,
+      FilePassagesDto,
     );
   }
 }

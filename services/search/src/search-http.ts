@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { SearchMode, SearchResponseDto } from "@locus/contracts";
+import { SearchResponseDto, type SearchMode } from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
 import type { SearchApi, SearchRequest } from "./search-service.ts";
 
@@ -23,7 +23,7 @@ export function searchInternalRouter(search: SearchApi, identity: ServiceIdentit
   return router;
 }
 
-/** SearchApi over HTTP, for a gateway that runs apart from search. */
+/** SearchApi over HTTP, for a gateway that runs apart from search; answers are checked against their schema. */
 export class SearchHttpClient implements SearchApi {
   private readonly client: ServiceClient;
 
@@ -33,6 +33,6 @@ export class SearchHttpClient implements SearchApi {
 
   search(request: SearchRequest): Promise<SearchResponseDto> {
     const params = new URLSearchParams({ q: request.q, limit: String(request.limit), mode: request.mode });
-    return this.client.json<SearchResponseDto>(request.userId, `/internal/search?${params.toString()}`);
+    return this.client.json(request.userId, `/internal/search?${params.toString()}`, SearchResponseDto);
   }
 }
