@@ -5,6 +5,10 @@ import { z } from "zod";
 /**
  * The only place that reads process.env. Every setting is validated once at start; a bad value
  * stops the process with one message that names every problem.
+ *
+ * One zod schema over the environment: each setting is declared once, where it lands in
+ * LocusConfig, with its variable, its parsing, its default and a line saying what it does. The
+ * README's configuration table is checked against these declarations (test/readme-config.test.ts).
  */
 export const TARGETS = [
   "all",
@@ -19,19 +23,88 @@ export const TARGETS = [
 ] as const;
 export type Target = (typeof TARGETS)[number];
 
-const int = (def: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z
-    .string()
+export type Plan = "free" | "pro" | "enterprise";
+
+/** What the schema knows of one environment variable besides how to parse it. */
+export interface SettingMeta {
+  env: string;
+  /** One line: what the setting does. */
+  description: string;
+  /** What an unset variable stands for, spelled as the variable would be; parsed like a set value. */
+  default?: string | number;
+  /**
+   * How the README's table states the default where the literal value would mislead (it depends
+   * on the machine), or where there is none and unset means more than "none".
+   */
+  unset?: string;
+}
+
+/** A setting as the README test and error messages see it: its place in LocusConfig, and its meta. */
+export interface Setting extends SettingMeta {
+  path: string[];
+}
+
+/** A setting's default: the value an unset variable stands for, or what leaving it unset means. */
+type Fallback = string | number | Pick<SettingMeta, "default" | "unset">;
+
+/** No default: an unset variable means what `text` says. */
+const unset = (text: string): Fallback => ({ unset: text });
+/** No default, and unset means none: no such server, no key, no limit of one's own. */
+const NONE = unset("none");
+
+const settingMeta = z.registry<SettingMeta>();
+
+/**
+ * One environment variable, declared in the README table's order: variable, default, then how it
+ * is read and what it means. `parse` receives the variable's text, or the default's when it is
+ * unset (undefined when there is no default).
+ */
+function setting<Out>(env: string, fallback: Fallback, parse: z.ZodType<Out>, description: string) {
+  const meta: SettingMeta =
+    typeof fallback === "object"
+      ? { env, description, ...fallback }
+      : { env, description, default: fallback };
+  const defaultText = meta.default === undefined ? undefined : String(meta.default);
+  // A fresh schema per setting, so that one parser (secret, say) can serve two variables.
+  const schema: z.ZodType<Out> = z.preprocess((value) => value ?? defaultText, parse);
+  settingMeta.add(schema, meta);
+  return schema;
+}
+
+/**
+ * A whole number in [min, max]; blank counts as unset, like a missing variable. `fallback` is a
+ * number, or an object whose default is one.
+ */
+function integer(
+  env: string,
+  fallback: number | { default: number; unset: string },
+  [min, max = Number.MAX_SAFE_INTEGER]: [number, number?],
+  description: string,
+) {
+  const def = typeof fallback === "number" ? fallback : fallback.default;
+  const parse = z.string().transform((v, ctx) => {
+    if (v.trim() === "") return def;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: "custom", message: `must be an integer from ${min} to ${max}, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+  return setting(env, fallback, parse, description);
+}
+
+const text = () => z.string().min(1);
+const flag = () => z.enum(["true", "false"]).transform((v) => v === "true");
+const httpUrl = () => z.url({ protocol: /^https?$/ });
+/** A base URL, kept without its trailing slashes: paths are appended to it. */
+const baseUrl = () =>
+  httpUrl()
     .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === "") return def;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: "custom", message: `must be an integer from ${min} to ${max}, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
+    .transform((url) => url?.replace(/\/+$/, ""));
+const MB = 1024 * 1024;
+/** Without keys in the environment, the AWS SDK looks for credentials where it always does. */
+const SDK_CHAIN = "the SDK's chain";
 
 /** Express's names for address ranges (proxy-addr): loopback, link-local and private addresses. */
 const PROXY_PRESETS = ["loopback", "linklocal", "uniquelocal"];
@@ -88,295 +161,469 @@ const secret = z
   })
   .optional();
 
-const EnvSchema = z.object({
-  HOST: z.string().min(1).default("127.0.0.1"),
-  PORT: int(8080, 0, 65535),
-  LOCUS_DATA_DIR: z.string().min(1).default("./data"),
-  LOCUS_TARGETS: z
-    .string()
-    .default("all")
-    .transform((v, ctx) => {
-      const names = v
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const unknown = names.filter((n) => !(TARGETS as readonly string[]).includes(n));
-      if (unknown.length > 0 || names.length === 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: `unknown target(s) ${unknown.join(", ") || "(none given)"}; choose from ${TARGETS.join(", ")}`,
-        });
-        return z.NEVER;
-      }
-      return names as Target[];
-    }),
-  LOCUS_PUBLIC_URL: z
-    .url({ protocol: /^https?$/ })
-    .optional()
-    .transform((v) => v?.replace(/\/+$/, "")),
-  LOCUS_TRUST_PROXY: trustProxy,
-  LOCUS_SIGNING_SECRET: secret,
-  LOCUS_MAX_UPLOAD_BYTES: int(100 * 1024 * 1024, 1),
-  LOCUS_RATE_LIMIT_FREE: int(5, 1),
-  LOCUS_RATE_LIMIT_PRO: int(50, 1),
-  LOCUS_RATE_LIMIT_ENTERPRISE: int(500, 1),
-  LOCUS_QUOTA_FREE: int(100, 0),
-  LOCUS_QUOTA_PRO: int(10_000, 0),
-  LOCUS_QUOTA_ENTERPRISE: int(0, 0),
-  LOCUS_EXTRACT_CONCURRENCY: int(2, 1, 64),
-  LOCUS_MAX_ATTEMPTS: int(3, 1, 20),
-  LOCUS_STALLED_AFTER_S: int(600, 5),
-  LOCUS_PDF_PAGE_TIMEOUT_MS: int(60_000, 100),
-  LOCUS_PDF_ENGINE: z.enum(["auto", "poppler", "pdfjs"]).default("auto"),
-  LOCUS_EXTRACT_MAX_HEAP_MB: int(1024, 64),
-  LOCUS_OCR_ENGINE: z.enum(["auto", "native", "wasm"]).default("auto"),
-  LOCUS_TESSERACT_PATH: z.string().min(1).default("tesseract"),
-  LOCUS_OCR_MODELS: z.enum(["auto", "system", "packaged"]).default("auto"),
-  LOCUS_OCR_LANGUAGES: z
-    .string()
-    .default("eng")
-    .transform((v, ctx) => {
-      const codes = v
-        .split(/[+,]/)
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const bad = codes.filter((c) => !/^[a-z]{3}(_[a-z]+)?$/.test(c));
-      if (codes.length === 0 || bad.length > 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: `must be Tesseract language codes joined by "+" (such as eng+deu), got "${v}"`,
-        });
-        return z.NEVER;
-      }
-      return [...new Set(codes)];
-    }),
-  LOCUS_OCR_WORKERS: int(Math.min(4, Math.max(1, availableParallelism())), 1, 64),
-  LOCUS_OCR_TIMEOUT_MS: int(120_000, 100),
-  LOCUS_OCR_MIN_CONFIDENCE: int(50, 0, 100),
-  LOCUS_IMAGE_MAX_PIXELS: int(100_000_000, 1_000_000, 1_000_000_000),
-  LOCUS_PDF_OCR: z.enum(["true", "false"]).default("true"),
-  LOCUS_PDF_OCR_DPI: int(200, 72, 600),
-  LOCUS_SPEECH_ENGINE: z.enum(["pocketsphinx", "openai"]).default("pocketsphinx"),
-  LOCUS_POCKETSPHINX_MODEL_DIR: z.string().min(1).default("/usr/share/pocketsphinx/model/en-us"),
-  LOCUS_MEDIA_MAX_DURATION_S: int(4 * 3600, 1),
-  LOCUS_FFMPEG_PATH: z.string().min(1).optional(),
-  OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).default("https://api.openai.com/v1"),
-  OPENAI_API_KEY: z.string().min(1).optional(),
-  LOCUS_OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default("whisper-1"),
-  LOCUS_OPENAI_TIMEOUT_MS: int(60_000, 100),
-  LOCUS_OPENAI_MAX_RETRIES: int(2, 0, 10),
-  LOCUS_EMBEDDER: z.enum(["local", "openai"]).default("local"),
-  LOCUS_SUMMARIZER: z.enum(["local", "openai"]).default("local"),
-  LOCUS_OPENAI_EMBED_MODEL: z.string().min(1).default("text-embedding-3-small"),
-  LOCUS_OPENAI_EMBED_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
-  LOCUS_OPENAI_CHAT_MODEL: z.string().min(1).default("gpt-4o-mini"),
-  LOCUS_AI_TIMEOUT_MS: int(8_000, 100),
-  LOCUS_AI_MAX_RETRIES: int(1, 0, 10),
-  LOCUS_WORD_VECTORS_PATH: z.string().min(1).optional(),
-  LOCUS_VECTOR_CACHE_MB: int(256, 0, 65_536),
-  LOCUS_POSTINGS_CACHE_MB: int(128, 0, 65_536),
-  LOCUS_SIGNUPS_PER_HOUR: int(10, 1),
-  LOCUS_SERVICE_NAME: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
-    .optional(),
-  LOCUS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  LOCUS_METADATA_STORE: z.enum(["sqlite", "postgres"]).default("sqlite"),
-  LOCUS_BLOB_STORE: z.enum(["local", "s3"]).default("local"),
-  LOCUS_BUS: z.enum(["memory", "rabbitmq"]).default("memory"),
-  LOCUS_SEARCH_INDEX: z.enum(["sqlite", "postgres", "elasticsearch"]).default("sqlite"),
-  ELASTICSEARCH_URL: z.url({ protocol: /^https?$/ }).optional(),
-  ELASTICSEARCH_CLOUD_ID: z.string().min(1).optional(),
-  ELASTICSEARCH_API_KEY: z.string().min(1).optional(),
-  ELASTICSEARCH_USERNAME: z.string().min(1).optional(),
-  ELASTICSEARCH_PASSWORD: z.string().min(1).optional(),
-  ELASTICSEARCH_CA_CERT: z.string().min(1).optional(),
-  ELASTICSEARCH_REQUEST_TIMEOUT_MS: int(10_000, 100),
-  ELASTICSEARCH_MAX_RETRIES: int(3, 0, 20),
-  LOCUS_ES_INDEX_PREFIX: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_.-]{0,100}$/, "must be a lower-case index name")
-    .default("locus-passages"),
-  LOCUS_RATE_LIMIT_STORE: z.enum(["memory", "redis"]).default("memory"),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  LOCUS_DATABASE_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier")
-    .optional(),
-  AMQP_URL: z.url({ protocol: /^amqps?$/ }).optional(),
-  LOCUS_AMQP_PREFIX: z
-    .string()
-    .regex(/^[a-z0-9_.-]*$/, "may hold only a-z, 0-9, '_', '.' and '-'")
-    .default(""),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
-  S3_BUCKET: z.string().min(3).optional(),
-  S3_REGION: z.string().min(1).default("us-east-1"),
-  S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  S3_FORCE_PATH_STYLE: z.enum(["true", "false"]).default("false"),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  LOCUS_INTERNAL_SECRET: secret,
-  LOCUS_FILES_URL: z.url({ protocol: /^https?$/ }).optional(),
-  LOCUS_SEARCH_URL: z.url({ protocol: /^https?$/ }).optional(),
+const targets = z.string().transform((v, ctx) => {
+  const names = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !(TARGETS as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `unknown target(s) ${unknown.join(", ") || "(none given)"}; choose from ${TARGETS.join(", ")}`,
+    });
+    return z.NEVER;
+  }
+  return names as Target[];
 });
 
-/** Modules that run the work of one target each; `all` is every one of them. */
-const MODULES = TARGETS.filter((t) => t !== "all");
+const ocrLanguages = z.string().transform((v, ctx) => {
+  const codes = v
+    .split(/[+,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = codes.filter((c) => !/^[a-z]{3}(_[a-z]+)?$/.test(c));
+  if (codes.length === 0 || bad.length > 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `must be Tesseract language codes joined by "+" (such as eng+deu), got "${v}"`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(codes)];
+});
 
-export type Plan = "free" | "pro" | "enterprise";
-
-export interface LocusConfig {
-  host: string;
-  port: number;
-  dataDir: string;
-  targets: Target[];
-  /** Base of links Locus hands out (preview URLs); when unset, taken from the request's Host. */
-  publicUrl: string | undefined;
-  /**
-   * The proxies in front of the gateway whose X-Forwarded-For/-Proto are believed (Express's
-   * "trust proxy"): false for none, a number of hops, or their addresses and ranges.
-   */
-  trustProxy: false | number | string[];
-  /** Signs preview tokens; when unset, a random secret is kept in the data directory. */
-  signingSecret: string | undefined;
-  maxUploadBytes: number;
-  /** Requests per second per account. */
-  rateLimits: Record<Plan, number>;
-  /** Live uploads per calendar month (UTC) per account; 0 means unlimited. */
-  monthlyUploadQuota: Record<Plan, number>;
-  extractConcurrency: number;
-  maxAttempts: number;
+/** Every setting, where it lands in LocusConfig. */
+const Settings = z.object({
+  host: setting("HOST", "127.0.0.1", text(), "Address to listen on."),
+  port: integer("PORT", 8080, [0, 65535], "HTTP port (0 picks a free one)."),
+  dataDir: setting("LOCUS_DATA_DIR", "./data", text(), "Where the embedded shape keeps its files."),
+  targets: setting("LOCUS_TARGETS", "all", targets, "Modules this process runs, comma-separated."),
+  publicUrl: setting(
+    "LOCUS_PUBLIC_URL",
+    unset("from the request's Host"),
+    baseUrl(),
+    "Base of the links Locus hands out (preview URLs).",
+  ),
+  trustProxy: setting(
+    "LOCUS_TRUST_PROXY",
+    NONE,
+    trustProxy,
+    "Proxies whose X-Forwarded-For/-Proto are believed: a number of hops, or their addresses.",
+  ),
+  signingSecret: setting(
+    "LOCUS_SIGNING_SECRET",
+    unset("generated into the data dir"),
+    secret,
+    "Signs preview links and sessions; several processes serving links need the same.",
+  ),
+  maxUploadBytes: integer("LOCUS_MAX_UPLOAD_BYTES", 100 * MB, [1], "Largest accepted upload."),
+  rateLimits: z.object({
+    free: integer("LOCUS_RATE_LIMIT_FREE", 5, [1], "Requests a second per free account."),
+    pro: integer("LOCUS_RATE_LIMIT_PRO", 50, [1], "Requests a second per pro account."),
+    enterprise: integer("LOCUS_RATE_LIMIT_ENTERPRISE", 500, [1], "Requests a second per enterprise account."),
+  }),
+  /** Live uploads per calendar month (UTC); 0 means unlimited. */
+  monthlyUploadQuota: z.object({
+    free: integer("LOCUS_QUOTA_FREE", 100, [0], "Live uploads a month per free account."),
+    pro: integer("LOCUS_QUOTA_PRO", 10_000, [0], "Live uploads a month per pro account."),
+    enterprise: integer("LOCUS_QUOTA_ENTERPRISE", 0, [0], "Live uploads a month per enterprise account."),
+  }),
+  extractConcurrency: integer("LOCUS_EXTRACT_CONCURRENCY", 2, [1, 64], "Files one process extracts at once."),
+  maxAttempts: integer("LOCUS_MAX_ATTEMPTS", 3, [1, 20], "Deliveries of a message before its file fails."),
   /**
    * Split shape: a file left `pending` or `processing` this long without a word is published again
    * (a message lost with a crashed process, an upload whose announcement never went out).
    */
-  stalledAfterMs: number;
-  /** One PDF page taking longer than this fails the file (stuck or hostile PDFs). */
-  pdfPageTimeoutMs: number;
+  stalledAfterMs: integer(
+    "LOCUS_STALLED_AFTER_S",
+    600,
+    [5],
+    "Seconds a file may sit pending or processing before it is published again.",
+  ).transform((s) => s * 1000),
+  pdfPageTimeoutMs: integer(
+    "LOCUS_PDF_PAGE_TIMEOUT_MS",
+    60_000,
+    [100],
+    "One PDF page taking longer fails its file (stuck or hostile PDFs).",
+  ),
   /**
    * What reads PDFs' text layers: Poppler's tools (`poppler-utils`) with pdf.js taking over where
    * they fail, or pdf.js alone; `auto`: Poppler when installed.
    */
-  pdfEngine: "auto" | "poppler" | "pdfjs";
-  /** Heap of one extraction thread; a file needing more fails instead of the process. */
-  extractMaxHeapMb: number;
-  ocr: {
+  pdfEngine: setting(
+    "LOCUS_PDF_ENGINE",
+    "auto",
+    z.enum(["auto", "poppler", "pdfjs"]),
+    "What reads PDFs' text layers: Poppler's tools, pdf.js, or auto.",
+  ),
+  extractMaxHeapMb: integer(
+    "LOCUS_EXTRACT_MAX_HEAP_MB",
+    1024,
+    [64],
+    "Heap of one extraction thread; a file needing more fails, not the process.",
+  ),
+  ocr: z.object({
     /**
      * Which Tesseract reads images: `native`, the tesseract command (Debian's tesseract-ocr), one
      * process per image; `wasm`, tesseract.js, which needs nothing installed; `auto`: native when
      * the command works.
      */
-    engine: "auto" | "native" | "wasm";
-    /** The tesseract command: a path, or a name looked up on PATH. */
-    tesseractPath: string;
-    /** Where the OCR models come from: the tesseract command's own (`system`), the npm packages', or `auto`. */
-    models: "auto" | "system" | "packaged";
-    /** Tesseract language codes: the tesseract command's own model of each, or its @tesseract.js-data/<code> package's. */
-    languages: string[];
-    /** Recognisers (threads, ~150 MB each) shared by the image and PDF extractors of a process. */
-    workers: number;
-    /** One image or page taking longer than this fails its file. */
-    timeoutMs: number;
+    engine: setting(
+      "LOCUS_OCR_ENGINE",
+      "auto",
+      z.enum(["auto", "native", "wasm"]),
+      "Which Tesseract reads images: the tesseract command (native), tesseract.js (wasm), or auto.",
+    ),
+    tesseractPath: setting(
+      "LOCUS_TESSERACT_PATH",
+      "tesseract",
+      text(),
+      "The tesseract command: a path, or a name looked up on PATH.",
+    ),
+    models: setting(
+      "LOCUS_OCR_MODELS",
+      "auto",
+      z.enum(["auto", "system", "packaged"]),
+      "Where OCR models come from: the tesseract command's own (system), the npm packages', or auto.",
+    ),
+    /** Each read with the tesseract command's own model, or its @tesseract.js-data/<code> package's. */
+    languages: setting("LOCUS_OCR_LANGUAGES", "eng", ocrLanguages, "Tesseract language codes joined by '+'."),
+    /** Recognisers: tesseract processes, or tesseract.js threads of ~150 MB each. */
+    workers: integer(
+      "LOCUS_OCR_WORKERS",
+      { default: Math.min(4, Math.max(1, availableParallelism())), unset: "min(4, cores)" },
+      [1, 64],
+      "Images read at once by the image and PDF extractors of a process.",
+    ),
+    timeoutMs: integer("LOCUS_OCR_TIMEOUT_MS", 120_000, [100], "Time limit of one image or page."),
     /** Lines read with less confidence than this (0–1) are dropped as noise. */
-    minConfidence: number;
-    /** An image page with more pixels than this is refused (decompression bombs). */
-    maxImagePixels: number;
-    /** Read PDF pages without a real text layer by OCR. */
-    pdfScans: boolean;
-    /** Resolution such pages are drawn at for OCR. */
-    pdfDpi: number;
-  };
-  speech: {
-    engine: "pocketsphinx" | "openai";
-    /** Debian's pocketsphinx-en-us model. */
-    pocketsphinxModelDir: string;
-    /** Recordings declaring more seconds than this are refused. */
-    maxDurationS: number;
-    /** The ffmpeg that reads recordings and videos; unset: Debian's where installed, else npm's. */
-    ffmpegPath: string | undefined;
-  };
+    minConfidence: integer(
+      "LOCUS_OCR_MIN_CONFIDENCE",
+      50,
+      [0, 100],
+      "Lines read with less confidence (0–100) are dropped as noise.",
+    ).transform((percent) => percent / 100),
+    maxImagePixels: integer(
+      "LOCUS_IMAGE_MAX_PIXELS",
+      100_000_000,
+      [1_000_000, 1_000_000_000],
+      "An image page with more pixels is refused (decompression bombs).",
+    ),
+    pdfScans: setting("LOCUS_PDF_OCR", "true", flag(), "Read PDF pages without a real text layer by OCR."),
+    pdfDpi: integer("LOCUS_PDF_OCR_DPI", 200, [72, 600], "Resolution PDF pages are drawn at for OCR."),
+  }),
+  speech: z.object({
+    engine: setting(
+      "LOCUS_SPEECH_ENGINE",
+      "pocketsphinx",
+      z.enum(["pocketsphinx", "openai"]),
+      "Speech to text: pocketsphinx (offline) or openai.",
+    ),
+    pocketsphinxModelDir: setting(
+      "LOCUS_POCKETSPHINX_MODEL_DIR",
+      "/usr/share/pocketsphinx/model/en-us",
+      text(),
+      "Where Debian's pocketsphinx-en-us put the English model.",
+    ),
+    maxDurationS: integer("LOCUS_MEDIA_MAX_DURATION_S", 4 * 3600, [1], "Longest recording, in seconds."),
+    ffmpegPath: setting(
+      "LOCUS_FFMPEG_PATH",
+      unset("Debian's, else the npm package's"),
+      text().optional(),
+      "The ffmpeg that reads recordings and videos.",
+    ),
+  }),
   /** Any OpenAI-compatible server, for the engines that use one. */
-  openai: {
-    baseUrl: string;
-    apiKey: string | undefined;
-    transcribeModel: string;
-    timeoutMs: number;
-    maxRetries: number;
-    embedModel: string;
-    /** Shorter vectors asked of the embedding model (text-embedding-3 takes it), when set. */
-    embedDimensions: number | undefined;
-    chatModel: string;
-  };
+  openai: z.object({
+    baseUrl: setting(
+      "OPENAI_BASE_URL",
+      "https://api.openai.com/v1",
+      httpUrl().transform((url) => url.replace(/\/+$/, "")),
+      "The OpenAI-compatible server.",
+    ),
+    apiKey: setting("OPENAI_API_KEY", NONE, text().optional(), "The server's key."),
+    transcribeModel: setting(
+      "LOCUS_OPENAI_TRANSCRIBE_MODEL",
+      "whisper-1",
+      text(),
+      "The transcription model of LOCUS_SPEECH_ENGINE=openai.",
+    ),
+    timeoutMs: integer("LOCUS_OPENAI_TIMEOUT_MS", 60_000, [100], "Time limit of one request."),
+    maxRetries: integer("LOCUS_OPENAI_MAX_RETRIES", 2, [0, 10], "Retries of one request."),
+    embedModel: setting("LOCUS_OPENAI_EMBED_MODEL", "text-embedding-3-small", text(), "The embedding model."),
+    embedDimensions: setting(
+      "LOCUS_OPENAI_EMBED_DIMENSIONS",
+      unset("the model's"),
+      z.coerce.number().int().min(1).max(8192).optional(),
+      "Shorter vectors asked of the embedding model (text-embedding-3 takes it).",
+    ),
+    chatModel: setting("LOCUS_OPENAI_CHAT_MODEL", "gpt-4o-mini", text(), "The summaries' chat model."),
+  }),
   /** ai search: which engines, and how long a search waits for a remote one. */
-  ai: {
-    embedder: "local" | "openai";
-    summarizer: "local" | "openai";
-    /** Longest wait for one remote call made while a search waits (the question's vector, the summary). */
-    timeoutMs: number;
-    maxRetries: number;
-    /** The converted word vectors; unset: beside @locus/embedder, made on first use. */
-    wordVectorsPath: string | undefined;
-    /** Memory for users' passage vectors kept between searches (SQLite and Postgres indexes). */
-    vectorCacheBytes: number;
-  };
-  /** Dashboard accounts one client address may create in an hour. */
-  signUpsPerHour: number;
-  logLevel: z.infer<typeof EnvSchema>["LOCUS_LOG_LEVEL"];
-  adapters: {
-    metadataStore: "sqlite" | "postgres";
-    blobStore: "local" | "s3";
-    bus: "memory" | "rabbitmq";
-    searchIndex: "sqlite" | "postgres" | "elasticsearch";
-    rateLimitStore: "memory" | "redis";
-  };
-  /** Set when a Postgres adapter is chosen. */
-  postgres:
-    | {
-        url: string;
-        schema: string | undefined;
-        /** Memory for users' postings kept between quick searches by the Postgres search index. */
-        postingsCacheBytes: number;
-      }
-    | undefined;
-  /** Set when LOCUS_SEARCH_INDEX=elasticsearch. */
-  elasticsearch:
-    | {
-        node: string | undefined;
-        cloudId: string | undefined;
-        apiKey: string | undefined;
-        username: string | undefined;
-        password: string | undefined;
-        /** Path to a PEM file with the cluster's CA certificate. */
-        caCertPath: string | undefined;
-        requestTimeoutMs: number;
-        maxRetries: number;
-        indexPrefix: string;
-      }
-    | undefined;
-  amqpUrl: string | undefined;
-  /** Put before every exchange and queue name: deployments (or test runs) sharing a vhost stay apart. */
-  amqpPrefix: string;
-  redisUrl: string | undefined;
-  s3:
-    | {
-        bucket: string;
-        region: string;
-        endpoint: string | undefined;
-        forcePathStyle: boolean;
-        accessKeyId: string | undefined;
-        secretAccessKey: string | undefined;
-      }
-    | undefined;
-  /** Signs the calls between services (split shape). */
-  internalSecret: string | undefined;
+  ai: z.object({
+    embedder: setting(
+      "LOCUS_EMBEDDER",
+      "local",
+      z.enum(["local", "openai"]),
+      "What makes passage and question vectors: local word vectors or openai.",
+    ),
+    summarizer: setting(
+      "LOCUS_SUMMARIZER",
+      "local",
+      z.enum(["local", "openai"]),
+      "What writes the ai summary: local (extractive) or openai (a chat model).",
+    ),
+    timeoutMs: integer(
+      "LOCUS_AI_TIMEOUT_MS",
+      8_000,
+      [100],
+      "Time limit of a remote call a search waits on (the question's vector, the summary).",
+    ),
+    maxRetries: integer("LOCUS_AI_MAX_RETRIES", 1, [0, 10], "Retries of a remote call a search waits on."),
+    wordVectorsPath: setting(
+      "LOCUS_WORD_VECTORS_PATH",
+      unset("`packages/embedder/models/…`"),
+      text().optional(),
+      "The converted word vectors; unset: beside @locus/embedder, made on first use.",
+    ),
+    vectorCacheBytes: integer(
+      "LOCUS_VECTOR_CACHE_MB",
+      256,
+      [0, 65_536],
+      "Memory for users' passage vectors kept between searches (SQLite and Postgres indexes).",
+    ).transform((mb) => mb * MB),
+  }),
+  signUpsPerHour: integer("LOCUS_SIGNUPS_PER_HOUR", 10, [1], "Sign-ups one client address may make an hour."),
+  logLevel: setting(
+    "LOCUS_LOG_LEVEL",
+    "info",
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    "The least severe log lines written.",
+  ),
+  adapters: z.object({
+    metadataStore: setting(
+      "LOCUS_METADATA_STORE",
+      "sqlite",
+      z.enum(["sqlite", "postgres"]),
+      "Where records live: sqlite (the data dir) or postgres.",
+    ),
+    blobStore: setting("LOCUS_BLOB_STORE", "local", z.enum(["local", "s3"]), "Where uploaded bytes live."),
+    bus: setting("LOCUS_BUS", "memory", z.enum(["memory", "rabbitmq"]), "How modules pass messages."),
+    searchIndex: setting(
+      "LOCUS_SEARCH_INDEX",
+      "sqlite",
+      z.enum(["sqlite", "postgres", "elasticsearch"]),
+      "Where passages are indexed: sqlite, postgres or elasticsearch.",
+    ),
+    rateLimitStore: setting(
+      "LOCUS_RATE_LIMIT_STORE",
+      "memory",
+      z.enum(["memory", "redis"]),
+      "Where rate limits and sign-in counts are kept: per process, or shared in Redis.",
+    ),
+  }),
+  /** Set when DATABASE_URL is (a Postgres adapter needs it). */
+  postgres: z
+    .object({
+      url: setting(
+        "DATABASE_URL",
+        NONE,
+        z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+        "PostgreSQL, for records and the index.",
+      ),
+      schema: setting(
+        "LOCUS_DATABASE_SCHEMA",
+        unset("`public`"),
+        z
+          .string()
+          .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier")
+          .optional(),
+        "The schema of Locus's tables: several deployments can share a database.",
+      ),
+      postingsCacheBytes: integer(
+        "LOCUS_POSTINGS_CACHE_MB",
+        128,
+        [0, 65_536],
+        "Memory for users' postings kept between quick searches (Postgres index).",
+      ).transform((mb) => mb * MB),
+    })
+    .transform(({ url, ...rest }) => (url ? { url, ...rest } : undefined)),
+  /** Kept only when LOCUS_SEARCH_INDEX=elasticsearch (see LocusConfigSchema). */
+  elasticsearch: z.object({
+    node: setting("ELASTICSEARCH_URL", NONE, httpUrl().optional(), "A node of the cluster."),
+    cloudId: setting("ELASTICSEARCH_CLOUD_ID", NONE, text().optional(), "An Elastic Cloud id."),
+    apiKey: setting("ELASTICSEARCH_API_KEY", NONE, text().optional(), "The cluster's API key."),
+    username: setting("ELASTICSEARCH_USERNAME", NONE, text().optional(), "Basic auth's user."),
+    password: setting("ELASTICSEARCH_PASSWORD", NONE, text().optional(), "Basic auth's password."),
+    caCertPath: setting("ELASTICSEARCH_CA_CERT", NONE, text().optional(), "The cluster's CA (PEM file)."),
+    requestTimeoutMs: integer("ELASTICSEARCH_REQUEST_TIMEOUT_MS", 10_000, [100], "One request's time limit."),
+    maxRetries: integer("ELASTICSEARCH_MAX_RETRIES", 3, [0, 20], "Retries of one request."),
+    indexPrefix: setting(
+      "LOCUS_ES_INDEX_PREFIX",
+      "locus-passages",
+      z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,100}$/, "must be a lower-case index name"),
+      "The alias Locus reads and writes.",
+    ),
+  }),
+  amqpUrl: setting("AMQP_URL", NONE, z.url({ protocol: /^amqps?$/ }).optional(), "The RabbitMQ broker."),
+  amqpPrefix: setting(
+    "LOCUS_AMQP_PREFIX",
+    "",
+    z.string().regex(/^[a-z0-9_.-]*$/, "may hold only a-z, 0-9, '_', '.' and '-'"),
+    "Put before every exchange and queue name: deployments sharing a vhost stay apart.",
+  ),
+  redisUrl: setting("REDIS_URL", NONE, z.url({ protocol: /^rediss?$/ }).optional(), "Redis: shared counts."),
+  /** Set when S3_BUCKET is (LOCUS_BLOB_STORE=s3 needs it). */
+  s3: z
+    .object({
+      bucket: setting("S3_BUCKET", NONE, z.string().min(3).optional(), "The bucket uploads go to."),
+      region: setting("S3_REGION", "us-east-1", text(), "The bucket's region."),
+      endpoint: setting("S3_ENDPOINT", unset("AWS"), httpUrl().optional(), "An S3-compatible store's URL."),
+      forcePathStyle: setting(
+        "S3_FORCE_PATH_STYLE",
+        "false",
+        flag(),
+        "Name the bucket in the path, not the host (MinIO and the like).",
+      ),
+      accessKeyId: setting("S3_ACCESS_KEY_ID", unset(SDK_CHAIN), text().optional(), "The access key's id."),
+      secretAccessKey: setting(
+        "S3_SECRET_ACCESS_KEY",
+        unset(SDK_CHAIN),
+        text().optional(),
+        "The access key's secret.",
+      ),
+    })
+    .transform(({ bucket, ...rest }) => (bucket ? { bucket, ...rest } : undefined)),
+  internalSecret: setting("LOCUS_INTERNAL_SECRET", NONE, secret, "Signs the calls between split services."),
   /** Where the gateway reaches services that run in other processes. */
-  filesUrl: string | undefined;
-  searchUrl: string | undefined;
-  /** True when this process runs only part of Locus (the split shape). */
-  split: boolean;
-  /** How this process names itself in logs and to the broker. */
-  serviceName: string;
+  filesUrl: setting("LOCUS_FILES_URL", NONE, baseUrl(), "Where a split gateway reaches the files service."),
+  searchUrl: setting(
+    "LOCUS_SEARCH_URL",
+    NONE,
+    baseUrl(),
+    "Where a split gateway reaches the search service.",
+  ),
+  serviceName: setting(
+    "LOCUS_SERVICE_NAME",
+    unset("`locus`, or the targets joined by `+`"),
+    z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be a short lower-case name")
+      .optional(),
+    "How this process names itself in logs and to the broker.",
+  ),
+});
+
+/** Every setting, in declaration order: the README test and error messages read these. */
+export const SETTINGS: readonly Setting[] = (function collect(schema: z.ZodType, path: string[]): Setting[] {
+  const meta = settingMeta.get(schema);
+  if (meta) return [{ ...meta, path }];
+  if (schema instanceof z.ZodObject) {
+    return Object.entries(schema.shape as Record<string, z.ZodType>).flatMap(([key, inner]) =>
+      collect(inner, [...path, key]),
+    );
+  }
+  // A group or a setting whose value is derived further (.transform): the settings are inside.
+  if (schema instanceof z.ZodPipe) return collect(schema.in as z.ZodType, path);
+  throw new Error(`config: ${path.join(".")} is neither a setting nor a group of settings`);
+})(Settings, []);
+
+const ENV_BY_PATH = new Map(SETTINGS.map((s) => [s.path.join("."), s.env]));
+
+/** The environment arranged as Settings is: each variable's text where its setting sits. */
+function arrange(env: unknown): Record<string, unknown> {
+  const vars = (env ?? {}) as Record<string, string | undefined>;
+  const input: Record<string, unknown> = {};
+  for (const { path, env: name } of SETTINGS) {
+    let group = input;
+    for (const key of path.slice(0, -1)) group = (group[key] ??= {}) as Record<string, unknown>;
+    group[path[path.length - 1] ?? ""] = vars[name];
+  }
+  return input;
 }
+
+/** Modules that run the work of one target each; `all` is every one of them. */
+const MODULES = TARGETS.filter((t) => t !== "all");
+const modulesOf = (targets: Target[]) => new Set(targets.includes("all") ? MODULES : targets);
+
+type Settings = z.output<typeof Settings>;
+
+/** Rules across settings; each message names the variables involved, as there is no one path. */
+function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
+  const problem = (message: string) => ctx.addIssue({ code: "custom", message });
+  const need = (value: unknown, name: string, why: string) => {
+    if (value === undefined) problem(`${name}: required ${why}`);
+  };
+  const { adapters, elasticsearch: es } = c;
+  if (adapters.metadataStore === "postgres" || adapters.searchIndex === "postgres") {
+    need(c.postgres, "DATABASE_URL", "by the postgres metadata store or search index");
+  }
+  if (adapters.bus === "rabbitmq") need(c.amqpUrl, "AMQP_URL", "by LOCUS_BUS=rabbitmq");
+  if (adapters.searchIndex === "elasticsearch" && !es.node && !es.cloudId) {
+    problem(
+      "ELASTICSEARCH_URL or ELASTICSEARCH_CLOUD_ID: one is required by LOCUS_SEARCH_INDEX=elasticsearch",
+    );
+  }
+  if ((es.username === undefined) !== (es.password === undefined)) {
+    problem("ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD: set both or neither");
+  }
+  if (adapters.rateLimitStore === "redis") need(c.redisUrl, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
+  if (c.speech.engine === "openai") need(c.openai.apiKey, "OPENAI_API_KEY", "by LOCUS_SPEECH_ENGINE=openai");
+  if (c.ai.embedder === "openai") need(c.openai.apiKey, "OPENAI_API_KEY", "by LOCUS_EMBEDDER=openai");
+  if (c.ai.summarizer === "openai") need(c.openai.apiKey, "OPENAI_API_KEY", "by LOCUS_SUMMARIZER=openai");
+  if (adapters.blobStore === "s3") need(c.s3, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
+
+  // What this process runs decides what it must share with the others.
+  const modules = modulesOf(c.targets);
+  if (modules.size === MODULES.length) return;
+  // Each process would hold its own copy of an embedded piece: messages or data would vanish.
+  const embedded = [
+    adapters.bus === "memory" && "LOCUS_BUS=memory (use rabbitmq)",
+    adapters.metadataStore === "sqlite" && "LOCUS_METADATA_STORE=sqlite (use postgres)",
+    adapters.searchIndex === "sqlite" && "LOCUS_SEARCH_INDEX=sqlite (use postgres or elasticsearch)",
+    adapters.blobStore === "local" && "LOCUS_BLOB_STORE=local (use s3)",
+  ].filter(Boolean);
+  if (embedded.length > 0) {
+    problem(
+      `LOCUS_TARGETS: "${c.targets.join(",")}" runs part of Locus in this process, so every piece must be shared; ` +
+        `not ${embedded.join(", ")}`,
+    );
+  }
+  const callsOthers = modules.has("gateway") && (!modules.has("files") || !modules.has("search"));
+  const servesOthers = (modules.has("files") || modules.has("search")) && !modules.has("gateway");
+  if (callsOthers || servesOthers) {
+    need(c.internalSecret, "LOCUS_INTERNAL_SECRET", "to sign the calls between services");
+  }
+  if (modules.has("gateway") && !modules.has("files")) {
+    need(c.filesUrl, "LOCUS_FILES_URL", "by a gateway that runs without the files service");
+  }
+  if (modules.has("gateway") && !modules.has("search")) {
+    need(c.searchUrl, "LOCUS_SEARCH_URL", "by a gateway that runs without the search service");
+  }
+}
+
+/** The environment to LocusConfig: every setting read, then the rules across them, then what follows from them. */
+export const LocusConfigSchema = z.preprocess(
+  arrange,
+  Settings.superRefine(crossFieldRules, {
+    // Only once every setting could be read: the rules assume readable values, and a bad value
+    // is reported on its own rather than with what it happens to break.
+    when: (payload) => payload.issues.length === 0,
+  }).transform((c) => {
+    const split = modulesOf(c.targets).size < MODULES.length;
+    return {
+      ...c,
+      /** Set when LOCUS_SEARCH_INDEX=elasticsearch. */
+      elasticsearch: c.adapters.searchIndex === "elasticsearch" ? c.elasticsearch : undefined,
+      /** True when this process runs only part of Locus (the split shape). */
+      split,
+      serviceName: c.serviceName ?? (split ? c.targets.join("+") : "locus"),
+    };
+  }),
+);
+
+export type LocusConfig = z.output<typeof LocusConfigSchema>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -387,173 +634,15 @@ export class ConfigError extends Error {
 
 /** Reads and validates the configuration; throws ConfigError listing every problem at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
-  const parsed = EnvSchema.safeParse(env);
+  const parsed = LocusConfigSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
-  }
-  const e = parsed.data;
-  const problems: string[] = [];
-  const need = (value: string | undefined, name: string, why: string) => {
-    if (value === undefined) problems.push(`${name}: required ${why}`);
-  };
-  if (e.LOCUS_METADATA_STORE === "postgres" || e.LOCUS_SEARCH_INDEX === "postgres") {
-    need(e.DATABASE_URL, "DATABASE_URL", "by the postgres metadata store or search index");
-  }
-  if (e.LOCUS_BUS === "rabbitmq") need(e.AMQP_URL, "AMQP_URL", "by LOCUS_BUS=rabbitmq");
-  if (e.LOCUS_SEARCH_INDEX === "elasticsearch" && !e.ELASTICSEARCH_URL && !e.ELASTICSEARCH_CLOUD_ID) {
-    problems.push(
-      "ELASTICSEARCH_URL or ELASTICSEARCH_CLOUD_ID: one is required by LOCUS_SEARCH_INDEX=elasticsearch",
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        // A setting's own problem is named by its variable; a rule's message names its variables.
+        const name = ENV_BY_PATH.get(issue.path.join(".")) ?? issue.path.join(".");
+        return name ? `${name}: ${issue.message}` : issue.message;
+      }),
     );
   }
-  if ((e.ELASTICSEARCH_USERNAME === undefined) !== (e.ELASTICSEARCH_PASSWORD === undefined)) {
-    problems.push("ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD: set both or neither");
-  }
-  if (e.LOCUS_RATE_LIMIT_STORE === "redis") need(e.REDIS_URL, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
-  if (e.LOCUS_SPEECH_ENGINE === "openai")
-    need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_SPEECH_ENGINE=openai");
-  if (e.LOCUS_EMBEDDER === "openai") need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_EMBEDDER=openai");
-  if (e.LOCUS_SUMMARIZER === "openai") need(e.OPENAI_API_KEY, "OPENAI_API_KEY", "by LOCUS_SUMMARIZER=openai");
-  if (e.LOCUS_BLOB_STORE === "s3") need(e.S3_BUCKET, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
-
-  // What this process runs decides what it must share with the others.
-  const modules = new Set(e.LOCUS_TARGETS.includes("all") ? MODULES : e.LOCUS_TARGETS);
-  const split = modules.size < MODULES.length;
-  if (split) {
-    // Each process would hold its own copy of an embedded piece: messages or data would vanish.
-    const embedded = [
-      e.LOCUS_BUS === "memory" && "LOCUS_BUS=memory (use rabbitmq)",
-      e.LOCUS_METADATA_STORE === "sqlite" && "LOCUS_METADATA_STORE=sqlite (use postgres)",
-      e.LOCUS_SEARCH_INDEX === "sqlite" && "LOCUS_SEARCH_INDEX=sqlite (use postgres or elasticsearch)",
-      e.LOCUS_BLOB_STORE === "local" && "LOCUS_BLOB_STORE=local (use s3)",
-    ].filter(Boolean);
-    if (embedded.length > 0) {
-      problems.push(
-        `LOCUS_TARGETS: "${e.LOCUS_TARGETS.join(",")}" runs part of Locus in this process, so every piece must be shared; ` +
-          `not ${embedded.join(", ")}`,
-      );
-    }
-    const callsOthers = modules.has("gateway") && (!modules.has("files") || !modules.has("search"));
-    const servesOthers = (modules.has("files") || modules.has("search")) && !modules.has("gateway");
-    if (callsOthers || servesOthers) {
-      need(e.LOCUS_INTERNAL_SECRET, "LOCUS_INTERNAL_SECRET", "to sign the calls between services");
-    }
-    if (modules.has("gateway") && !modules.has("files")) {
-      need(e.LOCUS_FILES_URL, "LOCUS_FILES_URL", "by a gateway that runs without the files service");
-    }
-    if (modules.has("gateway") && !modules.has("search")) {
-      need(e.LOCUS_SEARCH_URL, "LOCUS_SEARCH_URL", "by a gateway that runs without the search service");
-    }
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-
-  return {
-    host: e.HOST,
-    port: e.PORT,
-    dataDir: e.LOCUS_DATA_DIR,
-    targets: e.LOCUS_TARGETS,
-    publicUrl: e.LOCUS_PUBLIC_URL,
-    trustProxy: e.LOCUS_TRUST_PROXY,
-    signingSecret: e.LOCUS_SIGNING_SECRET,
-    maxUploadBytes: e.LOCUS_MAX_UPLOAD_BYTES,
-    rateLimits: {
-      free: e.LOCUS_RATE_LIMIT_FREE,
-      pro: e.LOCUS_RATE_LIMIT_PRO,
-      enterprise: e.LOCUS_RATE_LIMIT_ENTERPRISE,
-    },
-    monthlyUploadQuota: {
-      free: e.LOCUS_QUOTA_FREE,
-      pro: e.LOCUS_QUOTA_PRO,
-      enterprise: e.LOCUS_QUOTA_ENTERPRISE,
-    },
-    extractConcurrency: e.LOCUS_EXTRACT_CONCURRENCY,
-    maxAttempts: e.LOCUS_MAX_ATTEMPTS,
-    stalledAfterMs: e.LOCUS_STALLED_AFTER_S * 1000,
-    pdfPageTimeoutMs: e.LOCUS_PDF_PAGE_TIMEOUT_MS,
-    pdfEngine: e.LOCUS_PDF_ENGINE,
-    extractMaxHeapMb: e.LOCUS_EXTRACT_MAX_HEAP_MB,
-    ocr: {
-      engine: e.LOCUS_OCR_ENGINE,
-      tesseractPath: e.LOCUS_TESSERACT_PATH,
-      models: e.LOCUS_OCR_MODELS,
-      languages: e.LOCUS_OCR_LANGUAGES,
-      workers: e.LOCUS_OCR_WORKERS,
-      timeoutMs: e.LOCUS_OCR_TIMEOUT_MS,
-      minConfidence: e.LOCUS_OCR_MIN_CONFIDENCE / 100,
-      maxImagePixels: e.LOCUS_IMAGE_MAX_PIXELS,
-      pdfScans: e.LOCUS_PDF_OCR === "true",
-      pdfDpi: e.LOCUS_PDF_OCR_DPI,
-    },
-    speech: {
-      engine: e.LOCUS_SPEECH_ENGINE,
-      pocketsphinxModelDir: e.LOCUS_POCKETSPHINX_MODEL_DIR,
-      maxDurationS: e.LOCUS_MEDIA_MAX_DURATION_S,
-      ffmpegPath: e.LOCUS_FFMPEG_PATH,
-    },
-    openai: {
-      baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ""),
-      apiKey: e.OPENAI_API_KEY,
-      transcribeModel: e.LOCUS_OPENAI_TRANSCRIBE_MODEL,
-      timeoutMs: e.LOCUS_OPENAI_TIMEOUT_MS,
-      maxRetries: e.LOCUS_OPENAI_MAX_RETRIES,
-      embedModel: e.LOCUS_OPENAI_EMBED_MODEL,
-      embedDimensions: e.LOCUS_OPENAI_EMBED_DIMENSIONS,
-      chatModel: e.LOCUS_OPENAI_CHAT_MODEL,
-    },
-    ai: {
-      embedder: e.LOCUS_EMBEDDER,
-      summarizer: e.LOCUS_SUMMARIZER,
-      timeoutMs: e.LOCUS_AI_TIMEOUT_MS,
-      maxRetries: e.LOCUS_AI_MAX_RETRIES,
-      wordVectorsPath: e.LOCUS_WORD_VECTORS_PATH,
-      vectorCacheBytes: e.LOCUS_VECTOR_CACHE_MB * 1024 * 1024,
-    },
-    signUpsPerHour: e.LOCUS_SIGNUPS_PER_HOUR,
-    logLevel: e.LOCUS_LOG_LEVEL,
-    adapters: {
-      metadataStore: e.LOCUS_METADATA_STORE,
-      blobStore: e.LOCUS_BLOB_STORE,
-      bus: e.LOCUS_BUS,
-      searchIndex: e.LOCUS_SEARCH_INDEX,
-      rateLimitStore: e.LOCUS_RATE_LIMIT_STORE,
-    },
-    postgres: e.DATABASE_URL
-      ? {
-          url: e.DATABASE_URL,
-          schema: e.LOCUS_DATABASE_SCHEMA,
-          postingsCacheBytes: e.LOCUS_POSTINGS_CACHE_MB * 1024 * 1024,
-        }
-      : undefined,
-    elasticsearch:
-      e.LOCUS_SEARCH_INDEX === "elasticsearch"
-        ? {
-            node: e.ELASTICSEARCH_URL,
-            cloudId: e.ELASTICSEARCH_CLOUD_ID,
-            apiKey: e.ELASTICSEARCH_API_KEY,
-            username: e.ELASTICSEARCH_USERNAME,
-            password: e.ELASTICSEARCH_PASSWORD,
-            caCertPath: e.ELASTICSEARCH_CA_CERT,
-            requestTimeoutMs: e.ELASTICSEARCH_REQUEST_TIMEOUT_MS,
-            maxRetries: e.ELASTICSEARCH_MAX_RETRIES,
-            indexPrefix: e.LOCUS_ES_INDEX_PREFIX,
-          }
-        : undefined,
-    amqpUrl: e.AMQP_URL,
-    amqpPrefix: e.LOCUS_AMQP_PREFIX,
-    redisUrl: e.REDIS_URL,
-    s3: e.S3_BUCKET
-      ? {
-          bucket: e.S3_BUCKET,
-          region: e.S3_REGION,
-          endpoint: e.S3_ENDPOINT,
-          forcePathStyle: e.S3_FORCE_PATH_STYLE === "true",
-          accessKeyId: e.S3_ACCESS_KEY_ID,
-          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
-        }
-      : undefined,
-    internalSecret: e.LOCUS_INTERNAL_SECRET,
-    filesUrl: e.LOCUS_FILES_URL?.replace(/\/+$/, ""),
-    searchUrl: e.LOCUS_SEARCH_URL?.replace(/\/+$/, ""),
-    split,
-    serviceName: e.LOCUS_SERVICE_NAME ?? (split ? e.LOCUS_TARGETS.join("+") : "locus"),
-  };
+  return parsed.data;
 }
