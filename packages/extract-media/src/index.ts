@@ -20,7 +20,13 @@ export {
   type FfmpegChoice,
   type FfmpegRun,
 } from "./ffmpeg.ts";
-export { inputArgs, mediaInput, refuseReferenceLists, type MediaInput } from "./media-input.ts";
+export {
+  inputArgs,
+  mediaInput,
+  refuseReferenceLists,
+  refuseReferenceListsIn,
+  type MediaInput,
+} from "./media-input.ts";
 export { MediaReadError, type MediaErrorCode } from "./media-errors.ts";
 export { probeMedia, type MediaInfo } from "./probe.ts";
 export {

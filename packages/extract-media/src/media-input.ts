@@ -1,3 +1,4 @@
+import { open } from "node:fs/promises";
 import { AUDIO_MIME_TYPES, VIDEO_MIME_TYPES } from "@locus/contracts";
 import { MediaReadError } from "./media-errors.ts";
 
@@ -48,6 +49,9 @@ export function inputArgs(input: MediaInput): string[] {
 /** Text that makes a file a list of other files: HLS and DASH-like playlists, ffmpeg concat scripts. */
 const REFERENCE_LISTS = /^(?:#EXTM3U|#EXT-X-|ffconcat version|file\s+['"/]|<\?xml[^>]*>\s*<MPD)/i;
 
+/** How much of the content is looked at for a list: its first lines. */
+const LIST_HEAD = 512;
+
 /**
  * Where the content after an ID3v2 tag may start: its size is 4 "synchsafe" 7-bit bytes, and a
  * footer flag adds 10 bytes that some readers skip and others do not (the gap is where a playlist
@@ -65,17 +69,34 @@ function afterId3(head: Buffer): number[] {
  * MP3): Locus reads the bytes it was given, never files or URLs that they name.
  */
 export function refuseReferenceLists(data: Buffer): void {
-  for (const start of afterId3(data)) {
-    const text = data
-      .subarray(start, start + 512)
-      .toString("utf8")
-      .replace(/^\uFEFF/, "")
-      .trimStart();
-    if (REFERENCE_LISTS.test(text)) {
-      throw new MediaReadError(
-        "media_unsupported",
-        "The file is a playlist or a list of other files, not a recording; Locus does not follow the files or links it names. Upload the recording itself.",
-      );
+  for (const start of afterId3(data)) refuseListHead(data.subarray(start, start + LIST_HEAD));
+}
+
+/** refuseReferenceLists for a recording already on disk: reads only the few bytes it looks at. */
+export async function refuseReferenceListsIn(path: string): Promise<void> {
+  const file = await open(path, "r");
+  try {
+    const id3 = Buffer.alloc(10);
+    const { bytesRead } = await file.read(id3, 0, id3.length, 0);
+    for (const start of afterId3(id3.subarray(0, bytesRead))) {
+      const head = Buffer.alloc(LIST_HEAD);
+      const { bytesRead: read } = await file.read(head, 0, head.length, start);
+      refuseListHead(head.subarray(0, read));
     }
+  } finally {
+    await file.close();
+  }
+}
+
+function refuseListHead(head: Buffer): void {
+  const text = head
+    .toString("utf8")
+    .replace(/^\uFEFF/, "")
+    .trimStart();
+  if (REFERENCE_LISTS.test(text)) {
+    throw new MediaReadError(
+      "media_unsupported",
+      "The file is a playlist or a list of other files, not a recording; Locus does not follow the files or links it names. Upload the recording itself.",
+    );
   }
 }

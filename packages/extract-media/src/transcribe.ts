@@ -1,11 +1,14 @@
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { ExtractedPassage } from "@locus/contracts";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 import { audioChunks, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from "./audio-chunks.ts";
 import { MediaReadError } from "./media-errors.ts";
-import { mediaInput, refuseReferenceLists, type MediaInput } from "./media-input.ts";
+import { mediaInput, refuseReferenceLists, refuseReferenceListsIn, type MediaInput } from "./media-input.ts";
 import { probeMedia, type MediaInfo } from "./probe.ts";
 import { SpeechPassages } from "./speech-passages.ts";
 
@@ -35,22 +38,28 @@ export interface OpenedRecording {
 
 /**
  * Writes a recording's bytes to a file of its own (ffmpeg needs to seek in MP4 and MOV, which may
- * keep their index at the end), and checks what it declares. `mimeType` is the type sniffed at
- * upload: ffmpeg reads the file as that container and nothing else. Throws MediaReadError for
- * playlists and lists of other files, files ffmpeg cannot open and recordings longer than
- * `maxDurationS`.
+ * keep their index at the end), and checks what it declares. `data` is the bytes, or a stream of
+ * them (the blob store's), written to the file as they come so the recording never has to fit in
+ * memory. `mimeType` is the type sniffed at upload: ffmpeg reads the file as that container and
+ * nothing else. Throws MediaReadError for playlists and lists of other files, files ffmpeg cannot
+ * open and recordings longer than `maxDurationS`; a stream's own error is thrown as it is.
  */
 export async function openRecording(
-  data: Buffer,
+  data: Buffer | Readable,
   mimeType: string,
   maxDurationS: number,
 ): Promise<OpenedRecording> {
-  refuseReferenceLists(data);
+  if (Buffer.isBuffer(data)) refuseReferenceLists(data);
   const dir = await mkdtemp(join(tmpdir(), "locus-recording-"));
   const close = () => rm(dir, { recursive: true, force: true });
   try {
     const input = mediaInput(join(dir, "recording"), mimeType);
-    await writeFile(input.path, data);
+    if (Buffer.isBuffer(data)) {
+      await writeFile(input.path, data);
+    } else {
+      await pipeline(data, createWriteStream(input.path));
+      await refuseReferenceListsIn(input.path);
+    }
     const info = await probeMedia(input);
     if (info.durationS !== null && info.durationS > maxDurationS) {
       throw new MediaReadError(
@@ -140,7 +149,7 @@ export async function* transcribeSound(
 
 /** A recording's speech, start to end: its passages, and its length in seconds as the final value. */
 export async function* transcribeRecording(
-  data: Buffer,
+  data: Buffer | Readable,
   mimeType: string,
   options: TranscribeOptions,
   progress: (done: number) => void,

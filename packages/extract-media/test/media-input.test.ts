@@ -7,12 +7,15 @@ import {
   ffprobePath,
   inputArgs,
   mediaInput,
+  openRecording,
   refuseReferenceLists,
   SYSTEM_FFMPEG_PATH,
   useFfmpeg,
 } from "../src/index.ts";
 import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
 
 describe("how ffmpeg is given an upload", () => {
   it("names the demuxer of the sniffed type and allows only local files", () => {
@@ -52,6 +55,37 @@ describe("how ffmpeg is given an upload", () => {
     }
     const mp3 = await encodeAudio(recording([0.2, await speak("A real recording."), 0.2]), "mp3");
     expect(() => refuseReferenceLists(mp3)).not.toThrow();
+  });
+
+  it("streams a recording to its file, refusing the same lists and keeping no file behind", async () => {
+    const mp3 = await encodeAudio(recording([0.2, await speak("A streamed recording."), 0.2]), "mp3");
+    // In small pieces, as a blob store's stream comes.
+    const pieces = (data: Buffer) =>
+      Readable.from(
+        [...Array(Math.ceil(data.length / 700)).keys()].map((i) => data.subarray(i * 700, i * 700 + 700)),
+      );
+    const opened = await openRecording(pieces(mp3), "audio/mpeg", 3600);
+    expect(opened.info).toMatchObject({ hasAudio: true, hasVideo: false });
+    expect(opened.input.path.startsWith(tmpdir())).toBe(true);
+    await opened.close();
+    expect(existsSync(opened.input.path)).toBe(false);
+    for (const list of [
+      mp3Disguise(hlsPlaylist(["/etc/hostname"])),
+      mp3Disguise(concatList(["recording"])),
+    ]) {
+      await expect(openRecording(pieces(list), "audio/mpeg", 3600)).rejects.toMatchObject({
+        code: "media_unsupported",
+      });
+    }
+    // A transfer that breaks off midway: its error is the recording's.
+    let reads = 0;
+    const broken = new Readable({
+      read() {
+        if (reads++ === 0) this.push(mp3.subarray(0, 1000));
+        else this.destroy(new Error("connection reset"));
+      },
+    });
+    await expect(openRecording(broken, "audio/mpeg", 3600)).rejects.toThrow("connection reset");
   });
 
   it("prefers a configured ffmpeg, then the system's, then the npm package's; and says which runs", async () => {

@@ -38,13 +38,37 @@ export interface ExtractionSummary {
 /**
  * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1); `file` is
  * what the upload message says of it (the MIME type sniffed from its bytes) and its id, for logs.
- * Returns the summary as the generator's final value.
+ * Returns the summary as the generator's final value. `data` is what the job's BlobRead gives:
+ * the whole file in memory by default.
  */
-export type Extract = (
-  data: Buffer,
+export type Extract<Data = Buffer> = (
+  data: Data,
   progress: (done: number) => void,
   file: { mimeType: string; fileId: string },
 ) => AsyncGenerator<ExtractedPassage, ExtractionSummary>;
+
+/** How a job hands the file's bytes to its extractor. */
+export type BlobRead<Data> = (blobs: BlobStore, key: string) => Promise<Data>;
+
+/** The whole file in one Buffer: for readers that need all of it at once (PDF, images). */
+export const wholeBlob: BlobRead<Buffer> = async (blobs, key) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await blobs.get(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+};
+
+/**
+ * The file as the blob store's stream, for readers that write it where they need it (recordings
+ * and videos, streamed to a temporary file for ffmpeg): it never has to fit in memory. The job
+ * destroys the stream when the extraction ends, read to its end or not.
+ */
+export const streamedBlob: BlobRead<Readable> = async (blobs, key) => {
+  const stream = await blobs.get(key);
+  // Until the extractor starts reading, a failing transfer must not crash the process as an
+  // unhandled 'error'; its reader still gets the error (a pipeline sees a stream already failed).
+  stream.on("error", () => undefined);
+  return stream;
+};
 
 export interface ExtractionJobDeps {
   blobs: BlobStore;
@@ -63,10 +87,11 @@ export interface ExtractionJobDeps {
  * A FileRejectedError fails the file with its reason; anything else is retried by the bus, and on
  * the last attempt fails the file and goes to dead letters.
  */
-export class ExtractionJob {
+export class ExtractionJob<Data = Buffer> {
   constructor(
     private readonly deps: ExtractionJobDeps,
-    private readonly extract: Extract,
+    private readonly extract: Extract<Data>,
+    private readonly read: BlobRead<Data> = wholeBlob as BlobRead<unknown> as BlobRead<Data>,
   ) {}
 
   /**
@@ -132,7 +157,7 @@ export class ExtractionJob {
       );
     }
     await bus.publish("file.progress", { fileId, userId, progress: 0 });
-    const data = await readBlob(blobs, blobKey);
+    const data = await this.read(blobs, blobKey);
     let lastReport = Date.now();
     // Extraction is most of the work; indexing takes the last few percent.
     let share = 0;
@@ -167,6 +192,8 @@ export class ExtractionJob {
       await blobs.put(extractionKey, Readable.from(lines()));
     } finally {
       stopHeartbeat();
+      // A streamed file an extractor gave up on before its end must not hold its connection open.
+      if (data instanceof Readable) data.destroy();
     }
     await Promise.all(pending);
     await bus.publish("file.extracted", {
@@ -178,10 +205,4 @@ export class ExtractionJob {
       ...(summary.durationS === undefined ? {} : { durationS: summary.durationS }),
     });
   }
-}
-
-async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await blobs.get(key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }

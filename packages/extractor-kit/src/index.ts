@@ -1,6 +1,9 @@
 export {
   ExtractionJob,
   FileRejectedError,
+  streamedBlob,
+  wholeBlob,
+  type BlobRead,
   type Extract,
   type ExtractionJobDeps,
   type ExtractionSummary,

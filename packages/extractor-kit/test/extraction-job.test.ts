@@ -7,7 +7,7 @@ import { fileBlobKey } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { createLogger } from "@locus/runtime";
-import { ExtractionJob } from "../src/index.ts";
+import { ExtractionJob, streamedBlob } from "../src/index.ts";
 
 const logger = createLogger("test", "silent");
 let dir: string;
@@ -61,4 +61,36 @@ it("says a file is alive while a long step gives no progress, and stops when the
   expect(beats.length).toBeGreaterThanOrEqual(4);
   // Nothing after the end: the heartbeat stopped with the work.
   expect(seen.at(-1)?.topic).toBe("file.extracted");
+});
+
+it("hands a streamed file to its extractor as the blob store's stream, and closes it after", async () => {
+  const blobs = new LocalBlobStore(join(dir, "streamed"));
+  const bus = new InProcessBus(logger);
+  const userId = randomUUID();
+  const fileId = randomUUID();
+  const bytes = Buffer.alloc(200_000, 7);
+  await blobs.put(fileBlobKey(userId, fileId), Readable.from([bytes]));
+  const seen: { read: number; stream: Readable }[] = [];
+  const job = new ExtractionJob(
+    { blobs, bus, logger, kindName: "recording" },
+    async function* (data) {
+      // Reads only the start, as an extractor that gives up early would.
+      const first = (await data[Symbol.asyncIterator]().next()) as IteratorResult<Buffer>;
+      seen.push({ read: first.value?.length ?? 0, stream: data });
+      yield { content: "Heard.", locator: { timestamp: 0, timestamp_end: 1, source: "speech" } };
+      return { pageCount: null, durationS: 1 };
+    },
+    streamedBlob,
+  );
+  await job.handle({
+    topic: "file.uploaded.audio",
+    message: { fileId, userId, kind: "audio", blobKey: fileBlobKey(userId, fileId), mimeType: "audio/wav" },
+    attempt: 1,
+    final: true,
+  });
+  await bus.close();
+  expect(seen).toHaveLength(1);
+  expect(seen[0]!.read).toBeGreaterThan(0);
+  expect(seen[0]!.read).toBeLessThan(bytes.length);
+  expect(seen[0]!.stream.destroyed).toBe(true);
 });

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { MediaReadError, transcribeRecording, useFfmpeg } from "@locus/extract-media";
-import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
+import { ExtractionJob, FileRejectedError, streamedBlob } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 
@@ -63,6 +63,8 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
         throw err;
       }
     },
+    // Streamed from the blob store to the recording's temporary file, never whole in memory.
+    streamedBlob,
   );
   await job.subscribe("extractor-audio", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   return { stop: () => Promise.resolve() };

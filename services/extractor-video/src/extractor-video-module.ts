@@ -2,7 +2,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { MediaReadError, useFfmpeg } from "@locus/extract-media";
 import { isUnreadableImage, type OcrEngine } from "@locus/extract-ocr";
-import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
+import { ExtractionJob, FileRejectedError, streamedBlob } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
@@ -84,6 +84,8 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
         throw err;
       }
     },
+    // Streamed from the blob store to the video's temporary file, never whole in memory.
+    streamedBlob,
   );
   await job.subscribe("extractor-video", { concurrency: deps.concurrency, maxAttempts: deps.maxAttempts });
   return { stop: () => Promise.resolve() };

@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { ExtractedPassage } from "@locus/contracts";
 import {
   DEFAULT_FRAME_OPTIONS,
@@ -33,9 +34,10 @@ const SAME_FRAME = 4;
  * (frames picked at scene changes and at least every few seconds, identical ones skipped, read by
  * OCR; text that stays on screen is one passage with the interval it is visible). A video without
  * sound gives what is shown; one without pictures what is said. Returns the video's length.
+ * `data` is the video's bytes or a stream of them (see openRecording).
  */
 export async function* readVideo(
-  data: Buffer,
+  data: Buffer | Readable,
   mimeType: string,
   options: ReadVideoOptions,
   progress: (done: number) => void,
