@@ -147,7 +147,8 @@ describe("InProcessBus", () => {
     await sleep(10);
     const started = Date.now();
     await bus.close();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Far below the minute of back-off it must not wait out, with room for a busy CI.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(attempts).toBe(1);
   });
 

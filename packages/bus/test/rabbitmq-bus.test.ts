@@ -409,13 +409,17 @@ describe("RabbitMqBus on the broker", () => {
     await expect(bus.publish("file.deleted", deleted())).rejects.toThrow(
       /RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1 is unavailable: not connected within 400 ms \(last error: .*ECONNREFUSED/,
     );
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Given up at its 400 ms timeout, not after retrying on: a bound generous enough for a busy
+    // 2-core CI, which still catches a publish that waits out back-offs or the test's timeout.
+    expect(Date.now() - started).toBeLessThan(15_000);
     await expect(bus.check()).rejects.toThrow(/unavailable/);
     await expect(bus.connect()).rejects.toThrow(/unavailable/);
-    // Validation does not wait for the broker.
+    // Validation does not wait for the broker: with a minute to connect, a malformed message is
+    // refused first (the validation error, not the broker's, and long before that minute).
+    const patient = make({ url: "amqp://guest:guest@127.0.0.1:1", operationTimeoutMs: 60_000 });
     const validating = Date.now();
-    await expect(bus.publish("file.deleted", { fileId: "x", userId: "y" })).rejects.toThrow(/uuid/i);
-    expect(Date.now() - validating).toBeLessThan(200);
+    await expect(patient.publish("file.deleted", { fileId: "x", userId: "y" })).rejects.toThrow(/uuid/i);
+    expect(Date.now() - validating).toBeLessThan(30_000);
   });
 
   it("refuses a second subscription of a group, and everything after close()", async () => {

@@ -74,7 +74,9 @@ describe("ServiceClient: calls between services", () => {
         const err = await client.json("user", path, Fine).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(LocusError);
         expect((err as LocusError).code).toBe("unavailable");
-        expect(Date.now() - started).toBeLessThan(5_000);
+        // Its 300 ms limit, with room for a busy CI: a callee that never answers would hold it
+        // until the test's own time-out.
+        expect(Date.now() - started).toBeLessThan(300 + 10_000);
       }
     });
   });

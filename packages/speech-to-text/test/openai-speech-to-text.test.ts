@@ -176,12 +176,13 @@ describe("OpenAiSpeechToText (local OpenAI-compatible test server; the remote AP
 
   it("gives up on a server that does not answer in time", async () => {
     answers.push(() => ({ status: 200, body: verbose, delayMs: 3000 }));
-    const started = Date.now();
     const err = await engine({ timeoutMs: 300, maxRetries: 0 })
       .transcribe(pcm)
       .catch((e: unknown) => e);
+    // It gave up before the server's answer at 3 s (which would have been a transcript, not this
+    // error), once: an order of events, not a time a busy CI could exceed.
     expect(err).toBeInstanceOf(APIConnectionError);
-    expect(Date.now() - started).toBeLessThan(2500);
+    expect(seen).toHaveLength(1);
   });
 
   it("says what to fix when the server refuses the key or the model", async () => {
