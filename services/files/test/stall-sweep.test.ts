@@ -88,6 +88,17 @@ async function stalledFiles(count: number, updatedAt: string): Promise<string[]>
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+/**
+ * Waits until `done` holds: for what must arrive, a poll with a generous deadline rather than a
+ * fixed pause a busy CI could outlast.
+ */
+async function eventually(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 it("publishes each stalled file once, whichever of two files processes sweeps it", async () => {
   const ids = await stalledFiles(40, new Date(Date.now() - 3600_000).toISOString());
@@ -98,6 +109,8 @@ it("publishes each stalled file once, whichever of two files processes sweeps it
     sweepers[0]!.recoverUnfinished(60_000),
     sweepers[1]!.recoverUnfinished(60_000),
   ]);
+  await eventually(() => ids.every((id) => published.includes(id)), "every stalled file published");
+  // Then a moment for any second publication (there must be none) to show.
   await settle();
   expect(counts.reduce((a, b) => a + b, 0)).toBe(40);
   const mine = published.filter((id) => ids.includes(id));

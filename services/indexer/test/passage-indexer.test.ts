@@ -85,13 +85,24 @@ async function extractedFile(phrase: string) {
 const found = (userId: string, text: string) => index.search({ userId, text, limit: 10 });
 /** The bus delivers on its own time: give "file.indexed" a moment to arrive (or not). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+/**
+ * Waits until `done` holds: for what must arrive, a poll with a generous deadline rather than a
+ * fixed pause a busy CI could outlast.
+ */
+async function eventually(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 it("indexes a file that still exists, and says it is ready", async () => {
   const file = await extractedFile("Gannets dive from thirty metres.");
   const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store);
   await indexer.handle(file.delivery);
   expect(await found(file.userId, "gannets dive")).toHaveLength(1);
-  await settle();
+  await eventually(() => indexed.includes(file.fileId), "file.indexed");
   expect(indexed).toContain(file.fileId);
 });
 
