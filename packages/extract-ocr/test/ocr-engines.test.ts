@@ -434,7 +434,8 @@ nativeSuite(nativeTitle("the native engine's processes"), () => {
 
   /** Waits until this process runs `count` tesseract children. */
   async function running(count: number): Promise<number[]> {
-    for (let i = 0; i < 500; i++) {
+    // A generous deadline: on a busy CI a process may take seconds to start.
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
       const found = childProcesses("tesseract");
       if (found.length >= count) return found;
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -192,9 +192,10 @@ describe("accepted", () => {
     expect(key.lastUsedAt).toBeNull();
     const before = new Date().toISOString();
     expect((await whoami(`Bearer ${secret}`)).status).toBe(200);
-    // Recorded after the response, without holding it up: wait for the write.
+    // Recorded after the response, without holding it up: wait for the write (a generous deadline:
+    // on a busy CI the write may take seconds to land).
     let lastUsedAt: string | null = null;
-    for (let i = 0; i < 50 && lastUsedAt === null; i++) {
+    for (const deadline = Date.now() + 20_000; lastUsedAt === null && Date.now() < deadline;) {
       lastUsedAt = (await store.listKeys(user.id)).find((k) => k.id === key.id)?.lastUsedAt ?? null;
       if (lastUsedAt === null) await new Promise((resolve) => setTimeout(resolve, 10));
     }
