@@ -22,14 +22,14 @@ export interface Burst {
  */
 export async function rateLimitBursts(
   send: () => Promise<(i: number) => Promise<Response>>,
-  { requests = 12, attempts = 3, windowMs = 1000 } = {},
+  { requests = 12, attempts = 3, windowMs = 1000, now = () => performance.now() } = {},
 ): Promise<Burst[]> {
   const bursts: Burst[] = [];
   for (let attempt = 0; attempt < attempts; attempt++) {
     const request = await send();
-    const started = performance.now();
+    const started = now();
     const responses = await Promise.all(Array.from({ length: requests }, (_, i) => request(i)));
-    const elapsedMs = performance.now() - started;
+    const elapsedMs = now() - started;
     const burst = {
       responses,
       elapsedMs,
