@@ -1,2 +1,3 @@
 export { Infrastructure } from "./infrastructure.ts";
-export { moduleDescriptors, type Running } from "./modules.ts";
+export { buildLocus, type Locus } from "./build-locus.ts";
+export { moduleDescriptors, type LocusModule } from "./modules.ts";

@@ -1,8 +1,7 @@
 import { OcrSetupError } from "@locus/extract-ocr";
-import { createProcessApp, startHttpServer, type HttpServer } from "@locus/http";
-import { ConfigError, createLogger, loadConfig, ModuleManager, type LocusConfig } from "@locus/runtime";
-import { Infrastructure } from "./infrastructure.ts";
-import { moduleDescriptors, type Running } from "./modules.ts";
+import { startHttpServer, type HttpServer } from "@locus/http";
+import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
+import { buildLocus } from "./build-locus.ts";
 
 /**
  * Locus: starts the targets named by LOCUS_TARGETS (default `all`: every module in this process,
@@ -23,9 +22,7 @@ function readConfig(): LocusConfig {
 
 const config = readConfig();
 const logger = createLogger(config.serviceName, config.logLevel);
-const infra = new Infrastructure(config, logger);
-const running: Running = { routers: [], errorMappers: [] };
-const manager = new ModuleManager(moduleDescriptors(infra, logger, running), logger);
+const locus = buildLocus(config, logger);
 let http: HttpServer | undefined;
 
 let stopping: Promise<void> | null = null;
@@ -34,9 +31,7 @@ function shutdown(reason: string, code: number): Promise<void> {
     logger.info({ reason }, "stopping");
     // Stop taking requests, then let handlers in flight finish, then stop the modules they use.
     await http?.stop();
-    await infra.drainBus();
-    await manager.stop();
-    await infra.close();
+    await locus.stop();
     logger.info("stopped");
     process.exit(code);
   })();
@@ -54,31 +49,25 @@ process.on("uncaughtException", (err) => {
   void shutdown("uncaughtException", 1);
 });
 
-try {
-  await infra.sweepLocalBlobs();
-  await manager.start(config.targets);
-  const app = createProcessApp({
-    logger: logger.child({ module: "http" }),
-    readiness: () => infra.readiness(),
-    routers: running.routers,
-    errorMappers: running.errorMappers,
-    trustProxy: config.trustProxy,
-    // A process serving the public API keeps its dependencies to itself.
-    readinessDetail: !running.gateway,
-  });
-  http = await startHttpServer(app, {
-    host: config.host,
-    port: config.port,
-    logger: logger.child({ module: "http" }),
-  });
-  await running.files?.startRecovery({ everything: infra.busIsInProcess });
-  logger.info({ targets: config.targets, url: http.url }, "Locus started");
-} catch (err) {
+function failedToStart(err: unknown): never {
   logger.fatal({ err }, "Locus failed to start");
   // A setting to fix: say it plainly too, not only inside a JSON log line.
   if (err instanceof OcrSetupError || err instanceof ConfigError) {
     process.stderr.write(`Locus cannot start: ${err.message}\n`);
   }
-  await infra.close();
   process.exit(1);
 }
+
+// A start that fails has stopped and closed what it started.
+await locus.start().catch(failedToStart);
+try {
+  http = await startHttpServer(locus.app, {
+    host: config.host,
+    port: config.port,
+    logger: logger.child({ module: "http" }),
+  });
+} catch (err) {
+  await locus.stop();
+  failedToStart(err);
+}
+logger.info({ targets: config.targets, url: http.url }, "Locus started");

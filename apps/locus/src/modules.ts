@@ -6,23 +6,25 @@ import { startExtractorAudioModule } from "@locus/extractor-audio";
 import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
 import { startExtractorVideoModule } from "@locus/extractor-video";
-import { FilesHttpClient, startFilesModule, type FilesApi, type FilesModule } from "@locus/files";
+import { FilesHttpClient, startFilesModule, type FilesApi } from "@locus/files";
 import { createGatewayRouter, multipartErrors } from "@locus/gateway";
 import type { ErrorMapper } from "@locus/http";
 import { startIndexerModule } from "@locus/indexer";
-import type { Logger, ModuleDescriptor, Target } from "@locus/runtime";
+import type { Logger, ModuleDescriptor, Stoppable, Target } from "@locus/runtime";
 import { SearchHttpClient, searchInternalRouter, SearchService, type SearchApi } from "@locus/search";
 import type { Infrastructure } from "./infrastructure.ts";
 
-/** What the modules of this process offer each other and the process's HTTP server. */
-export interface Running {
-  files?: FilesModule;
-  search?: SearchService;
-  /** True when this process serves the public API (and so keeps its internals to itself). */
-  gateway?: boolean;
-  /** Routes to serve, in the order modules started. */
-  routers: Router[];
-  errorMappers: ErrorMapper[];
+/**
+ * A started module of this process: what it serves on the process's port, and what it offers the
+ * modules started after it (the gateway uses the files and search services when they run here).
+ */
+export interface LocusModule extends Stoppable {
+  /** Routes this module serves. */
+  routers?: Router[];
+  /** How errors of its own kinds become HTTP answers. */
+  errorMappers?: ErrorMapper[];
+  files?: FilesApi;
+  search?: SearchApi;
 }
 
 const noop = { stop: () => Promise.resolve() };
@@ -34,8 +36,7 @@ const noop = { stop: () => Promise.resolve() };
 export function moduleDescriptors(
   infra: Infrastructure,
   logger: Logger,
-  running: Running,
-): ModuleDescriptor<Target>[] {
+): ModuleDescriptor<Target, LocusModule>[] {
   const { config } = infra;
   const log = (module: string) => logger.child({ module });
   // Internal HTTP interfaces are served only when other processes need them.
@@ -66,10 +67,14 @@ export function moduleDescriptors(
           stalledAfterMs: config.stalledAfterMs,
           presign: infra.presigner(),
           identity,
+          recovery: infra.busIsInProcess ? "everything" : "stalled",
         });
-        running.files = files;
-        running.routers.push(...files.routers);
-        return files;
+        return {
+          routers: files.routers,
+          files: files.service,
+          stop: () => files.stop(),
+          afterStart: () => files.afterStart(),
+        };
       },
     },
     {
@@ -167,27 +172,27 @@ export function moduleDescriptors(
       name: "search",
       dependsOn: [],
       start: async () => {
-        running.search = new SearchService(
+        const search = new SearchService(
           await infra.searchIndex(),
           await infra.metadataStore(),
           { embedders: await infra.embedders("search"), summarizers: await infra.summarizers() },
           log("search"),
         );
-        if (identity) running.routers.push(searchInternalRouter(running.search, identity));
-        return noop;
+        return { ...noop, search, routers: identity ? [searchInternalRouter(search, identity)] : [] };
       },
     },
     {
       name: "gateway",
       dependsOn: [],
-      start: async () => {
+      after: ["files", "search"],
+      start: async (started) => {
         // In this process when it runs here; over HTTP, as the same interface, when it does not.
         const remote = infra.serviceIdentity();
         const files: FilesApi | undefined =
-          running.files?.service ??
+          started.get("files")?.files ??
           (config.filesUrl && remote ? new FilesHttpClient(config.filesUrl, remote) : undefined);
         const search: SearchApi | undefined =
-          running.search ??
+          started.get("search")?.search ??
           (config.searchUrl && remote ? new SearchHttpClient(config.searchUrl, remote) : undefined);
         if (!files || !search)
           throw new Error("the gateway needs the files and search services, here or by URL");
@@ -201,38 +206,38 @@ export function moduleDescriptors(
             .digest(),
           { secureCookie: config.publicUrl?.startsWith("https://") ?? false },
         );
-        running.routers.unshift(
-          createGatewayRouter({
-            store,
-            files,
-            search,
-            logger: log("gateway"),
-            maxUploadBytes: config.maxUploadBytes,
-            rateLimits: config.rateLimits,
-            redis: infra.redis(),
-            publicUrl: config.publicUrl,
-            sessions,
-          }),
-          dashboardRouter({
-            store,
-            sessions,
-            logger: log("dashboard"),
-            rateLimits: config.rateLimits,
-            monthlyUploadQuota: config.monthlyUploadQuota,
-            maxUploadBytes: config.maxUploadBytes,
-            signUpsPerHour: config.signUpsPerHour,
-            redis: infra.redis(),
-            previewOrigin: await infra.previewOrigin(),
-          }),
-        );
-        running.errorMappers.push(multipartErrors(config.maxUploadBytes));
-        running.gateway = true;
-        return noop;
+        return {
+          ...noop,
+          routers: [
+            createGatewayRouter({
+              store,
+              files,
+              search,
+              logger: log("gateway"),
+              maxUploadBytes: config.maxUploadBytes,
+              rateLimits: config.rateLimits,
+              redis: infra.redis(),
+              publicUrl: config.publicUrl,
+              sessions,
+            }),
+            dashboardRouter({
+              store,
+              sessions,
+              logger: log("dashboard"),
+              rateLimits: config.rateLimits,
+              monthlyUploadQuota: config.monthlyUploadQuota,
+              maxUploadBytes: config.maxUploadBytes,
+              signUpsPerHour: config.signUpsPerHour,
+              redis: infra.redis(),
+              previewOrigin: await infra.previewOrigin(),
+            }),
+          ],
+          errorMappers: [multipartErrors(config.maxUploadBytes)],
+        };
       },
     },
     {
       name: "all",
-      // The gateway last: its routes use the modules started before it.
       dependsOn: [
         "files",
         "search",

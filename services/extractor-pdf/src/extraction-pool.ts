@@ -51,6 +51,12 @@ export class ExtractionPool {
       maxThreads: options.threads,
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
+      // The worker is TypeScript: a thread inherits tsx's loader from a process started with
+      // `--import tsx` (pnpm start), not from one started otherwise (a test runner building Locus
+      // in its own process), which gets it here.
+      execArgv: process.execArgv.some((arg) => arg.includes("tsx"))
+        ? process.execArgv
+        : [...process.execArgv, "--import", "tsx"],
     });
   }
 

@@ -24,17 +24,21 @@ export interface FilesModuleDeps {
   presign?: PresignBlob | undefined;
   /** When set, the internal HTTP interface is served for gateways in other processes. */
   identity?: ServiceIdentity | undefined;
+  /**
+   * How unfinished work is recovered once every module of the process has started. "everything"
+   * (in-process bus): messages die only with the process, so the work to redo is exactly what was
+   * unfinished at start, re-queued once; a periodic sweep would re-queue files still waiting in
+   * line. "stalled" (a durable bus): work untouched for `stalledAfterMs` is re-queued, periodically.
+   */
+  recovery: "everything" | "stalled";
 }
 
 export interface FilesModule extends Stoppable {
   service: FilesService;
   /** Preview links (when Locus serves them) and, in the split shape, the internal interface. */
   routers: Router[];
-  /**
-   * Starts recovery. Call once every consumer is subscribed. everything=true (in-process bus):
-   * re-queue every unfinished file, once. Otherwise: re-queue work that has stalled, periodically.
-   */
-  startRecovery(options: { everything: boolean }): Promise<void>;
+  /** Starts recovery (see FilesModuleDeps.recovery), once every consumer is subscribed. */
+  afterStart(): Promise<void>;
 }
 
 export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModule> {
@@ -65,10 +69,8 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
       ...(deps.presign ? [] : [previewRouter(service, deps.logger)]),
       ...(deps.identity ? [filesInternalRouter(service, deps.store, deps.identity)] : []),
     ],
-    async startRecovery({ everything }) {
-      if (everything) {
-        // In-process bus: messages die only with the process, so the work to redo is exactly what
-        // was unfinished at start. A periodic sweep would re-queue files still waiting in line.
+    async afterStart() {
+      if (deps.recovery === "everything") {
         await sweep();
         return;
       }
