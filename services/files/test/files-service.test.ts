@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -247,26 +246,22 @@ describe("upload", () => {
 
   it("removes the stored blob and gives the quota back when the record cannot be written", async () => {
     const user = await newUser("free");
-    // The database refuses this one record (as a full disk or a lost connection would), through a
-    // second connection to the same SQLite file.
-    const require = createRequire(new URL("../../../packages/metadata-store/package.json", import.meta.url));
-    const Database = require("better-sqlite3") as new (path: string) => {
-      exec(sql: string): void;
-      close(): void;
-    };
-    const db = new Database(join(dir, "metadata.sqlite"));
-    db.exec(
-      `CREATE TRIGGER refuse_record BEFORE INSERT ON files WHEN NEW.user_id = '${user.id}'
-       BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;`,
+    // The database refuses the record (as a full disk or a lost connection would): the same store,
+    // but for its createFile. (A trigger added through a second SQLite connection did this at first,
+    // and did not always take effect when suites ran side by side.)
+    const refusing: KyselyMetadataStore = Object.create(store);
+    refusing.createFile = () => Promise.reject(new Error("database or disk is full"));
+    const refusingFiles = new FilesService(
+      refusing,
+      blobs,
+      bus,
+      new PreviewTokens(randomBytes(32).toString("base64url")),
+      { maxUploadBytes: MAX_UPLOAD_BYTES, monthlyUploadQuota: { free: FREE_QUOTA, pro: 0, enterprise: 0 } },
+      logger,
     );
-    try {
-      await expect(
-        files.upload(user, { originalName: "unrecorded.pdf", body: body(pdfBytes()) }),
-      ).rejects.toThrow("database or disk is full");
-    } finally {
-      db.exec("DROP TRIGGER refuse_record");
-      db.close();
-    }
+    await expect(
+      refusingFiles.upload(user, { originalName: "unrecorded.pdf", body: body(pdfBytes()) }),
+    ).rejects.toThrow("database or disk is full");
     expect((await files.list(user.id, { limit: 10 })).files).toEqual([]);
     expect(blobsOf(user.id)).toEqual([]);
     expect(await store.uploadsThisMonth(user.id, month())).toBe(0);
