@@ -3,7 +3,9 @@
 //   2. the fault suites (*.faults.test.ts), one at a time, alone: they stop and start machine-wide
 //      services (RabbitMQ, PostgreSQL) that phase 1's suites use;
 //   3. a scan of every log line the run's Locus processes wrote, for keys, tokens and passwords.
-// Extra arguments go to jest in both phases (a path filter, -t, ...). Ends with one plain line,
+// `--tier NAME` runs one tier of suites, told apart by their names (TIERS below): `pnpm test:unit`
+// (no service started or needed: for your own loop), `test:contract`, `test:e2e`, `test:faults`.
+// Other arguments go to jest in every phase (a path filter, -t, ...). Ends with one plain line,
 // "jest: N passed, N failed, N skipped", and a non-zero exit on any failure, when no test ran, or
 // when a test was skipped that scripts/allowed-skips.json does not list with its reason.
 import { spawnSync } from "node:child_process";
@@ -12,11 +14,36 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { provideServices } from "./test-services.mjs";
 
-const args = process.argv.slice(2);
+const SUITES = "<rootDir>/{apps,packages,services}/*/test/**/";
+/**
+ * The tiers, by the suite's file name: *.e2e.test.ts start Locus processes; *.faults.test.ts stop
+ * and start machine-wide services; *.contract.test.ts hold an adapter or a service to its port's
+ * contract against the real thing (a PostgreSQL, RabbitMQ, Redis or S3 server; both OCR engines
+ * on real page images); every other *.test.ts is a unit suite, which needs none of them (SQLite,
+ * the in-process bus, a temp folder, a Debian tool at most) and the tier runs in about a minute.
+ */
+const TIERS = {
+  unit: { extra: ["--testPathIgnorePatterns", "\\.(e2e|faults|contract)\\.test\\.ts$"], services: false },
+  contract: { extra: ["--testMatch", `${SUITES}*.contract.test.ts`], services: true },
+  e2e: { extra: ["--testMatch", `${SUITES}*.e2e.test.ts`], services: true },
+  faults: { extra: ["--testMatch", `${SUITES}*.faults.test.ts`, "--runInBand"], services: true },
+};
+const tierAt = process.argv.indexOf("--tier");
+const tierName = tierAt >= 0 ? process.argv[tierAt + 1] : undefined;
+const tier = tierName === undefined ? undefined : TIERS[tierName];
+if (tierName !== undefined && !tier) {
+  console.error(`--tier must be one of ${Object.keys(TIERS).join(", ")}`);
+  process.exit(2);
+}
+const args = process.argv.slice(2).filter((_, i) => tierAt < 0 || (i !== tierAt - 2 && i !== tierAt - 1));
 
 // PostgreSQL, RabbitMQ and Redis from the environment, the machine, or containers; Elasticsearch
-// from the environment or a container (scripts/test-services.mjs says how each is found).
-const services = await provideServices();
+// from the environment or a container (scripts/test-services.mjs says how each is found). The unit
+// tier needs none, and starts none.
+const services =
+  tier && !tier.services
+    ? { env: {}, onMachine: new Set(), stop: () => Promise.resolve() }
+    : await provideServices();
 const suiteEnv = { ...process.env, ...services.env };
 // The fault suites stop and start the machine's PostgreSQL and RabbitMQ: they run where those are
 // the machine's own, not containers or servers named by the environment.
@@ -39,17 +66,20 @@ if (missingTools.length > 0) {
 }
 // Every Locus process a suite starts writes its log under test-artifacts/logs; the run's logs are
 // scanned for secrets at the end, so the folder starts empty.
+// The unit tier starts no Locus process: it leaves the folder (and a run using it) alone.
 const LOG_DIR = "test-artifacts/logs";
-rmSync(LOG_DIR, { recursive: true, force: true });
+const scanLogs = !tier || tier.services;
+if (scanLogs) rmSync(LOG_DIR, { recursive: true, force: true });
 const dir = mkdtempSync(join(tmpdir(), "locus-jest-"));
-const phases = [
-  { name: "main", extra: ["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"] },
-  // testMatch (not a path pattern), so that a path filter given as an argument narrows it.
-  {
-    name: "faults",
-    extra: ["--testMatch", "<rootDir>/{apps,packages,services}/*/test/**/*.faults.test.ts", "--runInBand"],
-  },
-].filter((phase) => {
+const phases = (
+  tier
+    ? [{ name: tierName, extra: tier.extra }]
+    : [
+        { name: "main", extra: ["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"] },
+        // testMatch (not a path pattern), so that a path filter given as an argument narrows it.
+        { name: "faults", extra: TIERS.faults.extra },
+      ]
+).filter((phase) => {
   if (phase.name !== "faults" || faultsRunHere) return true;
   console.error(
     "The fault suites (*.faults.test.ts) are not run: they stop and start this machine's own PostgreSQL " +
@@ -131,7 +161,7 @@ await services.stop();
 
 // No key, token or password in any line any process logged during the run.
 let leaked = false;
-if (existsSync(LOG_DIR)) {
+if (scanLogs && existsSync(LOG_DIR)) {
   const scan = spawnSync(process.execPath, ["--import", "tsx", "packages/testing/src/log-scan.ts"], {
     stdio: ["ignore", "inherit", "inherit"],
   });

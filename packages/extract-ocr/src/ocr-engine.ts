@@ -33,7 +33,7 @@ export interface OcrPage {
  * Which Tesseract reads the images: `native`, the `tesseract` command (Tesseract 4 or later), one
  * process per image; `wasm`, tesseract.js (WebAssembly) in worker threads. Both read with the same
  * models (see OcrModelSource) and the same settings, and give the same lines but for the last
- * digits of the arithmetic (test/ocr-engines.test.ts measures how far apart).
+ * digits of the arithmetic (test/ocr-engines.contract.test.ts measures how far apart).
  */
 export type OcrEngineKind = "native" | "wasm";
 
