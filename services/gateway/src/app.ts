@@ -7,6 +7,7 @@ import {
   type PreviewUrlDto,
   type UploadedFileDto,
 } from "@locus/contracts";
+import { inlineContentDisposition } from "@locus/blob-store";
 import type { FilesApi } from "@locus/files";
 import { methodNotAllowed } from "@locus/http";
 import type { MetadataStore, Plan, User } from "@locus/metadata-store";
@@ -16,7 +17,14 @@ import { authenticate, principalOf, type SessionAuthenticator } from "./authenti
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import { rateLimit } from "./rate-limit.ts";
-import { SAMPLE_PDF, SANDBOX_FILE_ID, sandboxFile, sandboxPassages, sandboxSearch } from "./sandbox.ts";
+import {
+  SAMPLE_PDF,
+  SANDBOX_FILE_ID,
+  SANDBOX_FILE_NAME,
+  sandboxFile,
+  sandboxPassages,
+  sandboxSearch,
+} from "./sandbox.ts";
 import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
 import {
   missing,
@@ -56,7 +64,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
 
   app.get("/previews/sandbox", (_req, res) => {
     res.setHeader("Content-Type", "application/pdf");
-    res.setHeader("Content-Disposition", 'inline; filename="sandbox-example.pdf"');
+    res.setHeader("Content-Disposition", inlineContentDisposition(SANDBOX_FILE_NAME));
     res.send(SAMPLE_PDF);
   });
 

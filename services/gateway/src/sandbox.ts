@@ -8,7 +8,7 @@ import type { SearchParams } from "./validation.ts";
  * data, and live keys never see these.
  */
 export const SANDBOX_FILE_ID = "file_sandbox_example";
-const SANDBOX_FILE_NAME = "sandbox-example.pdf";
+export const SANDBOX_FILE_NAME = "sandbox-example.pdf";
 const EPOCH = "2026-01-01T00:00:00.000Z";
 
 export function sandboxFile(
