@@ -10,7 +10,6 @@ import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/extract-ocr";
 import { findPoppler, type PopplerTools } from "@locus/extract-pdf";
 import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
-import type { PresignBlob } from "@locus/files";
 import { ServiceIdentity } from "@locus/http";
 import {
   createPostgresMetadataStore,
@@ -278,20 +277,14 @@ export class Infrastructure {
     }
   }
 
-  /** Preview links the blob store serves itself (S3), or undefined when Locus serves them. */
-  presigner(): PresignBlob | undefined {
-    const blobs = this.blobs();
-    return blobs instanceof S3BlobStore ? (key, options) => blobs.presignedGetUrl(key, options) : undefined;
-  }
-
   /**
-   * Removes what a crash left half-written in the local blob store. Only for the process that owns
-   * the data directory (the all-in-one shape), at start, before anything writes.
+   * Removes what a crash left half-written in the blob store (the local one leaves temporary
+   * files). Only for the process that owns the data directory (the all-in-one shape), at start,
+   * before anything writes.
    */
   async sweepLocalBlobs(): Promise<void> {
-    if (this.config.adapters.blobStore !== "local" || this.config.split) return;
-    const blobs = this.blobs();
-    if (blobs instanceof LocalBlobStore) await blobs.sweepTemporaryFiles();
+    if (this.config.split) return;
+    await this.blobs().sweepTemporaryFiles?.();
   }
 
   messageBus(): Promise<Bus> {

@@ -65,7 +65,6 @@ export function moduleDescriptors(
           maxUploadBytes: config.maxUploadBytes,
           monthlyUploadQuota: config.monthlyUploadQuota,
           stalledAfterMs: config.stalledAfterMs,
-          presign: infra.presigner(),
           identity,
           recovery: infra.busIsInProcess ? "everything" : "stalled",
         });

@@ -25,6 +25,26 @@ export interface BlobStore {
   /** Removes the blob; removing an absent blob is not an error. */
   delete(key: string): Promise<void>;
   check(): Promise<void>;
+  /**
+   * A link from which the store itself serves the blob to a browser, for a limited time, inline
+   * with the given type and name (S3: a presigned GET). Absent when the store cannot serve browsers
+   * (a local directory): Locus serves the bytes then.
+   */
+  presignedGetUrl?(key: string, options: PresignedGetOptions): Promise<string>;
+  /**
+   * Removes what a crash left half-written. Only for the one process that owns the store's files,
+   * at start, before anything writes. Absent when a failed write leaves nothing to sweep.
+   */
+  sweepTemporaryFiles?(): Promise<void>;
+}
+
+export interface PresignedGetOptions {
+  /** Lifetime of the URL; S3 allows at most 7 days. */
+  expiresInSeconds: number;
+  /** Content-Type sent with the bytes, whatever was stored. */
+  contentType?: string;
+  /** Name shown by the browser; the disposition is always inline, for previews. */
+  fileName?: string;
 }
 
 export class BlobNotFoundError extends Error {

@@ -10,7 +10,13 @@ import {
 import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { pipeline, Readable, Transform } from "node:stream";
-import { assertSafeKey, BlobNotFoundError, type BlobStore, type ByteRange } from "./blob-store.ts";
+import {
+  assertSafeKey,
+  BlobNotFoundError,
+  type BlobStore,
+  type ByteRange,
+  type PresignedGetOptions,
+} from "./blob-store.ts";
 import { inlineContentDisposition } from "./content-disposition.ts";
 
 export interface S3BlobStoreOptions {
@@ -33,15 +39,6 @@ export interface S3BlobStoreOptions {
   connectionTimeoutMs?: number;
   /** Upper bound for check(), retries included, so readiness probes answer quickly. */
   checkTimeoutMs?: number;
-}
-
-export interface PresignedGetOptions {
-  /** Lifetime of the URL; S3 allows at most 7 days. */
-  expiresInSeconds: number;
-  /** Content-Type S3 sends with the bytes, whatever was stored. */
-  contentType?: string;
-  /** Name shown by the browser; the disposition is always inline, for previews. */
-  fileName?: string;
 }
 
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024;

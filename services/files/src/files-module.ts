@@ -5,13 +5,15 @@ import type { MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { Router } from "express";
 import { filesInternalRouter } from "./files-http.ts";
-import { FilesService, type PresignBlob } from "./files-service.ts";
+import { FilesService } from "./files-service.ts";
+import { previewLinksFor } from "./preview-links.ts";
 import { previewRouter } from "./preview-router.ts";
 import { PreviewTokens } from "./preview-tokens.ts";
 import { subscribeStatusUpdates } from "./status-consumer.ts";
 
 export interface FilesModuleDeps {
   store: MetadataStore;
+  /** Its own preview links when it can serve browsers (S3); otherwise Locus serves them. */
   blobs: BlobStore;
   bus: Bus;
   logger: Logger;
@@ -20,8 +22,6 @@ export interface FilesModuleDeps {
   monthlyUploadQuota: Record<Plan, number>;
   /** Work untouched for this long is published again. */
   stalledAfterMs: number;
-  /** Preview links served by the blob store itself (S3); otherwise Locus serves them. */
-  presign?: PresignBlob | undefined;
   /** When set, the internal HTTP interface is served for gateways in other processes. */
   identity?: ServiceIdentity | undefined;
   /**
@@ -42,16 +42,14 @@ export interface FilesModule extends Stoppable {
 }
 
 export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModule> {
+  const tokens = new PreviewTokens(deps.signingSecret);
+  const previewLinks = previewLinksFor(deps.blobs, tokens);
   const service = new FilesService(
     deps.store,
     deps.blobs,
     deps.bus,
-    new PreviewTokens(deps.signingSecret),
-    {
-      maxUploadBytes: deps.maxUploadBytes,
-      monthlyUploadQuota: deps.monthlyUploadQuota,
-      presign: deps.presign,
-    },
+    tokens,
+    { maxUploadBytes: deps.maxUploadBytes, monthlyUploadQuota: deps.monthlyUploadQuota, previewLinks },
     deps.logger,
   );
   await subscribeStatusUpdates(deps.bus, deps.store, deps.logger);
@@ -66,7 +64,7 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
   return {
     service,
     routers: [
-      ...(deps.presign ? [] : [previewRouter(service, deps.logger)]),
+      ...(previewLinks.servedByLocus ? [previewRouter(service, deps.logger)] : []),
       ...(deps.identity ? [filesInternalRouter(service, deps.store, deps.identity)] : []),
     ],
     async afterStart() {

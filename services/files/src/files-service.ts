@@ -23,7 +23,8 @@ import type { FileRecord, MetadataStore, Plan, User } from "@locus/metadata-stor
 import type { Logger } from "@locus/runtime";
 import { toFileDto } from "./file-dto.ts";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
-import { PREVIEW_TTL_SECONDS, type PreviewGrant, type PreviewTokens } from "./preview-tokens.ts";
+import { SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
+import type { PreviewGrant, PreviewTokens } from "./preview-tokens.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
 
 /** Bytes read before deciding what a file is; enough for every signature file-type knows. */
@@ -34,16 +35,11 @@ export interface FilesServiceOptions {
   maxUploadBytes: number;
   monthlyUploadQuota: Record<Plan, number>;
   /**
-   * Signs a link that the blob store serves itself (S3 presigned GET). Without it, preview links
-   * point back at Locus (/previews/<token>), which serves the bytes.
+   * How preview links are made (see previewLinksFor). Without it, they point back at Locus
+   * (/previews/<token>, signed with the service's PreviewTokens), which serves the bytes.
    */
-  presign?: PresignBlob | undefined;
+  previewLinks?: PreviewLinks | undefined;
 }
-
-export type PresignBlob = (
-  key: string,
-  options: { expiresInSeconds: number; contentType: string; fileName: string },
-) => Promise<string>;
 
 export interface PreviewContent {
   record: FileRecord;
@@ -106,6 +102,8 @@ export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeTyp
  * which it moves as processing messages arrive (see status-consumer.ts).
  */
 export class FilesService implements FilesApi {
+  private readonly links: PreviewLinks;
+
   constructor(
     private readonly store: MetadataStore,
     private readonly blobs: BlobStore,
@@ -113,7 +111,9 @@ export class FilesService implements FilesApi {
     private readonly previews: PreviewTokens,
     private readonly options: FilesServiceOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.links = options.previewLinks ?? new SignedPreviewLinks(previews);
+  }
 
   /**
    * Streams the upload into the blob store, then records it `pending`. The quota is taken first
@@ -308,17 +308,7 @@ export class FilesService implements FilesApi {
     grant: PreviewGrant,
   ): Promise<PreviewLink> {
     const record = await this.record(userId, fileId);
-    if (this.options.presign) {
-      const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
-      const url = await this.options.presign(record.blobKey, {
-        expiresInSeconds: PREVIEW_TTL_SECONDS,
-        contentType: record.mimeType,
-        fileName: record.originalName,
-      });
-      return { url, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
-    }
-    const { token, expiresAt } = await this.previews.sign({ fileId, userId, grant });
-    return { url: `${baseUrl}/previews/${token}`, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+    return this.links.link(record, { fileId, userId, grant, baseUrl });
   }
 
   /** Whether the key or session a link was asked with is still good. */
