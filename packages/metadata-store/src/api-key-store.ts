@@ -1,0 +1,36 @@
+import type { User } from "./user-store.ts";
+
+export type KeyType = "live" | "test";
+
+export interface ApiKey {
+  id: string;
+  userId: string;
+  name: string;
+  type: KeyType;
+  /** What people see of a key: its type prefix and a few characters, never enough to use it. */
+  displayPrefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** The API keys aggregate: keys stored by their hash, each found with its owner while unrevoked. */
+export interface ApiKeyStore {
+  /** Stores a key by its hash; the key itself is never stored. */
+  createKey(input: {
+    userId: string;
+    name: string;
+    type: KeyType;
+    displayPrefix: string;
+    hash: string;
+  }): Promise<ApiKey>;
+  /** The unrevoked key with this hash and its owner, or null. */
+  findActiveKeyByHash(hash: string): Promise<{ key: ApiKey; user: User } | null>;
+  listKeys(userId: string): Promise<ApiKey[]>;
+  /**
+   * Revokes by key id (of that user only, when `userId` is given) or by key hash; returns the
+   * revoked key, or null when none matched.
+   */
+  revokeKey(by: { id: string; userId?: string } | { hash: string }): Promise<ApiKey | null>;
+  touchKey(id: string, at: string): Promise<void>;
+}

@@ -1,0 +1,59 @@
+import type { FileError, FileStatus, FileType } from "@locus/contracts";
+
+export interface FileRecord {
+  id: string;
+  userId: string;
+  originalName: string;
+  fileType: FileType;
+  mimeType: string;
+  sizeBytes: number;
+  blobKey: string;
+  status: FileStatus;
+  error: FileError | null;
+  pageCount: number | null;
+  /** Length of a recording in seconds; null for other kinds. */
+  durationS: number | null;
+  passageCount: number | null;
+  progress: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type FileUpdate = Partial<
+  Pick<FileRecord, "status" | "error" | "pageCount" | "durationS" | "passageCount" | "progress">
+>;
+
+export interface FilePage {
+  files: FileRecord[];
+  /** Opaque cursor for the next page, or null on the last page. */
+  nextCursor: string | null;
+}
+
+/** The files aggregate: the record of every uploaded file and how far its processing got. */
+export interface FileStore {
+  createFile(record: FileRecord): Promise<void>;
+  getFile(userId: string, fileId: string): Promise<FileRecord | null>;
+  /** Any user's file: for workers that act on messages, never for request handlers. */
+  getFileById(fileId: string): Promise<FileRecord | null>;
+  getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]>;
+  /** Newest first. */
+  listFiles(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage>;
+  /**
+   * Files left pending or processing, oldest first: work to pick up again after a crash. With
+   * updatedBefore, only those that have not moved since then (stalled work).
+   */
+  listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]>;
+  /**
+   * Claims an unfinished file for re-publishing: touches it only if it has not changed since it was
+   * read (its `updated_at` is still `seenUpdatedAt`), in one statement. Of several sweepers that
+   * read the same stalled file, one gets the record back; the others get null and leave it alone.
+   */
+  claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null>;
+  /** Every user's files in one status, by id, a page at a time (afterId: the last id of the previous page). */
+  listFilesWithStatus(
+    status: FileStatus,
+    options: { limit: number; afterId?: string },
+  ): Promise<FileRecord[]>;
+  updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null>;
+  deleteFile(userId: string, fileId: string): Promise<FileRecord | null>;
+}

@@ -1,0 +1,183 @@
+import type { Kysely, Selectable } from "kysely";
+import type { FileStatus, FileType } from "@locus/contracts";
+import type { FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
+import type { Database, FilesTable } from "./schema.ts";
+
+const toFile = (r: Selectable<FilesTable>): FileRecord => ({
+  id: r.id,
+  userId: r.user_id,
+  originalName: r.original_name,
+  fileType: r.file_type as FileType,
+  mimeType: r.mime_type,
+  sizeBytes: Number(r.size_bytes),
+  blobKey: r.blob_key,
+  status: r.status as FileStatus,
+  error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? "" },
+  pageCount: r.page_count,
+  // Postgres returns double precision as a number, SQLite as a number: no conversion needed.
+  durationS: r.duration_s,
+  passageCount: r.passage_count,
+  progress: r.progress,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const encodeCursor = (f: { createdAt: string; id: string }) =>
+  Buffer.from(JSON.stringify([f.createdAt, f.id])).toString("base64url");
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === "string" &&
+      typeof value[1] === "string"
+    ) {
+      return { createdAt: value[0], id: value[1] };
+    }
+  } catch {
+    // fall through: a cursor we did not make
+  }
+  return null;
+}
+
+/** File records over the shared Kysely database, in any dialect. */
+export class KyselyFileStore implements FileStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createFile(f: FileRecord): Promise<void> {
+    await this.db
+      .insertInto("files")
+      .values({
+        id: f.id,
+        user_id: f.userId,
+        original_name: f.originalName,
+        file_type: f.fileType,
+        mime_type: f.mimeType,
+        size_bytes: f.sizeBytes,
+        blob_key: f.blobKey,
+        status: f.status,
+        error_code: f.error?.code ?? null,
+        error_message: f.error?.message ?? null,
+        page_count: f.pageCount,
+        duration_s: f.durationS,
+        passage_count: f.passageCount,
+        progress: f.progress,
+        created_at: f.createdAt,
+        updated_at: f.updatedAt,
+      })
+      .execute();
+  }
+
+  async getFile(userId: string, fileId: string): Promise<FileRecord | null> {
+    const row = await this.db
+      .selectFrom("files")
+      .selectAll()
+      .where("id", "=", fileId)
+      .where("user_id", "=", userId)
+      .executeTakeFirst();
+    return row ? toFile(row) : null;
+  }
+
+  async getFileById(fileId: string): Promise<FileRecord | null> {
+    const row = await this.db.selectFrom("files").selectAll().where("id", "=", fileId).executeTakeFirst();
+    return row ? toFile(row) : null;
+  }
+
+  async getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]> {
+    if (fileIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom("files")
+      .selectAll()
+      .where("user_id", "=", userId)
+      .where("id", "in", [...new Set(fileIds)])
+      .execute();
+    return rows.map(toFile);
+  }
+
+  async listFiles(
+    userId: string,
+    options: { limit: number; cursor?: string | undefined },
+  ): Promise<FilePage> {
+    let query = this.db.selectFrom("files").selectAll().where("user_id", "=", userId);
+    if (options.cursor !== undefined) {
+      const after = decodeCursor(options.cursor);
+      if (after) {
+        query = query.where((eb) =>
+          eb.or([
+            eb("created_at", "<", after.createdAt),
+            eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)]),
+          ]),
+        );
+      }
+    }
+    const rows = await query
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(options.limit + 1)
+      .execute();
+    const files = rows.slice(0, options.limit).map(toFile);
+    const last = files.at(-1);
+    return { files, nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
+  }
+
+  async listFilesWithStatus(
+    status: FileStatus,
+    options: { limit: number; afterId?: string },
+  ): Promise<FileRecord[]> {
+    let query = this.db.selectFrom("files").selectAll().where("status", "=", status);
+    if (options.afterId !== undefined) query = query.where("id", ">", options.afterId);
+    const rows = await query.orderBy("id", "asc").limit(options.limit).execute();
+    return rows.map(toFile);
+  }
+
+  async listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]> {
+    let query = this.db.selectFrom("files").selectAll().where("status", "in", ["pending", "processing"]);
+    if (options.updatedBefore !== undefined) query = query.where("updated_at", "<", options.updatedBefore);
+    const rows = await query.orderBy("created_at", "asc").limit(options.limit).execute();
+    return rows.map(toFile);
+  }
+
+  async claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null> {
+    const row = await this.db
+      .updateTable("files")
+      .set({ updated_at: new Date().toISOString() })
+      .where("id", "=", fileId)
+      .where("updated_at", "=", seenUpdatedAt)
+      .where("status", "in", ["pending", "processing"])
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toFile(row) : null;
+  }
+
+  async updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null> {
+    const set: Partial<Selectable<FilesTable>> = { updated_at: new Date().toISOString() };
+    if (update.status !== undefined) set.status = update.status;
+    if (update.error !== undefined) {
+      set.error_code = update.error?.code ?? null;
+      set.error_message = update.error?.message ?? null;
+    }
+    if (update.pageCount !== undefined) set.page_count = update.pageCount;
+    if (update.durationS !== undefined) set.duration_s = update.durationS;
+    if (update.passageCount !== undefined) set.passage_count = update.passageCount;
+    if (update.progress !== undefined) set.progress = update.progress;
+    const row = await this.db
+      .updateTable("files")
+      .set(set)
+      .where("id", "=", fileId)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toFile(row) : null;
+  }
+
+  async deleteFile(userId: string, fileId: string): Promise<FileRecord | null> {
+    const row = await this.db
+      .deleteFrom("files")
+      .where("id", "=", fileId)
+      .where("user_id", "=", userId)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toFile(row) : null;
+  }
+}
