@@ -1,7 +1,7 @@
 import { extractionBlobKey } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { withVectors, type PassageEmbedders } from "@locus/indexer";
-import type { MetadataStore } from "@locus/metadata-store";
+import type { FileStore } from "@locus/metadata-store";
 import type { FileRef, IndexedPassage, SearchIndex } from "@locus/search-index";
 
 interface FileSource {
@@ -27,7 +27,7 @@ const PAGE = 500;
  * working throughout.
  */
 export async function rebuildSearchIndex(
-  store: MetadataStore,
+  store: FileStore,
   blobs: BlobStore,
   index: SearchIndex,
   embedders: PassageEmbedders,

@@ -1,6 +1,6 @@
 import { uploadedTopic, type FileType } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
-import type { FileRecord, MetadataStore } from "@locus/metadata-store";
+import type { FileRecord, FileStore } from "@locus/metadata-store";
 
 const PAGE = 500;
 
@@ -18,7 +18,7 @@ export interface ReextractFilter {
  * next starts, as it does every unfinished file.
  */
 export async function queueReextraction(
-  store: MetadataStore,
+  store: FileStore,
   bus: Bus | null,
   filter: ReextractFilter,
   progress: (line: string) => void,

@@ -3,7 +3,7 @@ import { parse as parseCookies } from "cookie";
 import type { Request, Response } from "express";
 import { jwtVerify, SignJWT } from "jose";
 import { LocusError } from "@locus/contracts";
-import type { MetadataStore, User } from "@locus/metadata-store";
+import type { SessionStore, User } from "@locus/metadata-store";
 
 export const SESSION_COOKIE = "locus_session";
 /** The header a signed-in page sends with every API call: the session's CSRF token. */
@@ -41,7 +41,7 @@ export class DashboardSessions {
   private readonly ttlMs: number;
 
   constructor(
-    private readonly store: MetadataStore,
+    private readonly store: SessionStore,
     private readonly secret: Uint8Array,
     private readonly options: SessionOptions,
   ) {

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { Router, type Request } from "express";
 import { FileListPageDto, FilePassagesDto, FileRecordDto, LocusError, PreviewUrlDto } from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
-import type { MetadataStore, User } from "@locus/metadata-store";
+import type { User, UserStore } from "@locus/metadata-store";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import type { PreviewGrant } from "./preview-tokens.ts";
 
@@ -13,11 +13,7 @@ const UPLOAD_TIMEOUT_MS = 15 * 60_000;
  * as the user its service token names. Uploads arrive as the raw bytes of the file (the gateway
  * has already taken the multipart body apart), streamed through. Never exposed publicly.
  */
-export function filesInternalRouter(
-  files: FilesApi,
-  store: MetadataStore,
-  identity: ServiceIdentity,
-): Router {
+export function filesInternalRouter(files: FilesApi, store: UserStore, identity: ServiceIdentity): Router {
   const router = Router();
   const guard = identity.require("files");
   const userOf = async (userId: string): Promise<User> => {

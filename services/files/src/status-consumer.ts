@@ -1,6 +1,6 @@
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
-import type { MetadataStore } from "@locus/metadata-store";
+import type { FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 
 /**
@@ -8,7 +8,7 @@ import type { Logger } from "@locus/runtime";
  * Idempotent and order-tolerant: a late progress message never takes a finished file back, and a
  * report about a deleted file cleans up what the pipeline made for it.
  */
-export async function subscribeStatusUpdates(bus: Bus, store: MetadataStore, logger: Logger): Promise<void> {
+export async function subscribeStatusUpdates(bus: Bus, store: FileStore, logger: Logger): Promise<void> {
   await bus.subscribe(
     {
       group: "files-status",

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { LocusError } from "@locus/contracts";
-import type { ApiKey, MetadataStore, User } from "@locus/metadata-store";
+import type { ApiKey, ApiKeyStore, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import { hashApiKey, keyTypeOf } from "./api-keys.ts";
 
@@ -42,7 +42,7 @@ export function principalOf(res: Response): Principal {
  * logged or echoed. Without an Authorization header, a dashboard session cookie (with its CSRF
  * token) is accepted instead, when the gateway serves the dashboard.
  */
-export function authenticate(store: MetadataStore, logger: Logger, sessions?: SessionAuthenticator) {
+export function authenticate(store: ApiKeyStore, logger: Logger, sessions?: SessionAuthenticator) {
   const lastTouched = new Map<string, number>();
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {

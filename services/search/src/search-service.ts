@@ -9,7 +9,7 @@ import type {
 } from "@locus/contracts";
 import { dot, EmbedderError, type Embedder } from "@locus/embedder";
 import { queryStems, sentenceSpans, toCodePoints } from "@locus/passages";
-import type { FileRecord, MetadataStore } from "@locus/metadata-store";
+import type { FileRecord, FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { PassageHit, SearchIndex, VectorSlot } from "@locus/search-index";
 import { SummarizerError, type CitablePassage, type Summarizer, type Summary } from "@locus/summarizer";
@@ -71,7 +71,7 @@ interface Presented {
 export class SearchService implements SearchApi {
   constructor(
     private readonly index: SearchIndex,
-    private readonly store: MetadataStore,
+    private readonly store: FileStore,
     private readonly ai: AiEngines,
     private readonly logger?: Logger,
   ) {}
