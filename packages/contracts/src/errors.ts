@@ -1,6 +1,7 @@
 /**
- * Error codes with a stable meaning. Domain code throws LocusError with one of these; the HTTP
- * handler maps the code to a status, and workers map it to retry (transient) or fail the file.
+ * HTTP error codes with a stable meaning. Domain code throws LocusError with one of these; the HTTP
+ * handler answers with its status (and names the code in X-Locus-Error-Code), and a service
+ * client turns a transient one from another service into a retry.
  */
 export const ErrorCodes = {
   unauthorized: { status: 401, transient: false },
@@ -15,27 +16,51 @@ export const ErrorCodes = {
   not_implemented: { status: 501, transient: false },
   unavailable: { status: 503, transient: true },
   internal: { status: 500, transient: true },
-  // Reasons a file ends `failed`; they reach clients in the file record's `error.code`.
-  pdf_corrupt: { status: 422, transient: false },
-  pdf_encrypted: { status: 422, transient: false },
-  pdf_timeout: { status: 422, transient: false },
-  pdf_too_complex: { status: 422, transient: false },
-  image_corrupt: { status: 422, transient: false },
-  image_too_large: { status: 422, transient: false },
-  image_unsupported: { status: 422, transient: false },
-  ocr_timeout: { status: 422, transient: false },
-  media_corrupt: { status: 422, transient: false },
-  media_truncated: { status: 422, transient: false },
-  media_too_long: { status: 422, transient: false },
-  media_no_audio: { status: 422, transient: false },
-  media_unsupported: { status: 422, transient: false },
-  speech_engine_unavailable: { status: 422, transient: false },
-  file_missing: { status: 422, transient: false },
-  extraction_failed: { status: 422, transient: false },
-  indexing_failed: { status: 422, transient: false },
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
+
+/**
+ * Reasons a file ends `failed`: what a failed file record's `error.code` may be. /openapi.json
+ * lists them, in this order, in the description of FileRecord's `error`.
+ */
+export const FileFailureCodes = [
+  "pdf_corrupt",
+  "pdf_encrypted",
+  "pdf_timeout",
+  "pdf_too_complex",
+  "image_corrupt",
+  "image_too_large",
+  "image_unsupported",
+  "ocr_timeout",
+  "media_corrupt",
+  "media_truncated",
+  "media_too_long",
+  "media_no_audio",
+  "media_unsupported",
+  "speech_engine_unavailable",
+  "file_missing",
+  "extraction_failed",
+  "indexing_failed",
+] as const;
+
+export type FileFailureCode = (typeof FileFailureCodes)[number];
+
+/**
+ * Why a file cannot be processed: a property of the file (damaged, too large, built to stall) or
+ * of the engine it needs, so the file fails at once with this code and message instead of being
+ * retried. Extractors throw it (or their own errors built on it) as they are.
+ */
+export class FileRejectedError extends Error {
+  constructor(
+    readonly code: FileFailureCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "FileRejectedError";
+  }
+}
 
 export class LocusError extends Error {
   readonly code: ErrorCode;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ErrorCodes } from "./errors.ts";
+import { FileFailureCodes } from "./errors.ts";
 import { Locator } from "./locator.ts";
 
 /**
@@ -17,10 +17,8 @@ export type FileStatus = z.infer<typeof FileStatus>;
 export const FileError = z.object({ code: z.string(), message: z.string() });
 export type FileError = z.infer<typeof FileError>;
 
-/** The codes a failed file's `error.code` can carry: the error codes that end a file `failed`. */
-const FAILURE_CODES = Object.entries(ErrorCodes)
-  .filter(([, meaning]) => meaning.status === 422)
-  .map(([code]) => `\`${code}\``);
+/** The codes a failed file's `error.code` can carry, as the description of `error` lists them. */
+const FAILURE_CODES = FileFailureCodes.map((code) => `\`${code}\``);
 
 /** Timestamps are written by Locus with Date.toISOString(): UTC, with a `Z`. */
 const timestamp = z.iso.datetime({ offset: true });

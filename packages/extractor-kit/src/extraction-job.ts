@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import {
   CONSUMER_GROUPS,
   extractionBlobKey,
+  FileRejectedError,
   type ExtractedPassage,
   type FileType,
   type FileUploaded,
@@ -11,21 +12,6 @@ import { startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
 
 const PROGRESS_INTERVAL_MS = 1000;
-
-/**
- * Why a file cannot be extracted: a property of the file (damaged, too large, built to stall), so
- * the file fails at once with this code and message instead of being retried.
- */
-export class FileRejectedError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "FileRejectedError";
-  }
-}
 
 /** What an extraction found out about the file besides its passages. */
 export interface ExtractionSummary {

@@ -1,6 +1,5 @@
 export {
   ExtractionJob,
-  FileRejectedError,
   streamedBlob,
   wholeBlob,
   type BlobRead,
@@ -8,3 +7,5 @@ export {
   type ExtractionJobDeps,
   type ExtractionSummary,
 } from "./extraction-job.ts";
+// Where extractors have long found it; it lives with the codes it carries, in @locus/contracts.
+export { FileRejectedError } from "@locus/contracts";
