@@ -2,29 +2,17 @@ import { extractionBlobKey } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { withVectors, type PassageEmbedders } from "@locus/indexer";
 import type { FileStore } from "@locus/metadata-store";
-import type { FileRef, IndexedPassage, SearchIndex } from "@locus/search-index";
-
-interface FileSource {
-  file: FileRef;
-  passages: AsyncIterable<IndexedPassage>;
-}
-
-/** An index that can load a whole new copy of itself and switch to it at once (Elasticsearch). */
-interface RebuildableIndex {
-  rebuild(source: AsyncIterable<FileSource>): Promise<{ files: number; passages: number }>;
-}
-
-const isRebuildable = (index: SearchIndex): index is SearchIndex & RebuildableIndex =>
-  typeof (index as Partial<RebuildableIndex>).rebuild === "function";
+import type { FilePassages, SearchIndex } from "@locus/search-index";
 
 const PAGE = 500;
 
 /**
  * Re-creates the search index from the extractions stored with every ready file: nothing is
  * extracted again, but every passage is embedded again with the configured engines (the way to
- * give vectors to passages indexed before ai mode, or to move to another embedding model). An index that can swap to a fresh copy (Elasticsearch, behind its alias) gets
- * everything at once; the others have each file's passages replaced in turn, so searches keep
- * working throughout.
+ * give vectors to passages indexed before ai mode, or to move to another embedding model). The
+ * index rebuilds itself (SearchIndex.rebuild): one that can swap to a fresh copy (Elasticsearch,
+ * behind its alias) gets everything at once; the others have each file's passages replaced in
+ * turn, so searches keep working throughout.
  */
 export async function rebuildSearchIndex(
   store: FileStore,
@@ -34,7 +22,7 @@ export async function rebuildSearchIndex(
   progress: (line: string) => void,
 ): Promise<{ files: number; passages: number; missing: string[] }> {
   const missing: string[] = [];
-  async function* sources(): AsyncGenerator<FileSource> {
+  async function* sources(): AsyncGenerator<FilePassages> {
     let afterId: string | undefined;
     let seen = 0;
     for (;;) {
@@ -59,12 +47,5 @@ export async function rebuildSearchIndex(
     }
   }
 
-  if (isRebuildable(index)) return { ...(await index.rebuild(sources())), missing };
-  let files = 0;
-  let passages = 0;
-  for await (const source of sources()) {
-    passages += await index.replaceFilePassages(source.file, source.passages);
-    files += 1;
-  }
-  return { files, passages, missing };
+  return { ...(await index.rebuild(sources())), missing };
 }

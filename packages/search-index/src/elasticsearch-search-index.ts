@@ -12,6 +12,7 @@ import {
   inRangeOrder,
   normaliseScore,
   queryTerms,
+  type FilePassages,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
@@ -433,9 +434,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * and a file deleted after the source listed it comes back: run it with the indexer paused (or
    * re-index files changed since it started).
    */
-  async rebuild(
-    source: AsyncIterable<{ file: FileRef; passages: AsyncIterable<IndexedPassage> }>,
-  ): Promise<{ files: number; passages: number }> {
+  async rebuild(source: AsyncIterable<FilePassages>): Promise<{ files: number; passages: number }> {
     const target = `${this.alias}-v${ELASTICSEARCH_MAPPING_VERSION}-${Date.now()}`;
     let created = false;
     try {

@@ -7,6 +7,8 @@ import {
   inRangeOrder,
   normaliseScore,
   queryTerms,
+  replaceEachFile,
+  type FilePassages,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
@@ -186,6 +188,11 @@ export class PostgresSearchIndex implements SearchIndex {
       await rollbackAndRelease(client);
       throw unavailableIfDown(err);
     }
+  }
+
+  /** Each file's passages replaced in turn: searches see every other file throughout. */
+  rebuild(source: AsyncIterable<FilePassages>): Promise<{ files: number; passages: number }> {
+    return replaceEachFile(this, source);
   }
 
   async deleteFilePassages(file: FileRef): Promise<void> {

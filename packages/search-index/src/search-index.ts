@@ -36,6 +36,12 @@ export interface IndexedPassage extends ExtractedPassage {
   vectors?: PassageVectors;
 }
 
+/** One file's passages, as a rebuild reads them from the stored extractions. */
+export interface FilePassages {
+  file: FileRef;
+  passages: AsyncIterable<IndexedPassage>;
+}
+
 /** Passages `from`..`to` (by `ord`, inclusive) of one file. */
 export interface PassageRange {
   fileId: string;
@@ -68,6 +74,13 @@ export interface SearchIndex {
    */
   replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number>;
   deleteFilePassages(file: FileRef): Promise<void>;
+  /**
+   * Re-creates the index from every file's passages (`locus index rebuild`), searches working
+   * throughout. An index that can load a whole new copy of itself and switch to it at once does so
+   * (Elasticsearch, behind its alias); the others replace each file's passages in turn
+   * (replaceEachFile). Returns how many files and passages were indexed.
+   */
+  rebuild(source: AsyncIterable<FilePassages>): Promise<{ files: number; passages: number }>;
   /** BM25 keyword search over one user's passages, best first. Any text is a safe query. */
   search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]>;
   /**
@@ -84,6 +97,23 @@ export interface SearchIndex {
   passagesInRanges(query: { userId: string; ranges: readonly PassageRange[] }): Promise<PassageHit[]>;
   check(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A rebuild by replacing each file's passages in turn (replaceFilePassages, atomic per file): for
+ * an index that cannot swap in a whole new copy of itself.
+ */
+export async function replaceEachFile(
+  index: SearchIndex,
+  source: AsyncIterable<FilePassages>,
+): Promise<{ files: number; passages: number }> {
+  let files = 0;
+  let passages = 0;
+  for await (const { file, passages: filePassages } of source) {
+    passages += await index.replaceFilePassages(file, filePassages);
+    files += 1;
+  }
+  return { files, passages };
 }
 
 /** Maps an engine's unbounded relevance (higher is better, >= 0) into [0, 1), the same for every backend. */

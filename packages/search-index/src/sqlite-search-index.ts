@@ -9,6 +9,8 @@ import {
   inRangeOrder,
   normaliseScore,
   queryTerms,
+  replaceEachFile,
+  type FilePassages,
   type FileRef,
   type IndexedPassage,
   type PassageHit,
@@ -342,6 +344,11 @@ export class SqliteSearchIndex implements SearchIndex {
       this.db.prepare(`DELETE FROM passages_staging WHERE batch = ?`).run(batch);
       throw err;
     }
+  }
+
+  /** Each file's passages replaced in turn: searches see every other file throughout. */
+  rebuild(source: AsyncIterable<FilePassages>): Promise<{ files: number; passages: number }> {
+    return replaceEachFile(this, source);
   }
 
   deleteFilePassages(file: FileRef): Promise<void> {

@@ -3,6 +3,7 @@ import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
 import { indexTerms, queryTerms } from "@locus/passages";
 import {
   normaliseScore,
+  type FilePassages,
   type FileRef,
   type IndexedPassage,
   type SearchIndex,
@@ -502,6 +503,21 @@ export function searchIndexContract(
       expect(await search(file.userId, "token0")).toHaveLength(1);
       expect(await search(file.userId, "token617")).toHaveLength(1);
       expect(await search(file.userId, "heron", 2_000)).toHaveLength(1_234);
+    });
+
+    it("rebuild() indexes every file given, in place of what each held, and counts files and passages", async () => {
+      const a = newFile();
+      const b = newFile(a.userId);
+      await replace(a, [textPassage("stale kestrel")]);
+      async function* files(): AsyncGenerator<FilePassages> {
+        yield { file: a, passages: streamOf([textPassage("fresh kestrel"), textPassage("fresh falcon")]) };
+        await Promise.resolve();
+        yield { file: b, passages: streamOf([textPassage("another kestrel")]) };
+      }
+      expect(await index.rebuild(files())).toEqual({ files: 2, passages: 3 });
+      await settle();
+      const hits = await search(a.userId, "kestrel falcon");
+      expect(hits.map((h) => h.content).sort()).toEqual(["another kestrel", "fresh falcon", "fresh kestrel"]);
     });
 
     it("deleteFilePassages removes the file's passages and only those", async () => {
