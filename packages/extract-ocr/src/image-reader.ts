@@ -3,19 +3,17 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference
 /// <reference path="./bmp-js.d.ts" />
 import bmp from "bmp-js";
+import { FileRejectedError } from "@locus/contracts";
 import sharp, { type Metadata, type Sharp } from "sharp";
 import { toPgm } from "./pgm.ts";
 
 export type ImageErrorCode = "image_corrupt" | "image_too_large" | "image_unsupported";
 
 /** Why an image cannot be read, in words a person can act on; retrying will not help. */
-export class ImageReadError extends Error {
-  constructor(
-    readonly code: ImageErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class ImageReadError extends FileRejectedError {
+  declare readonly code: ImageErrorCode;
+  constructor(code: ImageErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
     this.name = "ImageReadError";
   }
 }

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { FileRejectedError } from "@locus/contracts";
 import type { OcrModelSource } from "./languages.ts";
 import { estimateLean } from "./lean.ts";
 import { readPgm } from "./pgm.ts";
@@ -68,10 +69,10 @@ export interface OcrEngineOptions {
 }
 
 /** An image the recogniser gave up on; a property of the image, so retrying will not help. */
-export class OcrTimeoutError extends Error {
-  readonly code = "ocr_timeout";
+export class OcrTimeoutError extends FileRejectedError {
+  declare readonly code: "ocr_timeout";
   constructor(readonly timeoutMs: number) {
-    super(`Reading the text of one image took longer than ${Math.round(timeoutMs / 1000)} s.`);
+    super("ocr_timeout", `Reading the text of one image took longer than ${Math.round(timeoutMs / 1000)} s.`);
     this.name = "OcrTimeoutError";
   }
 }

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { FileRejectedError } from "@locus/contracts";
 import { dirname, join } from "node:path";
 import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
 import { findInflationBomb, MAX_INFLATED_STREAM_BYTES } from "./inflation-guard.ts";
@@ -6,14 +7,11 @@ import { buildLines, type TextLine, type TextPiece } from "./lines.ts";
 
 export type PdfErrorCode = "pdf_corrupt" | "pdf_encrypted" | "pdf_too_complex";
 
-/** Why a PDF cannot be read, in words a person can act on. */
-export class PdfReadError extends Error {
-  constructor(
-    readonly code: PdfErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/** Why a PDF cannot be read, in words a person can act on; the file fails with it. */
+export class PdfReadError extends FileRejectedError {
+  declare readonly code: PdfErrorCode;
+  constructor(code: PdfErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
     this.name = "PdfReadError";
   }
 }

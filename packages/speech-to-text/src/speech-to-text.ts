@@ -1,3 +1,5 @@
+import { FileRejectedError } from "@locus/contracts";
+
 /** One stretch of recognised speech, in seconds from the start of the audio given. */
 export interface SpeechSegment {
   text: string;
@@ -27,10 +29,10 @@ export interface SpeechToText {
 }
 
 /** The engine cannot work here (not installed, not configured): every recording will fail alike. */
-export class SpeechEngineError extends Error {
-  readonly code = "speech_engine_unavailable";
+export class SpeechEngineError extends FileRejectedError {
+  declare readonly code: "speech_engine_unavailable";
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super("speech_engine_unavailable", message, options);
     this.name = "SpeechEngineError";
   }
 }

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { MediaReadError, transcribeRecording, useFfmpeg } from "@locus/extract-media";
-import { ExtractionJob, FileRejectedError, streamedBlob } from "@locus/extractor-kit";
+import { transcribeRecording, useFfmpeg } from "@locus/extract-media";
+import { ExtractionJob, streamedBlob } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 
@@ -46,22 +46,16 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
       kindName: "recording",
       heartbeatMs: deps.heartbeatMs,
     },
+    // MediaReadError and SpeechEngineError are FileRejectedErrors: the file fails with their reason.
     async function* (data, progress, file) {
-      if (unavailable) throw new FileRejectedError(unavailable.code, unavailable.message);
-      try {
-        const durationS = yield* transcribeRecording(
-          data,
-          file.mimeType,
-          { speech: deps.speech, logger: deps.logger, maxDurationS: deps.maxDurationS },
-          progress,
-        );
-        return { pageCount: null, durationS };
-      } catch (err) {
-        if (err instanceof MediaReadError || err instanceof SpeechEngineError) {
-          throw new FileRejectedError(err.code, err.message, { cause: err });
-        }
-        throw err;
-      }
+      if (unavailable) throw unavailable;
+      const durationS = yield* transcribeRecording(
+        data,
+        file.mimeType,
+        { speech: deps.speech, logger: deps.logger, maxDurationS: deps.maxDurationS },
+        progress,
+      );
+      return { pageCount: null, durationS };
     },
     // Streamed from the blob store to the recording's temporary file, never whole in memory.
     streamedBlob,

@@ -1,13 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import {
-  extractImage,
-  isUnreadableImage,
-  type ImageLimits,
-  type OcrEngine,
-  type OcrPassageOptions,
-} from "@locus/extract-ocr";
-import { ExtractionJob, FileRejectedError } from "@locus/extractor-kit";
+import { extractImage, type ImageLimits, type OcrEngine, type OcrPassageOptions } from "@locus/extract-ocr";
+import { ExtractionJob } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 
 export interface ExtractorImageDeps {
@@ -37,18 +31,14 @@ export async function startExtractorImageModule(deps: ExtractorImageDeps): Promi
       kindName: "image",
       heartbeatMs: deps.heartbeatMs,
     },
+    // An image that cannot be read throws ImageReadError or OcrTimeoutError: FileRejectedErrors.
     async function* (data, progress) {
-      try {
-        const pageCount = yield* extractImage(data, deps.engine, {
-          limits: deps.limits,
-          passages: deps.passages,
-          onPage: (page, pageCount) => progress(page / pageCount),
-        });
-        return { pageCount };
-      } catch (err) {
-        if (isUnreadableImage(err)) throw new FileRejectedError(err.code, err.message, { cause: err });
-        throw err;
-      }
+      const pageCount = yield* extractImage(data, deps.engine, {
+        limits: deps.limits,
+        passages: deps.passages,
+        onPage: (page, pageCount) => progress(page / pageCount),
+      });
+      return { pageCount };
     },
   );
   // One image at a time per recogniser: more would only queue inside the engine.

@@ -1,8 +1,8 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { MediaReadError, useFfmpeg } from "@locus/extract-media";
-import { isUnreadableImage, type OcrEngine } from "@locus/extract-ocr";
-import { ExtractionJob, FileRejectedError, streamedBlob } from "@locus/extractor-kit";
+import { useFfmpeg } from "@locus/extract-media";
+import type { OcrEngine } from "@locus/extract-ocr";
+import { ExtractionJob, streamedBlob } from "@locus/extractor-kit";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
@@ -62,27 +62,21 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
       kindName: "video",
       heartbeatMs: deps.heartbeatMs,
     },
+    // Media, speech and image errors are FileRejectedErrors: the file fails with their reason.
     async function* (data, progress, file) {
-      try {
-        return yield* readVideo(
-          data,
-          file.mimeType,
-          {
-            speech: speechUnavailable ? silent : deps.speech,
-            engine: deps.engine,
-            logger: deps.logger,
-            maxDurationS: deps.maxDurationS,
-            minConfidence: deps.minConfidence,
-            ...(deps.lexicon ? { lexicon: deps.lexicon } : {}),
-          },
-          progress,
-        );
-      } catch (err) {
-        if (err instanceof MediaReadError || err instanceof SpeechEngineError || isUnreadableImage(err)) {
-          throw new FileRejectedError(err.code, err.message, { cause: err });
-        }
-        throw err;
-      }
+      return yield* readVideo(
+        data,
+        file.mimeType,
+        {
+          speech: speechUnavailable ? silent : deps.speech,
+          engine: deps.engine,
+          logger: deps.logger,
+          maxDurationS: deps.maxDurationS,
+          minConfidence: deps.minConfidence,
+          ...(deps.lexicon ? { lexicon: deps.lexicon } : {}),
+        },
+        progress,
+      );
     },
     // Streamed from the blob store to the video's temporary file, never whole in memory.
     streamedBlob,
