@@ -34,7 +34,9 @@ describe("buildLocus (in process, embedded defaults)", () => {
     await locus.start();
     server = await listen(locus);
     const store = await locus.infra.metadataStore();
-    const user = await store.createUser({ email: "reader@example.com", plan: "free" });
+    // The pro plan: the free plan's 5 requests a second would refuse a search sent just after the
+    // polls that waited for the file.
+    const user = await store.createUser({ email: "reader@example.com", plan: "pro" });
     const generated = generateApiKey("live");
     await store.createKey({
       userId: user.id,
