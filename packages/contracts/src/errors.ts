@@ -8,6 +8,7 @@ export const ErrorCodes = {
   not_found: { status: 404, transient: false },
   payload_too_large: { status: 413, transient: false },
   unsupported_media_type: { status: 415, transient: false },
+  range_not_satisfiable: { status: 416, transient: false },
   rate_limited: { status: 429, transient: true },
   quota_exceeded: { status: 429, transient: false },
   bad_request: { status: 400, transient: false },

@@ -1,4 +1,5 @@
 export * from "./errors.ts";
+export * from "./error-factories.ts";
 export * from "./files.ts";
 export * from "./locator.ts";
 export * from "./messages.ts";

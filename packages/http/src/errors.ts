@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import {
+  Errors,
   isLocusError,
-  LocusError,
+  type LocusError,
   type ErrorMessageDto,
   type HttpValidationErrorDto,
   type ValidationIssueDto,
@@ -40,7 +41,7 @@ export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
     let error: LocusError | null = isLocusError(err) ? err : null;
     for (const map of [...mappers, dependencyUnavailable]) error ??= map(err);
     if (!error && err instanceof URIError) {
-      error = new LocusError("bad_request", "The URL is not valid: it has a malformed percent-escape.");
+      error = Errors.malformedUrl();
     }
     if (error) {
       if (error.code === "unavailable")
@@ -93,11 +94,7 @@ export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
 }
 
 const dependencyUnavailable: ErrorMapper = (err) =>
-  isDependencyUnavailable(err)
-    ? new LocusError("unavailable", "A service Locus depends on is unavailable; try again shortly.", {
-        headers: { "Retry-After": "5" },
-      })
-    : null;
+  isDependencyUnavailable(err) ? Errors.dependencyUnavailable() : null;
 
 export function notFound(_req: Request, res: Response): void {
   res.status(404).json({ detail: "Not Found" });

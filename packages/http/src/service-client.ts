@@ -1,4 +1,4 @@
-import { ErrorCodes, LocusError, type ErrorCode } from "@locus/contracts";
+import { ErrorCodes, Errors, LocusError, type ErrorCode } from "@locus/contracts";
 import type { ZodType } from "zod";
 import { currentRequestId } from "./request-context.ts";
 import type { ServiceIdentity } from "./service-identity.ts";
@@ -44,14 +44,7 @@ export class ServiceClient {
     try {
       body = await res.json();
     } catch (err) {
-      throw new LocusError(
-        "unavailable",
-        `The ${this.audience} service broke off its answer; try again shortly.`,
-        {
-          cause: err,
-          headers: { "Retry-After": "1" },
-        },
-      );
+      throw Errors.serviceBrokeOff(this.audience, err);
     } finally {
       done();
     }
@@ -103,10 +96,7 @@ export class ServiceClient {
       });
     } catch (err) {
       done();
-      throw new LocusError("unavailable", `The ${this.audience} service is unavailable; try again shortly.`, {
-        cause: err,
-        headers: { "Retry-After": "1" },
-      });
+      throw Errors.serviceUnavailable(this.audience, err);
     }
     if (res.ok) return { res, done };
     const code = res.headers.get("x-locus-error-code");

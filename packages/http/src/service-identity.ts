@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
-import { LocusError } from "@locus/contracts";
+import { Errors } from "@locus/contracts";
 
 /** Long enough for a call to reach its service across a busy cluster; too short to be worth stealing. */
 const TTL_SECONDS = 30;
@@ -71,8 +71,7 @@ export class ServiceIdentity {
   require(audience: string) {
     return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
-      if (!token)
-        throw new LocusError("unauthorized", "This is an internal endpoint: a service token is required.");
+      if (!token) throw Errors.serviceTokenMissing();
       let claims;
       try {
         ({ payload: claims } = await jwtVerify(token, this.key, {
@@ -84,18 +83,18 @@ export class ServiceIdentity {
         }));
       } catch (err) {
         if (err instanceof joseErrors.JOSEError) {
-          throw new LocusError("unauthorized", "The service token is invalid or has expired.");
+          throw Errors.serviceTokenInvalid();
         }
         throw err;
       }
       if (claims.htm !== req.method || claims.htu !== req.originalUrl) {
-        throw new LocusError("unauthorized", "The service token was issued for another request.");
+        throw Errors.serviceTokenForAnotherRequest();
       }
       if (typeof claims.sub !== "string" || typeof claims.jti !== "string") {
-        throw new LocusError("unauthorized", "The service token is invalid or has expired.");
+        throw Errors.serviceTokenInvalid();
       }
       if (!this.used.use(claims.jti, (claims.exp ?? 0) * 1000)) {
-        throw new LocusError("unauthorized", "The service token was already used.");
+        throw Errors.serviceTokenUsed();
       }
       res.locals.userId = claims.sub;
       next();

@@ -10,7 +10,7 @@ import {
   extractionBlobKey,
   fileBlobKey,
   kindOfMimeType,
-  LocusError,
+  Errors,
   publicLocator,
   uploadedTopic,
   type FilePassagesDto,
@@ -84,15 +84,12 @@ function tiffByMagic(head: Buffer): { mime: string } | undefined {
 
 /** What can be known about a file before it is stored: its kind, sniffed from its first bytes. */
 export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeType: string }> {
-  if (head.length === 0) throw new LocusError("bad_request", "The uploaded file is empty.");
+  if (head.length === 0) throw Errors.fileEmpty();
   const detected = (await fileTypeFromBuffer(head)) ?? tiffByMagic(head);
   const kind = detected ? kindOfMimeType(detected.mime) : null;
   if (!detected || !kind || !EXTRACTABLE_KINDS.includes(kind)) {
     const what = detected ? `${detected.mime} files are` : "This kind of file is";
-    throw new LocusError(
-      "unsupported_media_type",
-      `${what} not supported. Locus accepts: ${describe(EXTRACTABLE_KINDS)} (recognised from the file's content, not its name).`,
-    );
+    throw Errors.unsupportedMediaType(what, describe(EXTRACTABLE_KINDS));
   }
   return { kind, mimeType: detected.mime };
 }
@@ -127,14 +124,11 @@ export class FilesService implements FilesApi {
     const name = cleanFileName(input.originalName);
     if (name.length === 0) {
       input.body.resume();
-      throw new LocusError(
-        "bad_request",
-        "The uploaded file has no name; send a filename in the multipart part.",
-      );
+      throw Errors.fileUnnamed();
     }
     if (name.length > MAX_NAME_LENGTH) {
       input.body.resume();
-      throw new LocusError("bad_request", `The file name is longer than ${MAX_NAME_LENGTH} characters.`);
+      throw Errors.fileNameTooLong(MAX_NAME_LENGTH);
     }
 
     const now = new Date();
@@ -143,11 +137,7 @@ export class FilesService implements FilesApi {
     if (!(await this.store.reserveUpload(user.id, month, quota))) {
       input.body.resume();
       const reset = startOfNextMonth(now);
-      throw new LocusError(
-        "quota_exceeded",
-        `The ${user.plan} plan's monthly quota of ${quota} uploads is used up; it renews on ${reset.toISOString()}.`,
-        { headers: { "Retry-After": String(Math.ceil((reset.getTime() - now.getTime()) / 1000)) } },
-      );
+      throw Errors.quotaExceeded(user.plan, quota, reset, now);
     }
 
     const fileId = randomUUID();
@@ -156,13 +146,8 @@ export class FilesService implements FilesApi {
     try {
       const { head, stream } = await peekStream(input.body, SNIFF_BYTES);
       const { kind, mimeType } = await sniffKind(head);
-      const limit = new ByteLimit(
-        this.options.maxUploadBytes,
-        () =>
-          new LocusError(
-            "payload_too_large",
-            `The file is larger than the ${this.options.maxUploadBytes}-byte limit.`,
-          ),
+      const limit = new ByteLimit(this.options.maxUploadBytes, () =>
+        Errors.payloadTooLarge(this.options.maxUploadBytes),
       );
       // pipeline, not pipe: when the upload breaks off (client gone, form cut short) the error must
       // reach the blob store's write, which then removes what it wrote; with pipe it would escape
@@ -170,7 +155,7 @@ export class FilesService implements FilesApi {
       pipeline(stream, limit).catch(() => undefined);
       const { sizeBytes } = await this.blobs.put(blobKey, limit);
       stored = true;
-      if (sizeBytes === 0) throw new LocusError("bad_request", "The uploaded file is empty.");
+      if (sizeBytes === 0) throw Errors.fileEmpty();
 
       const record: FileRecord = {
         id: fileId,
@@ -245,10 +230,7 @@ export class FilesService implements FilesApi {
   ): Promise<FilePassagesDto> {
     const record = await this.record(userId, fileId);
     if (record.status !== "ready") {
-      throw new LocusError(
-        "conflict",
-        `The file is ${record.status}; its passages can be read once it is ready.`,
-      );
+      throw Errors.fileNotReady(record.status);
     }
     const passages: FilePassagesDto["passages"] = [];
     let position = 0;
@@ -263,7 +245,7 @@ export class FilesService implements FilesApi {
         position += 1;
       }
     } catch (err) {
-      if (err instanceof BlobNotFoundError) throw new LocusError("not_found", "File not found");
+      if (err instanceof BlobNotFoundError) throw Errors.fileNotFound();
       throw err;
     }
     return { passages, next_offset: null };
@@ -272,7 +254,7 @@ export class FilesService implements FilesApi {
   private async record(userId: string, fileId: string): Promise<FileRecord> {
     const record = await this.store.getFile(userId, fileId);
     // Another user's file is "not found" too: never reveal that it exists.
-    if (!record) throw new LocusError("not_found", "File not found");
+    if (!record) throw Errors.fileNotFound();
     return record;
   }
 
@@ -283,7 +265,7 @@ export class FilesService implements FilesApi {
 
   private async deleteRecord(userId: string, fileId: string): Promise<FileRecord> {
     const record = await this.store.deleteFile(userId, fileId);
-    if (!record) throw new LocusError("not_found", "File not found");
+    if (!record) throw Errors.fileNotFound();
     await Promise.all([
       this.blobs.delete(record.blobKey),
       this.blobs.delete(extractionBlobKey(userId, fileId)),

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { LocusError } from "@locus/contracts";
+import { Errors } from "@locus/contracts";
 import type { ApiKey, ApiKeyStore, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import { hashApiKey, keyTypeOf } from "./api-keys.ts";
@@ -54,29 +54,17 @@ export function authenticate(store: ApiKeyStore, logger: Logger, sessions?: Sess
       return;
     }
     if (header === undefined || header.trim() === "") {
-      throw new LocusError(
-        "unauthorized",
-        "Missing API key: send the header Authorization: Bearer <API key>.",
-        {
-          headers: challenge(),
-        },
-      );
+      throw Errors.missingApiKey(challenge());
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const key = m?.[1];
     const type = key === undefined ? null : keyTypeOf(key);
     if (key === undefined || type === null) {
-      throw new LocusError(
-        "unauthorized",
-        "Malformed Authorization header: expected Bearer followed by a key starting with sk_live_ or sk_test_.",
-        { headers: challenge("invalid_request") },
-      );
+      throw Errors.malformedAuthorization(challenge("invalid_request"));
     }
     const found = await store.findActiveKeyByHash(hashApiKey(key));
     if (!found || found.key.type !== type) {
-      throw new LocusError("unauthorized", "Invalid API key: it does not exist or has been revoked.", {
-        headers: challenge("invalid_token"),
-      });
+      throw Errors.invalidApiKey(challenge("invalid_token"));
     }
     res.locals.principal = {
       user: found.user,

@@ -1,5 +1,5 @@
 import multer from "multer";
-import { LocusError } from "@locus/contracts";
+import { Errors } from "@locus/contracts";
 import type { ErrorMapper } from "@locus/http";
 
 /** Multipart problems (from multer and busboy) in words a client can act on. */
@@ -8,29 +8,17 @@ export function multipartErrors(maxUploadBytes: number): ErrorMapper {
     if (err instanceof multer.MulterError) {
       switch (err.code) {
         case "LIMIT_FILE_SIZE":
-          return new LocusError(
-            "payload_too_large",
-            `The file is larger than the ${maxUploadBytes}-byte limit.`,
-          );
+          return Errors.payloadTooLarge(maxUploadBytes);
         case "LIMIT_FILE_COUNT":
         case "LIMIT_PART_COUNT":
         case "LIMIT_FIELD_COUNT":
-          return new LocusError(
-            "bad_request",
-            "Too many parts in the multipart body: send one part named `file`.",
-          );
+          return Errors.multipartTooManyParts();
         default:
-          return new LocusError(
-            "bad_request",
-            "There was an error parsing the body: send one multipart part named `file`.",
-          );
+          return Errors.multipartMalformed();
       }
     }
     if (err instanceof Error && /multipart|boundary|unexpected end of form|part header/i.test(err.message)) {
-      return new LocusError(
-        "bad_request",
-        "There was an error parsing the body: send one multipart part named `file`.",
-      );
+      return Errors.multipartMalformed();
     }
     return null;
   };

@@ -6,7 +6,7 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from "rate-limiter-flexible";
-import { LocusError } from "@locus/contracts";
+import { Errors } from "@locus/contracts";
 import type { Plan } from "@locus/metadata-store";
 import { principalOf } from "./authenticate.ts";
 
@@ -48,11 +48,7 @@ export function rateLimit(limits: Record<Plan, number>, redis?: Redis) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       setHeaders(rejection);
       const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new LocusError(
-        "rate_limited",
-        `Rate limit exceeded: the ${user.plan} plan allows ${limit} requests per second. Retry after ${retryAfter} second${retryAfter === 1 ? "" : "s"}.`,
-        { headers: { "Retry-After": String(retryAfter) } },
-      );
+      throw Errors.rateLimited(user.plan, limit, retryAfter);
     }
     next();
   };

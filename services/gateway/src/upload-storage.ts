@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import type { StorageEngine } from "multer";
-import { LocusError, type FileRecordDto } from "@locus/contracts";
+import { Errors, type FileRecordDto } from "@locus/contracts";
 import { cleanFileName, MAX_NAME_LENGTH, sniffKind, type FilesApi } from "@locus/files";
 import type { Principal } from "./authenticate.ts";
 import { sandboxUpload } from "./sandbox.ts";
@@ -65,19 +65,11 @@ export class UploadStorage implements StorageEngine {
       if (head.length < 4100) head = Buffer.concat([head, bytes]).subarray(0, 4100);
       size += bytes.length;
       if (size > this.maxUploadBytes) {
-        throw new LocusError(
-          "payload_too_large",
-          `The file is larger than the ${this.maxUploadBytes}-byte limit.`,
-        );
+        throw Errors.payloadTooLarge(this.maxUploadBytes);
       }
     }
-    if (name.length === 0)
-      throw new LocusError(
-        "bad_request",
-        "The uploaded file has no name; send a filename in the multipart part.",
-      );
-    if (name.length > MAX_NAME_LENGTH)
-      throw new LocusError("bad_request", `The file name is longer than ${MAX_NAME_LENGTH} characters.`);
+    if (name.length === 0) throw Errors.fileUnnamed();
+    if (name.length > MAX_NAME_LENGTH) throw Errors.fileNameTooLong(MAX_NAME_LENGTH);
     const { kind, mimeType } = await sniffKind(head);
     return { dto: sandboxUpload({ originalName: name, fileType: kind, mimeType, sizeBytes: size }) };
   }
