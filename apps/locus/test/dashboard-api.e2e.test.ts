@@ -420,6 +420,34 @@ describe("the CLI on the same accounts", () => {
   }, 60_000);
 });
 
+describe("the page", () => {
+  it("loads its native modules from its own origin: each one served as JavaScript, allowed by its CSP", async () => {
+    const page = await fetch(`${locus.baseUrl}/dashboard`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self';");
+    const entry = /<script type="module" src="([^"]+)"><\/script>/.exec(await page.text())?.[1];
+    expect(entry).toBe("/dashboard/assets/app.js");
+    // Every module the entry imports, and those they import: no bundle, so each is a request.
+    const seen = new Set<string>();
+    const pending = [entry ?? ""];
+    for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+      if (seen.has(path)) continue;
+      seen.add(path);
+      const res = await fetch(`${locus.baseUrl}${path}`);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      expect(res.headers.get("content-type")).toMatch(/^text\/javascript/);
+      for (const [, from] of (await res.text()).matchAll(/^import [^;]*? from "(\.\/[\w/-]+\.js)";$/gm)) {
+        pending.push(new URL(from ?? "", `http://page${path}`).pathname);
+      }
+    }
+    expect(seen.size).toBeGreaterThan(5);
+    // Only the page's files: not its type-check settings, not anything else in the folder.
+    for (const path of ["/dashboard/assets/tsconfig.json", "/dashboard/assets/js/tsconfig.json"]) {
+      expect((await fetch(`${locus.baseUrl}${path}`)).status).toBe(404);
+    }
+  });
+});
+
 it("never writes a password, a session cookie or a CSRF token to the logs", async () => {
   const b = new Browser();
   const email = newEmail();

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +9,7 @@ import { clientAddress, listedFiles } from "@locus/http";
 import { generateApiKey } from "@locus/gateway";
 import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
+import type { DashboardKey, DashboardSession, DashboardUsage, NewDashboardKey } from "./api-types.ts";
 import {
   dummyHash,
   hashPassword,
@@ -66,13 +68,19 @@ function contentSecurityPolicy(previewOrigin: string | undefined): string {
 
 /** The page's own files; index.html is served at /dashboard only, with its headers. */
 const ASSETS: Record<string, string> = { "app.js": "text/javascript", "styles.css": "text/css" };
+/** The modules app.js imports: every script in public/js (no build step), as JavaScript. */
+const MODULES: Record<string, string> = Object.fromEntries(
+  readdirSync(join(PUBLIC_DIR, "js"))
+    .filter((file) => file.endsWith(".js"))
+    .map((file) => [file, "text/javascript"]),
+);
 /** pdf.js, from the npm package, to show PDF previews at a page: served here, never from a CDN. */
 const PDFJS: Record<string, string> = {
   "pdf.min.mjs": "text/javascript",
   "pdf.worker.min.mjs": "text/javascript",
 };
 
-const keyView = (k: ApiKey) => ({
+const keyView = (k: ApiKey): DashboardKey => ({
   id: k.id,
   name: k.name,
   type: k.type,
@@ -132,6 +140,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.sendFile(join(PUBLIC_DIR, "index.html"));
   });
   router.get("/dashboard/assets/:file", listedFiles(PUBLIC_DIR, ASSETS, "5m"));
+  router.get("/dashboard/assets/js/:file", listedFiles(join(PUBLIC_DIR, "js"), MODULES, "5m"));
   router.get("/dashboard/vendor/pdfjs/:file", listedFiles(PDFJS_DIR, PDFJS, "1d"));
 
   const signedIn = async (req: Request) => (await deps.sessions.authenticate(req)).user;
@@ -140,7 +149,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const current = await deps.sessions.current(req);
     if (!current) throw new LocusError("unauthorized", "Not signed in.");
     res.setHeader("Cache-Control", "no-store");
-    res.json({ user: { email: current.user.email, plan: current.user.plan }, csrf: current.csrf });
+    res.json({
+      user: { email: current.user.email, plan: current.user.plan },
+      csrf: current.csrf,
+    } satisfies DashboardSession);
   });
 
   router.post("/dashboard/api/signup", json, async (req, res) => {
@@ -166,7 +178,9 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     await deps.store.setPasswordHash(user.id, await passwords.run(() => hashPassword(password)));
     const session = await deps.sessions.start(res, user);
     deps.logger.info({ userId: user.id }, "dashboard sign-up");
-    res.status(201).json({ user: { email: user.email, plan: user.plan }, csrf: session.csrf });
+    res
+      .status(201)
+      .json({ user: { email: user.email, plan: user.plan }, csrf: session.csrf } satisfies DashboardSession);
   });
 
   router.post("/dashboard/api/signin", json, async (req, res) => {
@@ -185,7 +199,10 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     }
     await limiter.succeeded(email, address);
     const session = await deps.sessions.start(res, found.user);
-    res.json({ user: { email: found.user.email, plan: found.user.plan }, csrf: session.csrf });
+    res.json({
+      user: { email: found.user.email, plan: found.user.plan },
+      csrf: session.csrf,
+    } satisfies DashboardSession);
   });
 
   router.post("/dashboard/api/signout", async (req, res) => {
@@ -222,7 +239,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     deps.logger.info({ userId: user.id, keyId: key.id, type }, "dashboard key created");
     // The only time the whole key leaves the server.
     res.setHeader("Cache-Control", "no-store");
-    res.status(201).json({ ...keyView(key), key: generated.key });
+    res.status(201).json({ ...keyView(key), key: generated.key } satisfies NewDashboardKey);
   });
 
   router.delete("/dashboard/api/keys/:id", async (req, res) => {
@@ -243,7 +260,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       uploads_this_month: await deps.store.uploadsThisMonth(user.id, month),
       month,
       max_upload_bytes: deps.maxUploadBytes,
-    });
+    } satisfies DashboardUsage);
   });
 
   router.all("/dashboard/api/{*rest}", () => {

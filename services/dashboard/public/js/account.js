@@ -1,0 +1,89 @@
+// @ts-check
+// Signing in and up, and out; the page's head shows who is signed in.
+import { currentSession, enter, setSession, signOut } from "./api.js";
+import { go } from "./router.js";
+import { byId, errorBox, h, say, showError, view } from "./ui.js";
+
+const nav = byId("nav", HTMLElement);
+const who = byId("who", HTMLElement);
+
+/** @param {"signin" | "signup"} mode */
+export function accountView(mode) {
+  const signingUp = mode === "signup";
+  const error = errorBox();
+  const email = h("input", {
+    id: "email",
+    name: "email",
+    type: "email",
+    autocomplete: "email",
+    required: true,
+  });
+  const password = h("input", {
+    id: "password",
+    name: "password",
+    type: "password",
+    autocomplete: signingUp ? "new-password" : "current-password",
+    minlength: signingUp ? "10" : undefined,
+    required: true,
+    "aria-describedby": signingUp ? "password-hint" : undefined,
+  });
+  const submit = h("button", { type: "submit" }, signingUp ? "Create account" : "Sign in");
+  const form = h(
+    "form",
+    {
+      class: "card narrow",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        error.hidden = true;
+        submit.disabled = true;
+        try {
+          setSession(
+            await enter(signingUp ? "signup" : "signin", { email: email.value, password: password.value }),
+          );
+          signedInChrome();
+          go("#/keys");
+        } catch (err) {
+          showError(error, err);
+        } finally {
+          submit.disabled = false;
+        }
+      },
+    },
+    h("label", { for: "email" }, "Email"),
+    email,
+    h("label", { for: "password" }, "Password"),
+    password,
+    signingUp
+      ? h(
+          "p",
+          { id: "password-hint", class: "hint" },
+          "At least 10 characters; a few unrelated words work well.",
+        )
+      : null,
+    error,
+    submit,
+    h(
+      "p",
+      {},
+      signingUp ? "Already have an account? " : "New to Locus? ",
+      h("a", { href: signingUp ? "#/signin" : "#/signup" }, signingUp ? "Sign in" : "Create an account"),
+    ),
+  );
+  view(signingUp ? "Create your Locus account" : "Sign in to Locus", form);
+}
+
+/** The navigation and who is signed in, shown while signed in only. */
+export function signedInChrome() {
+  const session = currentSession();
+  nav.hidden = !session;
+  who.textContent = session ? `${session.user.email} (${session.user.plan})` : "";
+}
+
+/** The Sign out button. */
+export async function leave() {
+  await signOut().catch(() => undefined);
+  setSession(null);
+  signedInChrome();
+  go("#/signin");
+  say("Signed out.");
+}
