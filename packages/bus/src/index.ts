@@ -1,5 +1,6 @@
 export * from "./bus.ts";
 export { DEFAULT_HEARTBEAT_MS, startHeartbeat } from "./heartbeat.ts";
+export { giveUpOnFile, type GiveUp } from "./give-up.ts";
 export { InProcessBus, type DeadLetter } from "./in-process-bus.ts";
 export {
   RabbitMqBus,

@@ -8,7 +8,7 @@ import {
   type FileUploaded,
 } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
-import { startHeartbeat, type Bus, type Delivery } from "@locus/bus";
+import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
 
 const PROGRESS_INTERVAL_MS = 1000;
@@ -112,20 +112,12 @@ export class ExtractionJob<Data = Buffer> {
         });
         return;
       }
-      if (!delivery.final) throw err;
-      this.deps.logger.error(
-        { err, fileId, blobKey },
-        `${this.deps.kindName} extraction failed on its last attempt`,
-      );
-      await this.deps.bus.publish("file.failed", {
-        ...ref,
-        error: {
-          code: "extraction_failed",
-          message: `Locus could not extract text from this ${this.deps.kindName}.`,
-        },
+      return giveUpOnFile(this.deps, delivery, ref, err, {
+        code: "extraction_failed",
+        message: `Locus could not extract text from this ${this.deps.kindName}.`,
+        log: `${this.deps.kindName} extraction failed on its last attempt`,
+        logFields: { blobKey },
       });
-      // Still a failure for the bus: the message goes to dead letters, where operators can see it.
-      throw err;
     }
   }
 

@@ -1,6 +1,6 @@
 import { extractionBlobKey, type FileExtracted } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
-import { startHeartbeat, type Bus, type Delivery } from "@locus/bus";
+import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
@@ -91,15 +91,11 @@ export class PassageIndexer {
         ...(durationS === undefined ? {} : { durationS }),
       });
     } catch (err) {
-      if (!final) throw err;
-      this.logger.error({ err, fileId }, "indexing failed on its last attempt");
-      await this.bus.publish("file.failed", {
-        fileId,
-        userId,
-        error: { code: "indexing_failed", message: "Locus could not index this file's text." },
+      return await giveUpOnFile({ bus: this.bus, logger: this.logger }, { final }, { fileId, userId }, err, {
+        code: "indexing_failed",
+        message: "Locus could not index this file's text.",
+        log: "indexing failed on its last attempt",
       });
-      // Still a failure for the bus: the message goes to dead letters, where operators can see it.
-      throw err;
     } finally {
       stopHeartbeat();
     }
