@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { BlobNotFoundError, inlineContentDisposition } from "@locus/blob-store";
+import { Errors } from "@locus/contracts";
 import { Router, type Request, type Response } from "express";
 import rangeParser from "range-parser";
 import type { Logger } from "@locus/runtime";
@@ -8,7 +9,8 @@ import type { FilesService } from "./files-service.ts";
 
 /**
  * Serves a file's bytes to whoever holds a valid preview link: inline, with its type, and with
- * HTTP Range so viewers can fetch pages and players can seek.
+ * HTTP Range so viewers can fetch pages and players can seek. Refusals are LocusErrors, answered
+ * by the process's error handler like every other.
  */
 export function previewRouter(files: FilesService, logger: Logger): Router {
   const router = Router();
@@ -16,16 +18,8 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
   const serve = async (req: Request, res: Response): Promise<void> => {
     const token = String(req.params.token ?? "");
     const content = await files.openPreview(token);
-    if (content === "invalid") {
-      res
-        .status(403)
-        .json({ detail: "This preview link is invalid or has expired; ask the API for a new one." });
-      return;
-    }
-    if (content === "gone") {
-      res.status(404).json({ detail: "File not found" });
-      return;
-    }
+    if (content === "invalid") throw Errors.previewLinkInvalid();
+    if (content === "gone") throw Errors.fileNotFound();
     const { record, sizeBytes } = content;
     res.setHeader("Content-Type", record.mimeType);
     // The same header the S3 store has its presigned links answer with.
@@ -48,11 +42,7 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
     const header = req.headers.range;
     if (header !== undefined && sizeBytes > 0) {
       const parsed = rangeParser(sizeBytes, header, { combine: true });
-      if (parsed === -1) {
-        res.setHeader("Content-Range", `bytes */${sizeBytes}`);
-        res.status(416).json({ detail: `The requested range is outside the file's ${sizeBytes} bytes.` });
-        return;
-      }
+      if (parsed === -1) throw Errors.rangeNotSatisfiable(sizeBytes);
       // -2 (malformed) or several ranges: answer with the whole file, as HTTP allows.
       if (parsed !== -2 && parsed.type === "bytes" && parsed.length === 1 && parsed[0]) {
         range = { start: parsed[0].start, end: parsed[0].end };
@@ -77,8 +67,7 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
       // Deleted between the check and the read.
       res.removeHeader("Content-Length");
       res.removeHeader("Content-Range");
-      res.status(404).json({ detail: "File not found" });
-      return;
+      throw Errors.fileNotFound();
     }
     try {
       await pipeline(body, res);
