@@ -90,6 +90,11 @@ export const Errors = {
       headers: { "Retry-After": "5" },
     }),
 
+  // The dashboard's accounts.
+  accountExists: () =>
+    new LocusError("conflict", "An account with this email already exists: sign in instead."),
+  fieldRequired: (name: string) => new LocusError("bad_request", `The field "${name}" is required.`),
+
   // Requests.
   malformedUrl: () =>
     new LocusError("bad_request", "The URL is not valid: it has a malformed percent-escape."),

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { Router, type Request, type Response } from "express";
 import type { Redis } from "ioredis";
-import { LocusError } from "@locus/contracts";
+import { Errors, LocusError } from "@locus/contracts";
 import { clientAddress, listedFiles } from "@locus/http";
 import { generateApiKey } from "@locus/gateway";
 import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
@@ -94,7 +94,7 @@ const keyView = (k: ApiKey): DashboardKey => ({
 function field(body: unknown, name: string, max = 320): string {
   const value = (body as Record<string, unknown> | undefined)?.[name];
   if (typeof value !== "string" || value.length === 0) {
-    throw new LocusError("bad_request", `The field "${name}" is required.`);
+    throw Errors.fieldRequired(name);
   }
   if (value.length > max) throw new LocusError("bad_request", `The field "${name}" is too long.`);
   return value;
@@ -163,7 +163,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     const problem = passwordProblem(password, email);
     if (problem) throw new LocusError("bad_request", problem);
     if (await deps.store.findUserByEmail(email)) {
-      throw new LocusError("conflict", "An account with this email already exists: sign in instead.");
+      throw Errors.accountExists();
     }
     let user;
     try {
@@ -171,7 +171,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     } catch (err) {
       // Two sign-ups for one address at once: the store's unique email decides.
       if (await deps.store.findUserByEmail(email)) {
-        throw new LocusError("conflict", "An account with this email already exists: sign in instead.");
+        throw Errors.accountExists();
       }
       throw err;
     }
@@ -219,7 +219,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.post("/dashboard/api/keys", json, async (req, res) => {
     const user = await signedIn(req);
     const name = field(req.body, "name", 100).trim();
-    if (name.length === 0) throw new LocusError("bad_request", 'The field "name" is required.');
+    if (name.length === 0) throw Errors.fieldRequired("name");
     const type = (req.body as { type?: unknown }).type;
     if (type !== "live" && type !== "test") {
       throw new LocusError("bad_request", 'The field "type" must be "live" or "test".');
