@@ -9,9 +9,17 @@
 // "jest: N passed, N failed, N skipped", and a non-zero exit on any failure, when no test ran, or
 // when a test was skipped that scripts/allowed-skips.json does not list with its reason.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { provideServices } from "./test-services.mjs";
 
 const SUITES = "<rootDir>/{apps,packages,services}/*/test/**/";
@@ -64,12 +72,27 @@ if (missingTools.length > 0) {
     );
   }
 }
-// Every Locus process a suite starts writes its log under test-artifacts/logs; the run's logs are
-// scanned for secrets at the end, so the folder starts empty.
-// The unit tier starts no Locus process: it leaves the folder (and a run using it) alone.
-const LOG_DIR = "test-artifacts/logs";
+// Every Locus process a suite starts writes its log in this run's own folder under
+// test-artifacts/logs (LOCUS_TEST_LOG_DIR), scanned for secrets at the end. Its own, so that runs
+// side by side (a unit loop while the e2e tier runs, a benchmark) never delete each other's logs;
+// folders of runs whose process is gone are removed. The unit tier starts no Locus process.
+const LOGS_ROOT = "test-artifacts/logs";
 const scanLogs = !tier || tier.services;
-if (scanLogs) rmSync(LOG_DIR, { recursive: true, force: true });
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === "EPERM";
+  }
+};
+mkdirSync(LOGS_ROOT, { recursive: true });
+for (const name of readdirSync(LOGS_ROOT)) {
+  const run = /^run-(\d+)$/.exec(name);
+  if (run && !alive(Number(run[1]))) rmSync(join(LOGS_ROOT, name), { recursive: true, force: true });
+}
+const LOG_DIR = join(LOGS_ROOT, `run-${process.pid}`);
+if (scanLogs) suiteEnv.LOCUS_TEST_LOG_DIR = resolve(LOG_DIR);
 const dir = mkdtempSync(join(tmpdir(), "locus-jest-"));
 const phases = (
   tier
@@ -164,6 +187,7 @@ let leaked = false;
 if (scanLogs && existsSync(LOG_DIR)) {
   const scan = spawnSync(process.execPath, ["--import", "tsx", "packages/testing/src/log-scan.ts"], {
     stdio: ["ignore", "inherit", "inherit"],
+    env: suiteEnv,
   });
   leaked = scan.status !== 0;
 }

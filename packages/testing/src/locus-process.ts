@@ -9,9 +9,11 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 
 /**
  * Where every Locus process a test starts leaves its log, for the scan of the whole run
- * (scripts/scan-logs.ts, called by `pnpm test`): no key, token or password may appear in any line.
+ * (packages/testing/src/log-scan.ts, called by `pnpm test`): no key, token or password may appear in
+ * any line. `pnpm test` gives each run a folder of its own (LOCUS_TEST_LOG_DIR); a suite run
+ * otherwise (jest alone, a benchmark) writes to the folder above them.
  */
-export const TEST_LOG_DIR = join(REPO_ROOT, "test-artifacts/logs");
+export const TEST_LOG_DIR = process.env.LOCUS_TEST_LOG_DIR ?? join(REPO_ROOT, "test-artifacts/logs");
 
 /** Environment variables whose values are secrets: their values must never reach a log. */
 const SECRET_ENV = /SECRET|PASSWORD|TOKEN|API_KEY|ACCESS_KEY/;

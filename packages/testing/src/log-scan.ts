@@ -1,15 +1,15 @@
 // `node --import tsx packages/testing/src/log-scan.ts`, run by `pnpm test` after the suites.
-// Scans every log line the test run's Locus processes wrote (test-artifacts/logs, one file per
-// process, see packages/testing/src/locus-process.ts) for secrets: API keys, JWTs (sessions,
-// preview links, service identities), bearer credentials, password/secret/token fields that were
-// not redacted, and the exact secret values each process was started with (matched by SHA-256
+// Scans every log line the test run's Locus processes wrote (the run's folder in
+// test-artifacts/logs, one file per process, see packages/testing/src/locus-process.ts) for
+// secrets: API keys, JWTs (sessions, preview links, service identities), bearer credentials,
+// password/secret/token fields that were not redacted, and the exact secret values each process was started with (matched by SHA-256
 // digest of every word, so the values themselves are never written anywhere).
 // Prints a summary, writes test-artifacts/resilience/log-scan.json, and exits 1 on any finding,
 // naming the file and line with the secret masked.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TEST_LOG_DIR } from "./locus-process.ts";
+import { REPO_ROOT, TEST_LOG_DIR } from "./locus-process.ts";
 
 const PATTERNS: [string, RegExp][] = [
   ["API key", /\bsk_(?:live|test)_[A-Za-z0-9_-]{16,}/],
@@ -75,7 +75,7 @@ export function scanLogs(dir = TEST_LOG_DIR): LogScan {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const scan = scanLogs();
-  const out = join(TEST_LOG_DIR, "../resilience");
+  const out = join(REPO_ROOT, "test-artifacts/resilience");
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "log-scan.json"), `${JSON.stringify(scan, null, 2)}\n`);
   for (const f of scan.findings.slice(0, 50)) {
