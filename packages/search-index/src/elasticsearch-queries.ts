@@ -1,0 +1,104 @@
+// The request bodies of the three searches (terms, ranges, kNN) and how their hits become PassageHits.
+
+import type { estypes } from "@elastic/elasticsearch";
+import type { PassageHit, PassageRange, VectorQuery } from "./search-index.ts";
+import type { PassageDocument } from "./elasticsearch-index-mapping.ts";
+
+export type HitSource = Pick<PassageDocument, "file_id" | "ord" | "content" | "locator">;
+
+/** `index.max_result_window`: a larger `size` is an error, not a longer list. */
+export const MAX_RESULT_WINDOW = 10_000;
+/** Elasticsearch's ceiling for `k` and `num_candidates` of a kNN search. */
+export const MAX_KNN_CANDIDATES = 10_000;
+
+/** The search request body (without index and routing): exported for the tests' exact assertions. */
+export function searchBody(
+  userId: string,
+  terms: readonly string[],
+  size: number,
+): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "query"> {
+  const should: estypes.QueryDslQueryContainer[] = [
+    { match: { words: { query: terms.join(" "), operator: "or" } } },
+  ];
+  return {
+    size,
+    track_total_hits: false,
+    _source: HIT_SOURCE,
+    query: {
+      bool: {
+        filter: [{ term: { user_id: userId } }],
+        should,
+        minimum_should_match: 1,
+      },
+    },
+  };
+}
+
+/** What every search reads of a passage (never its words or vectors). */
+const HIT_SOURCE = ["file_id", "ord", "content", "locator"];
+
+/** The request body (without index and routing) of passagesInRanges: exported for the tests' exact assertions. */
+export function rangesBody(
+  userId: string,
+  ranges: readonly PassageRange[],
+): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "query"> {
+  return {
+    size: ranges.reduce((n, r) => n + r.to - r.from + 1, 0),
+    track_total_hits: false,
+    _source: HIT_SOURCE,
+    query: {
+      bool: {
+        filter: [{ term: { user_id: userId } }],
+        should: ranges.map((r) => ({
+          bool: { filter: [{ term: { file_id: r.fileId } }, { range: { ord: { gte: r.from, lte: r.to } } }] },
+        })),
+        minimum_should_match: 1,
+      },
+    },
+  };
+}
+
+/**
+ * The kNN search request body (without index and routing) for a query of at most `size` hits
+ * (1 to 10,000): exported for the tests' exact assertions. `num_candidates`, the neighbours each
+ * shard considers, is four times the hits wanted (at least 100, at most Elasticsearch's 10,000):
+ * more candidates trade speed for recall.
+ */
+export function vectorSearchBody(
+  query: Pick<VectorQuery, "userId" | "slot" | "space" | "vector">,
+  size: number,
+): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "knn"> {
+  return {
+    size,
+    track_total_hits: false,
+    _source: HIT_SOURCE,
+    knn: {
+      field: `${query.slot}_vector`,
+      query_vector: Array.from(query.vector),
+      k: size,
+      num_candidates: Math.min(MAX_KNN_CANDIDATES, Math.max(100, size * 4)),
+      filter: [{ term: { user_id: query.userId } }, { term: { [`${query.slot}_space`]: query.space } }],
+    },
+  };
+}
+
+/** A search's hits as PassageHits, in the cluster's order, each `_score` mapped by `score`. */
+export function hitsOf(
+  response: estypes.SearchResponse<HitSource>,
+  score: (raw: number) => number,
+): PassageHit[] {
+  return response.hits.hits.flatMap((hit) =>
+    hit._source && hit._id !== undefined
+      ? [
+          {
+            id: hit._id,
+            fileId: hit._source.file_id,
+            ord: hit._source.ord,
+            content: hit._source.content,
+            locator: hit._source.locator,
+            score: score(hit._score ?? 0),
+          },
+        ]
+      : [],
+  );
+}
