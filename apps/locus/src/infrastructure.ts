@@ -10,6 +10,7 @@ import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/extract-ocr";
 import { findPoppler, type PopplerTools } from "@locus/extract-pdf";
 import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
+import { memoryCounters, redisCounters, type LimiterCounters } from "@locus/gateway";
 import { ServiceIdentity } from "@locus/http";
 import {
   createPostgresMetadataStore,
@@ -367,8 +368,17 @@ export class Infrastructure {
     }
   }
 
-  /** Shared rate-limit counters, when configured. */
-  redis(): Redis | undefined {
+  /**
+   * Where rate limits and sign-in attempts are counted: in Redis when configured, shared by every
+   * gateway (each counting in its own memory while Redis is away); otherwise in this process.
+   */
+  limiterCounters(): LimiterCounters {
+    const redis = this.redis();
+    return redis ? redisCounters(redis) : memoryCounters;
+  }
+
+  /** The Redis client of shared rate-limit counters, when configured. */
+  private redis(): Redis | undefined {
     if (this.config.adapters.rateLimitStore !== "redis" || !this.config.redisUrl) return undefined;
     if (!this.redisClient) {
       const client = new Redis(this.config.redisUrl, {

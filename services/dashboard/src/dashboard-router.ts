@@ -3,10 +3,9 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { Router, type Request, type Response } from "express";
-import type { Redis } from "ioredis";
 import { Errors, LocusError } from "@locus/contracts";
 import { clientAddress, listedFiles } from "@locus/http";
-import { generateApiKey } from "@locus/gateway";
+import { generateApiKey, type LimiterCounters } from "@locus/gateway";
 import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { DashboardKey, DashboardSession, DashboardUsage, NewDashboardKey } from "./api-types.ts";
@@ -30,8 +29,8 @@ export interface DashboardDeps {
   maxUploadBytes: number;
   /** Accounts one client address may create in an hour (default 10). */
   signUpsPerHour?: number;
-  /** Sign-in and sign-up counters shared by every gateway; per process without it. */
-  redis?: Redis | undefined;
+  /** Where sign-ins and sign-ups are counted (shared by every gateway, or not); in memory without it. */
+  limiterCounters?: LimiterCounters | undefined;
   /**
    * Where previews come from when the blob store serves them itself (the S3 endpoint's origin, as
    * in its presigned links); unset, Locus serves them and the page loads from its own origin only.
@@ -113,11 +112,14 @@ function emailOf(body: unknown): string {
  */
 export function dashboardRouter(deps: DashboardDeps): Router {
   const router = Router();
-  const limiter = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { redis: deps.redis, name: "signin" });
+  const limiter = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, {
+    counters: deps.limiterCounters,
+    name: "signin",
+  });
   // Every sign-up counts, made or refused: a script creating accounts is slowed down either way.
   const signUps = new SignInLimiter(
     { ...DEFAULT_SIGNUP_LIMITS, perAddress: deps.signUpsPerHour ?? DEFAULT_SIGNUP_LIMITS.perAddress },
-    { what: "Too many sign-ups from this address", redis: deps.redis, name: "signup" },
+    { what: "Too many sign-ups from this address", counters: deps.limiterCounters, name: "signup" },
   );
   const passwords = new PasswordWork(deps.passwordWork);
   const parseJson = express.json({ limit: "16kb" });

@@ -1,11 +1,6 @@
-import type { Redis } from "ioredis";
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from "rate-limiter-flexible";
+import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { LocusError } from "@locus/contracts";
+import { memoryCounters, type LimiterCounters } from "@locus/gateway";
 
 export interface SignInLimits {
   /** Attempts allowed per email address in a window (default 5). */
@@ -24,9 +19,12 @@ export const DEFAULT_SIGNUP_LIMITS: SignInLimits = { perEmail: 5, perAddress: 10
 export interface SignInLimiterOptions {
   /** How a refusal starts: "Too many failed sign-ins". */
   what?: string;
-  /** Shared counters for every gateway; without it each process counts on its own. */
-  redis?: Redis | undefined;
-  /** Names this limiter's counters in Redis: "signin", "signup". */
+  /**
+   * Where attempts are counted: shared by every gateway (redisCounters), or in this process's
+   * memory (memoryCounters, the default).
+   */
+  counters?: LimiterCounters | undefined;
+  /** Names this limiter's counters (their keys in Redis): "signin", "signup". */
   name?: string;
 }
 
@@ -40,7 +38,7 @@ export interface SignInLimiterOptions {
  * guesses sent at once get five checks, not a hundred. A success gives its attempt back (the email
  * starts afresh, the address gets its point back), so only failures use up the allowance.
  *
- * With Redis every gateway shares the counts. If Redis fails, each gateway goes on counting in its
+ * With Redis (redisCounters) every gateway shares the counts. If Redis fails, each gateway goes on counting in its
  * own memory (the insurance limiter) rather than refusing everyone or letting every guess through.
  */
 export class SignInLimiter {
@@ -52,18 +50,9 @@ export class SignInLimiter {
     this.what = options.what ?? "Too many failed sign-ins";
     const name = options.name ?? "signin";
     const duration = Math.max(1, Math.ceil(limits.windowMs / 1000));
-    const limiter = (kind: string, points: number): RateLimiterAbstract => {
-      const keyPrefix = `locus:${name}:${kind}`;
-      const memory = new RateLimiterMemory({ points, duration, keyPrefix });
-      if (!options.redis) return memory;
-      return new RateLimiterRedis({
-        storeClient: options.redis,
-        points,
-        duration,
-        keyPrefix,
-        insuranceLimiter: memory,
-      });
-    };
+    const counters = options.counters ?? memoryCounters;
+    const limiter = (kind: string, points: number): RateLimiterAbstract =>
+      counters({ points, duration, keyPrefix: `locus:${name}:${kind}` });
     this.byEmail = limiter("email", limits.perEmail);
     this.byAddress = limiter("address", limits.perAddress);
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import type { LocusError } from "@locus/contracts";
+import { redisCounters } from "@locus/gateway";
 import { DEFAULT_SIGNIN_LIMITS, DEFAULT_SIGNUP_LIMITS, PasswordWork, SignInLimiter } from "../src/index.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -97,8 +98,8 @@ describe("SignInLimiter", () => {
     it("shares the counts: 5 attempts in all for one email, however they are spread", async () => {
       // A name of its own, so runs and suites sharing the server never see each other's counts.
       const name = `test-${randomUUID()}`;
-      const gatewayA = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { redis, name });
-      const gatewayB = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { redis, name });
+      const gatewayA = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { counters: redisCounters(redis), name });
+      const gatewayB = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { counters: redisCounters(redis), name });
       const results = await Promise.all(
         Array.from({ length: 40 }, (_, i) =>
           refused((i % 2 ? gatewayA : gatewayB).attempt("shared@x.test", `10.4.${i}.1`)),
@@ -117,7 +118,10 @@ describe("SignInLimiter", () => {
         retryStrategy: () => null,
       });
       away.on("error", () => undefined);
-      const limiter = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, { redis: away, name: "away" });
+      const limiter = new SignInLimiter(DEFAULT_SIGNIN_LIMITS, {
+        counters: redisCounters(away),
+        name: "away",
+      });
       const results = await Promise.all(
         Array.from({ length: 10 }, () => refused(limiter.attempt("away@x.test", "10.5.0.1"))),
       );

@@ -1,5 +1,4 @@
 import { Router, type Request, type Response } from "express";
-import type { Redis } from "ioredis";
 import multer from "multer";
 import {
   PREVIEW_TTL_SECONDS,
@@ -16,6 +15,7 @@ import type { SearchApi } from "@locus/search";
 import { authenticate, principalOf, type SessionAuthenticator } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
+import type { LimiterCounters } from "./limiter-counters.ts";
 import { rateLimit } from "./rate-limit.ts";
 import {
   SAMPLE_PDF,
@@ -43,8 +43,8 @@ export interface GatewayDeps {
   logger: Logger;
   maxUploadBytes: number;
   rateLimits: Record<Plan, number>;
-  /** Shared rate-limit counters for several gateway replicas; per-process counts without it. */
-  redis?: Redis | undefined;
+  /** Where rate limits are counted (shared by several gateway replicas, or not); in memory without it. */
+  limiterCounters?: LimiterCounters | undefined;
   publicUrl: string | undefined;
   /** Dashboard sessions, accepted instead of a key when the dashboard is served. */
   sessions?: SessionAuthenticator | undefined;
@@ -70,7 +70,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
 
   const guard = [
     authenticate(deps.store, deps.logger, deps.sessions),
-    rateLimit(deps.rateLimits, deps.redis),
+    rateLimit(deps.rateLimits, deps.limiterCounters),
   ];
   /**
    * Asks for an upload's processing. If the files service cannot be told now, the file is stored

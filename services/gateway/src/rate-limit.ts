@@ -1,33 +1,18 @@
 import type { NextFunction, Request, Response } from "express";
-import type { Redis } from "ioredis";
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from "rate-limiter-flexible";
+import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { Errors } from "@locus/contracts";
 import type { Plan } from "@locus/metadata-store";
 import { principalOf } from "./authenticate.ts";
+import { memoryCounters, type LimiterCounters } from "./limiter-counters.ts";
 
 /**
  * Requests per second per account, by plan, on every endpoint. Headers follow the IETF RateLimit
- * draft (RateLimit-Limit, -Remaining, -Reset) and a refusal carries Retry-After. With Redis the
- * counts are shared by every gateway replica; if Redis fails, each replica falls back to counting
- * on its own (rate-limiter-flexible's insurance limiter) rather than refusing or failing requests.
+ * draft (RateLimit-Limit, -Remaining, -Reset) and a refusal carries Retry-After. Counted where
+ * `counters` count: in this process, or shared by every gateway replica (see redisCounters).
  */
-export function rateLimit(limits: Record<Plan, number>, redis?: Redis) {
-  const limiter = (plan: Plan): RateLimiterAbstract => {
-    const memory = new RateLimiterMemory({ points: limits[plan], duration: 1 });
-    if (!redis) return memory;
-    return new RateLimiterRedis({
-      storeClient: redis,
-      points: limits[plan],
-      duration: 1,
-      keyPrefix: `locus:ratelimit:${plan}`,
-      insuranceLimiter: memory,
-    });
-  };
+export function rateLimit(limits: Record<Plan, number>, counters: LimiterCounters = memoryCounters) {
+  const limiter = (plan: Plan): RateLimiterAbstract =>
+    counters({ points: limits[plan], duration: 1, keyPrefix: `locus:ratelimit:${plan}` });
   const limiters: Record<Plan, RateLimiterAbstract> = {
     free: limiter("free"),
     pro: limiter("pro"),
