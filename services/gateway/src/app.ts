@@ -1,11 +1,6 @@
-import { Router, type Request, type Response } from "express";
+import { Router, type Request } from "express";
 import multer from "multer";
-import {
-  PREVIEW_TTL_SECONDS,
-  type FileDeletedDto,
-  type PreviewUrlDto,
-  type UploadedFileDto,
-} from "@locus/contracts";
+import { type FileDeletedDto, type PreviewUrlDto, type UploadedFileDto } from "@locus/contracts";
 import { inlineContentDisposition } from "@locus/blob-store";
 import type { FilesApi } from "@locus/files";
 import { methodNotAllowed } from "@locus/http";
@@ -17,14 +12,8 @@ import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LimiterCounters } from "./limiter-counters.ts";
 import { rateLimit } from "./rate-limit.ts";
-import {
-  SAMPLE_PDF,
-  SANDBOX_FILE_ID,
-  SANDBOX_FILE_NAME,
-  sandboxFile,
-  sandboxPassages,
-  sandboxSearch,
-} from "./sandbox.ts";
+import { SAMPLE_PDF, SANDBOX_FILE_NAME } from "./sandbox.ts";
+import { apisChooser, type GatewayApis } from "./sandbox-apis.ts";
 import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
 import {
   missing,
@@ -72,13 +61,15 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     authenticate(deps.store, deps.logger, deps.sessions),
     rateLimit(deps.rateLimits, deps.limiterCounters),
   ];
+  // Test keys are answered by the sandbox's APIs, live keys and sessions by the services.
+  const apisFor = apisChooser(deps, deps.maxUploadBytes);
   /**
    * Asks for an upload's processing. If the files service cannot be told now, the file is stored
    * and recorded all the same: the stall sweep publishes it, so the upload still succeeds.
    */
-  const announce = async (user: User, fileId: string): Promise<void> => {
+  const announce = async (files: FilesApi, user: User, fileId: string): Promise<void> => {
     try {
-      await deps.files.announceUpload(user, fileId);
+      await files.announceUpload(user, fileId);
     } catch (err) {
       deps.logger.warn({ err, fileId }, "could not announce the upload; the stall sweep will");
     }
@@ -92,11 +83,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
       const params = parseSearchParams(req.query);
-      if (principal.sandbox) {
-        res.json(sandboxSearch(params));
-        return;
-      }
-      res.json(await deps.search.search({ userId: principal.user.id, ...params }));
+      res.json(await apisFor(principal).search.search({ userId: principal.user.id, ...params }));
     })
     .all(methodNotAllowed("GET, HEAD"));
 
@@ -104,9 +91,10 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .route("/api/files/upload")
     .post(...guard, (req, res, next) => {
       const principal = principalOf(res);
+      const { files } = apisFor(principal);
       let accepted = false;
       const upload = multer({
-        storage: new UploadStorage(principal, deps.files, deps.maxUploadBytes),
+        storage: new UploadStorage(principal.user, files),
         defParamCharset: "utf8",
         limits: { fileSize: deps.maxUploadBytes, files: 8, parts: 32, fields: 16, fieldSize: 64 * 1024 },
         // Only the first part named `file` is the upload; other file parts are read and dropped.
@@ -126,12 +114,8 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         if (stored?.dto) {
           // Only now, with the whole request in, is the file processed: an upload whose request
           // broke off was discarded (and refunded) before anything was spent on it.
-          if (stored.fileId) {
-            const uploaded: UploadedFileDto = { file: stored.dto };
-            void announce(principal.user, stored.fileId).then(() => res.json(uploaded), next);
-            return;
-          }
-          res.json({ file: stored.dto } satisfies UploadedFileDto);
+          const uploaded: UploadedFileDto = { file: stored.dto };
+          void announce(files, principal.user, stored.dto.id).then(() => res.json(uploaded), next);
           return;
         }
         const body = req.body as Record<string, unknown> | undefined;
@@ -150,11 +134,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
       const { limit, cursor } = parseListParams(req.query);
-      if (principal.sandbox) {
-        res.json([sandboxFile()].slice(0, limit));
-        return;
-      }
-      const page = await deps.files.list(principal.user.id, { limit, cursor });
+      const page = await apisFor(principal).files.list(principal.user.id, { limit, cursor });
       if (page.nextCursor) {
         const next = `${baseUrl(req)}/api/files?limit=${limit}&cursor=${encodeURIComponent(page.nextCursor)}`;
         res.setHeader("Link", `<${next}>; rel="next"`);
@@ -165,9 +145,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .all(methodNotAllowed("GET, HEAD"));
 
   // The sandbox's example id is not a UUID (the interface says so), so test keys may use it too.
-  const fileIdFor = (req: Request, res: Response): string => {
+  const fileIdFor = (req: Request, apis: GatewayApis): string => {
     const raw = String(req.params.file_id ?? "");
-    if (principalOf(res).sandbox && raw === SANDBOX_FILE_ID) return raw;
+    if (raw === apis.exampleFileId) return raw;
     return parseFileId(raw);
   };
 
@@ -175,22 +155,16 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .route("/api/files/:file_id")
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
-      const fileId = fileIdFor(req, res);
-      if (principal.sandbox) {
-        res.json(sandboxFile({ id: fileId }));
-        return;
-      }
-      res.json(await deps.files.get(principal.user.id, fileId));
+      const apis = apisFor(principal);
+      const fileId = fileIdFor(req, apis);
+      res.json(await apis.files.get(principal.user.id, fileId));
     })
     .delete(...guard, async (req, res) => {
       const principal = principalOf(res);
-      const fileId = fileIdFor(req, res);
-      if (principal.sandbox) {
-        res.json({ message: "File deleted", id: fileId, sandbox: true } satisfies FileDeletedDto);
-        return;
-      }
-      await deps.files.delete(principal.user.id, fileId);
-      res.json({ message: "File deleted", id: fileId } satisfies FileDeletedDto);
+      const apis = apisFor(principal);
+      const fileId = fileIdFor(req, apis);
+      await apis.files.delete(principal.user.id, fileId);
+      res.json({ message: "File deleted", id: fileId, ...apis.mark } satisfies FileDeletedDto);
     })
     .all(methodNotAllowed("GET, HEAD, DELETE"));
 
@@ -198,24 +172,16 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .route("/api/files/:file_id/preview-url")
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
-      const fileId = fileIdFor(req, res);
-      if (principal.sandbox) {
-        const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
-        res.json({
-          url: `${baseUrl(req)}/previews/sandbox`,
-          expires_at: expiresAt.toISOString(),
-          expires_in: PREVIEW_TTL_SECONDS,
-          sandbox: true,
-        } satisfies PreviewUrlDto);
-        return;
-      }
+      const apis = apisFor(principal);
+      const fileId = fileIdFor(req, apis);
       // The link lives only as long as the key (or dashboard session) that asked for it.
       const grant = principal.key ? { keyId: principal.key.id } : { sessionId: principal.sessionId ?? "" };
-      const link = await deps.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
+      const link = await apis.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
       res.json({
         url: link.url,
         expires_at: link.expiresAt.toISOString(),
         expires_in: link.expiresIn,
+        ...apis.mark,
       } satisfies PreviewUrlDto);
     })
     .all(methodNotAllowed("GET, HEAD"));
@@ -224,13 +190,10 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .route("/api/files/:file_id/passages")
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
-      const fileId = fileIdFor(req, res);
+      const apis = apisFor(principal);
+      const fileId = fileIdFor(req, apis);
       const page = parsePassagePageParams(req.query);
-      if (principal.sandbox) {
-        res.json(sandboxPassages(page));
-        return;
-      }
-      res.json(await deps.files.passages(principal.user.id, fileId, page));
+      res.json(await apis.files.passages(principal.user.id, fileId, page));
     })
     .all(methodNotAllowed("GET, HEAD"));
 

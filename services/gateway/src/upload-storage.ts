@@ -1,9 +1,8 @@
 import type { Request } from "express";
 import type { StorageEngine } from "multer";
-import { Errors, type FileRecordDto } from "@locus/contracts";
-import { cleanFileName, MAX_NAME_LENGTH, sniffKind, type FilesApi } from "@locus/files";
-import type { Principal } from "./authenticate.ts";
-import { sandboxUpload } from "./sandbox.ts";
+import type { FileRecordDto } from "@locus/contracts";
+import type { FilesApi } from "@locus/files";
+import type { User } from "@locus/metadata-store";
 
 type IncomingFile = Parameters<StorageEngine["_handleFile"]>[1];
 type Callback = Parameters<StorageEngine["_handleFile"]>[2];
@@ -11,20 +10,19 @@ type Callback = Parameters<StorageEngine["_handleFile"]>[2];
 /** What the engine adds to multer's file object. */
 export interface StoredUpload {
   dto: FileRecordDto;
-  /** Set for live uploads, so an aborted request can remove what it stored. */
+  /** The stored file's id, so an aborted request can remove what it stored. */
   fileId?: string;
 }
 
 /**
- * A multer storage engine that hands the part's stream straight to the files service (live keys)
- * or reads it through without keeping it (test keys), so no upload is buffered in memory or on a
- * temporary disk. Test keys get the same checks as live ones (size, kind, name) and nothing else.
+ * A multer storage engine that hands the part's stream straight to the files API (the files
+ * service for live keys; the sandbox, which reads it through without keeping it, for test keys),
+ * so no upload is buffered in memory or on a temporary disk.
  */
 export class UploadStorage implements StorageEngine {
   constructor(
-    private readonly principal: Principal,
+    private readonly user: User,
     private readonly files: FilesApi,
-    private readonly maxUploadBytes: number,
   ) {}
 
   _handleFile(_req: Request, file: IncomingFile, callback: Callback): void {
@@ -34,14 +32,11 @@ export class UploadStorage implements StorageEngine {
         (stored) => callback(null, stored as unknown as Partial<IncomingFile>),
         (err: unknown) => callback(err as Error),
       );
-    if (this.principal.sandbox) done(this.readSandbox(file));
-    else {
-      done(
-        this.files
-          .upload(this.principal.user, { originalName: file.originalname, body: file.stream })
-          .then((dto) => ({ dto, fileId: dto.id })),
-      );
-    }
+    done(
+      this.files
+        .upload(this.user, { originalName: file.originalname, body: file.stream })
+        .then((dto) => ({ dto, fileId: dto.id })),
+    );
   }
 
   _removeFile(
@@ -50,27 +45,9 @@ export class UploadStorage implements StorageEngine {
     callback: (error: Error | null) => void,
   ): void {
     if (!file.fileId) return callback(null);
-    this.files.discardUpload(this.principal.user, file.fileId).then(
+    this.files.discardUpload(this.user, file.fileId).then(
       () => callback(null),
       () => callback(null),
     );
-  }
-
-  private async readSandbox(file: IncomingFile): Promise<StoredUpload> {
-    const name = cleanFileName(file.originalname);
-    let head = Buffer.alloc(0);
-    let size = 0;
-    for await (const chunk of file.stream) {
-      const bytes = chunk as Buffer;
-      if (head.length < 4100) head = Buffer.concat([head, bytes]).subarray(0, 4100);
-      size += bytes.length;
-      if (size > this.maxUploadBytes) {
-        throw Errors.payloadTooLarge(this.maxUploadBytes);
-      }
-    }
-    if (name.length === 0) throw Errors.fileUnnamed();
-    if (name.length > MAX_NAME_LENGTH) throw Errors.fileNameTooLong(MAX_NAME_LENGTH);
-    const { kind, mimeType } = await sniffKind(head);
-    return { dto: sandboxUpload({ originalName: name, fileType: kind, mimeType, sizeBytes: size }) };
   }
 }
