@@ -646,7 +646,9 @@ function renderRealImages(r: RealImagesResult): string[] {
         "; ",
       )}), uploaded at once to a freshly started server with \`LOCUS_OCR_ENGINE=native\` and again with ` +
       `\`LOCUS_OCR_ENGINE=wasm\` (\`LOCUS_OCR_WORKERS=${r.cores}\`); Locus's time is from the first upload to the last ` +
-      `image \`ready\` (passages indexed) on the client's clock, the median of ${r.rounds} batches after the first one ` +
+      `image \`ready\` (passages indexed) on the server's clock (the first record's \`created_at\` to the last one's ` +
+      `\`updated_at\`; each file polled every 100 ms, since asking every 20 ms took CPU from the recognisers), the ` +
+      `median of ${r.rounds} batches after the first one ` +
       "(which starts the recognisers). Just before each batch, the `tesseract` command reads the same images, one process " +
       `per core (${r.cores}), with Debian's \`eng\` data and its defaults (page segmentation 3); as installed it runs ` +
       "OpenMP threads in every process, which is also measured once per server. The ratio is the command's time over " +
