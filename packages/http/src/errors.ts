@@ -46,6 +46,10 @@ export function errorHandler(logger: Logger, mappers: ErrorMapper[] = []) {
     if (error) {
       if (error.code === "unavailable")
         logger.warn({ err, method: req.method, path: req.path }, "dependency unavailable");
+      // A fault of Locus's own (a service of another version answering another shape, say): the
+      // client is told, and so must the operator be.
+      else if (error.status >= 500)
+        logger.error({ err, method: req.method, path: req.path }, "internal error answered");
       for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
       if (error.status === 413) res.setHeader("Connection", "close");
       res.setHeader("X-Locus-Error-Code", error.code);
