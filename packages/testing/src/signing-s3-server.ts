@@ -84,25 +84,39 @@ export async function startSigningS3Server(region = "us-east-1"): Promise<Signin
       await abortMultipartUpload(res, url, uploadId);
       return;
     }
-    await oneAtATime(url.pathname, res);
-    delegate(req, res);
+    await oneAtATime(url.pathname, res, () => delegate(req, res));
   }
 
   /**
    * One request at a time per object path, as S3 orders them: s3rver's files are not atomic, and
    * a DELETE racing a GET or PUT of the same object made s3rver throw ENOENT outside any request,
    * failing the test process (seen when files are deleted while their extraction is written).
+   * The next request waits for the response to close and for s3rver to be done with the request:
+   * a client that goes away early (a reader that stops reading) closes the response while s3rver
+   * may still be opening the object's files (seen once more in a fresh-clone CI run).
    */
   const objectQueues = new Map<string, Promise<void>>();
-  async function oneAtATime(path: string, res: ServerResponse): Promise<void> {
+  async function oneAtATime(path: string, res: ServerResponse, work: () => unknown): Promise<void> {
     const before = objectQueues.get(path) ?? Promise.resolve();
-    const done = new Promise<void>((resolve) => res.once("close", resolve));
-    const tail = before.then(() => done);
+    const closed = new Promise<void>((resolve) => res.once("close", resolve));
+    // Wrapped, so that the request's own promise is waited for, never adopted (nor its failure).
+    let started: (handling: { done: Promise<unknown> }) => void = () => undefined;
+    const handling = new Promise<{ done: Promise<unknown> }>((resolve) => (started = resolve));
+    const tail = before
+      .then(() => handling)
+      .then(({ done }) => Promise.all([closed, done.catch(() => undefined)]))
+      .then(() => undefined);
     objectQueues.set(path, tail);
     void tail.then(() => {
       if (objectQueues.get(path) === tail) objectQueues.delete(path);
     });
     await before;
+    try {
+      started({ done: Promise.resolve(work()) });
+    } catch (err) {
+      started({ done: Promise.resolve() });
+      throw err;
+    }
   }
 
   async function abortMultipartUpload(res: ServerResponse, url: URL, uploadId: string): Promise<void> {
