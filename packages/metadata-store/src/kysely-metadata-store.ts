@@ -1,7 +1,6 @@
 import { Migrator, sql, type Kysely } from "kysely";
-import type { FileStatus } from "@locus/contracts";
-import type { ApiKey, KeyType } from "./api-key-store.ts";
-import type { FilePage, FileRecord, FileUpdate } from "./file-store.ts";
+import type { ApiKeyStore } from "./api-key-store.ts";
+import type { FileStore } from "./file-store.ts";
 import { KyselyApiKeyStore } from "./kysely-api-key-store.ts";
 import { KyselyFileStore } from "./kysely-file-store.ts";
 import { KyselySessionStore } from "./kysely-session-store.ts";
@@ -10,8 +9,9 @@ import { KyselyUserStore } from "./kysely-user-store.ts";
 import type { MetadataStore } from "./metadata-store.ts";
 import { migrationProvider } from "./migrations.ts";
 import type { Database } from "./schema.ts";
-import type { Session } from "./session-store.ts";
-import type { Plan, User } from "./user-store.ts";
+import type { SessionStore } from "./session-store.ts";
+import type { UsageStore } from "./usage-store.ts";
+import type { UserStore } from "./user-store.ts";
 
 /** What a dialect's factory tunes in the shared data layer; SQLite needs none of it. */
 export interface KyselyMetadataStoreOptions {
@@ -101,126 +101,45 @@ export class KyselyMetadataStore implements MetadataStore {
     await this.db.destroy();
   }
 
+  // Each aggregate's calls, handed to its store; their signatures are the ports' own.
   // Users.
-
-  createUser(input: { email: string; plan: Plan }): Promise<User> {
-    return this.users.createUser(input);
-  }
-
-  findUserByEmail(email: string): Promise<User | null> {
-    return this.users.findUserByEmail(email);
-  }
-
-  findUserById(id: string): Promise<User | null> {
-    return this.users.findUserById(id);
-  }
-
-  findCredentials(email: string): Promise<{ user: User; passwordHash: string | null } | null> {
-    return this.users.findCredentials(email);
-  }
-
-  setPasswordHash(userId: string, passwordHash: string): Promise<void> {
-    return this.users.setPasswordHash(userId, passwordHash);
-  }
+  createUser: UserStore["createUser"] = (...args) => this.users.createUser(...args);
+  findUserByEmail: UserStore["findUserByEmail"] = (...args) => this.users.findUserByEmail(...args);
+  findUserById: UserStore["findUserById"] = (...args) => this.users.findUserById(...args);
+  findCredentials: UserStore["findCredentials"] = (...args) => this.users.findCredentials(...args);
+  setPasswordHash: UserStore["setPasswordHash"] = (...args) => this.users.setPasswordHash(...args);
 
   // Sessions.
-
-  createSession(session: Omit<Session, "revokedAt">): Promise<Session> {
-    return this.sessions.createSession(session);
-  }
-
-  findActiveSession(id: string, now: string): Promise<{ session: Session; user: User } | null> {
-    return this.sessions.findActiveSession(id, now);
-  }
-
-  revokeSession(id: string, at: string): Promise<void> {
-    return this.sessions.revokeSession(id, at);
-  }
+  createSession: SessionStore["createSession"] = (...args) => this.sessions.createSession(...args);
+  findActiveSession: SessionStore["findActiveSession"] = (...args) =>
+    this.sessions.findActiveSession(...args);
+  revokeSession: SessionStore["revokeSession"] = (...args) => this.sessions.revokeSession(...args);
 
   // API keys.
-
-  createKey(input: {
-    userId: string;
-    name: string;
-    type: KeyType;
-    displayPrefix: string;
-    hash: string;
-  }): Promise<ApiKey> {
-    return this.keys.createKey(input);
-  }
-
-  findActiveKeyByHash(hash: string): Promise<{ key: ApiKey; user: User } | null> {
-    return this.keys.findActiveKeyByHash(hash);
-  }
-
-  listKeys(userId: string): Promise<ApiKey[]> {
-    return this.keys.listKeys(userId);
-  }
-
-  revokeKey(by: { id: string; userId?: string } | { hash: string }): Promise<ApiKey | null> {
-    return this.keys.revokeKey(by);
-  }
-
-  touchKey(id: string, at: string): Promise<void> {
-    return this.keys.touchKey(id, at);
-  }
+  createKey: ApiKeyStore["createKey"] = (...args) => this.keys.createKey(...args);
+  findActiveKeyByHash: ApiKeyStore["findActiveKeyByHash"] = (...args) =>
+    this.keys.findActiveKeyByHash(...args);
+  listKeys: ApiKeyStore["listKeys"] = (...args) => this.keys.listKeys(...args);
+  revokeKey: ApiKeyStore["revokeKey"] = (...args) => this.keys.revokeKey(...args);
+  touchKey: ApiKeyStore["touchKey"] = (...args) => this.keys.touchKey(...args);
 
   // Files.
-
-  createFile(record: FileRecord): Promise<void> {
-    return this.files.createFile(record);
-  }
-
-  getFile(userId: string, fileId: string): Promise<FileRecord | null> {
-    return this.files.getFile(userId, fileId);
-  }
-
-  getFileById(fileId: string): Promise<FileRecord | null> {
-    return this.files.getFileById(fileId);
-  }
-
-  getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]> {
-    return this.files.getFiles(userId, fileIds);
-  }
-
-  listFiles(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage> {
-    return this.files.listFiles(userId, options);
-  }
-
-  listFilesWithStatus(
-    status: FileStatus,
-    options: { limit: number; afterId?: string },
-  ): Promise<FileRecord[]> {
-    return this.files.listFilesWithStatus(status, options);
-  }
-
-  listUnfinishedFiles(options: { limit: number; updatedBefore?: string }): Promise<FileRecord[]> {
-    return this.files.listUnfinishedFiles(options);
-  }
-
-  claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null> {
-    return this.files.claimUnfinishedFile(fileId, seenUpdatedAt);
-  }
-
-  updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null> {
-    return this.files.updateFile(fileId, update);
-  }
-
-  deleteFile(userId: string, fileId: string): Promise<FileRecord | null> {
-    return this.files.deleteFile(userId, fileId);
-  }
+  createFile: FileStore["createFile"] = (...args) => this.files.createFile(...args);
+  getFile: FileStore["getFile"] = (...args) => this.files.getFile(...args);
+  getFileById: FileStore["getFileById"] = (...args) => this.files.getFileById(...args);
+  getFiles: FileStore["getFiles"] = (...args) => this.files.getFiles(...args);
+  listFiles: FileStore["listFiles"] = (...args) => this.files.listFiles(...args);
+  listFilesWithStatus: FileStore["listFilesWithStatus"] = (...args) =>
+    this.files.listFilesWithStatus(...args);
+  listUnfinishedFiles: FileStore["listUnfinishedFiles"] = (...args) =>
+    this.files.listUnfinishedFiles(...args);
+  claimUnfinishedFile: FileStore["claimUnfinishedFile"] = (...args) =>
+    this.files.claimUnfinishedFile(...args);
+  updateFile: FileStore["updateFile"] = (...args) => this.files.updateFile(...args);
+  deleteFile: FileStore["deleteFile"] = (...args) => this.files.deleteFile(...args);
 
   // Usage.
-
-  reserveUpload(userId: string, month: string, quota: number): Promise<boolean> {
-    return this.usage.reserveUpload(userId, month, quota);
-  }
-
-  releaseUpload(userId: string, month: string): Promise<void> {
-    return this.usage.releaseUpload(userId, month);
-  }
-
-  uploadsThisMonth(userId: string, month: string): Promise<number> {
-    return this.usage.uploadsThisMonth(userId, month);
-  }
+  reserveUpload: UsageStore["reserveUpload"] = (...args) => this.usage.reserveUpload(...args);
+  releaseUpload: UsageStore["releaseUpload"] = (...args) => this.usage.releaseUpload(...args);
+  uploadsThisMonth: UsageStore["uploadsThisMonth"] = (...args) => this.usage.uploadsThisMonth(...args);
 }
