@@ -44,9 +44,9 @@ export {
   type OcrEngine,
   type OcrEngineKind,
   type OcrModelSource,
-} from "@locus/extract-ocr";
+} from "@locus/ocr-reader";
 /** The media pieces the audio and video extractors run. */
-export { transcribeRecording, transcriptOf } from "@locus/extract-media";
+export { transcribeRecording, transcriptOf } from "@locus/media-reader";
 export { PocketsphinxSpeechToText } from "@locus/speech-to-text";
 export { readVideo } from "@locus/extractor-video";
 /** The official client, for the Elasticsearch benchmark's own calls (cluster info, index stats, cleanup). */

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
-import { extractPdf } from "@locus/extract-pdf";
+import { extractPdf } from "@locus/pdf-reader";
 import {
   PostgresSearchIndex,
   SqliteSearchIndex,

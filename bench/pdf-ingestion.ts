@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
-import { findPoppler } from "@locus/extract-pdf";
+import { findPoppler } from "@locus/pdf-reader";
 import { buildVocabulary, proseLine, rng, type Vocabulary } from "./corpus.ts";
 import { client, createUserWithKey, makePdf, type Client } from "./deps.ts";
 import { track } from "./cleanup.ts";

@@ -19,13 +19,13 @@ const SUITES = [
   "apps/locus/test/api.e2e",
   "services/files/test/stall-sweep",
   "services/indexer/test/passage-indexer",
-  "packages/extractor-kit/test",
-  "packages/extract-media/test/media-input",
+  "packages/extraction-job/test",
+  "packages/media-reader/test/media-input",
   "packages/http/test",
   "packages/runtime/test",
   "apps/locus/test/split-load.faults",
   "apps/locus/test/split.faults",
-  "packages/extract-pdf/test/inflation-guard",
+  "packages/pdf-reader/test/inflation-guard",
   "packages/testing/test/log-scan",
 ];
 const ARTIFACTS = "test-artifacts/resilience";

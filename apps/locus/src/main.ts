@@ -1,4 +1,4 @@
-import { OcrSetupError } from "@locus/extract-ocr";
+import { OcrSetupError } from "@locus/ocr-reader";
 import { startHttpServer, type HttpServer } from "@locus/http";
 import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
 import { buildLocus } from "./build-locus.ts";

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { Router } from "express";
 import { dashboardRouter, DashboardSessions } from "@locus/dashboard";
-import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/extract-ocr";
+import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/ocr-reader";
 import { startExtractorAudioModule } from "@locus/extractor-audio";
 import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";

@@ -1,4 +1,4 @@
-import { findPoppler } from "@locus/extract-pdf";
+import { findPoppler } from "@locus/pdf-reader";
 import {
   client,
   createUserWithKey,

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
-import { extractPdf } from "@locus/extract-pdf";
+import { extractPdf } from "@locus/pdf-reader";
 import {
   dropTestSchema,
   PARITY_MANUALS,

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { transcribeRecording, useFfmpeg } from "@locus/extract-media";
-import { ExtractionJob, streamedBlob } from "@locus/extractor-kit";
+import { transcribeRecording, useFfmpeg } from "@locus/media-reader";
+import { ExtractionJob, streamedBlob } from "@locus/extraction-job";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { extractImage, type ImageLimits, type OcrEngine, type OcrPassageOptions } from "@locus/extract-ocr";
-import { ExtractionJob } from "@locus/extractor-kit";
+import { extractImage, type ImageLimits, type OcrEngine, type OcrPassageOptions } from "@locus/ocr-reader";
+import { ExtractionJob } from "@locus/extraction-job";
 import type { Logger, Stoppable } from "@locus/runtime";
 
 export interface ExtractorImageDeps {

@@ -8,7 +8,7 @@ import {
   type PopplerLimits,
   type PopplerTools,
   type ScannedPage,
-} from "@locus/extract-pdf";
+} from "@locus/pdf-reader";
 import type { Lexicon } from "@locus/passages";
 import { warmUpPdf } from "./warm-up-pdf.ts";
 

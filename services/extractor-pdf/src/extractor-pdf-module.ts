@@ -1,6 +1,6 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import type { PopplerTools } from "@locus/extract-pdf";
+import type { PopplerTools } from "@locus/pdf-reader";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { ExtractionPool } from "./extraction-pool.ts";
 import { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";

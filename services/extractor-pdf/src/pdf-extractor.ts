@@ -1,13 +1,13 @@
 import type { ExtractedPassage } from "@locus/contracts";
-import type { ScannedPage } from "@locus/extract-pdf";
+import type { ScannedPage } from "@locus/pdf-reader";
 import {
   isUnreadableImage,
   openImage,
   readPage,
   type OcrEngine,
   type OcrPassageOptions,
-} from "@locus/extract-ocr";
-import { ExtractionJob, FileRejectedError, type ExtractionJobDeps } from "@locus/extractor-kit";
+} from "@locus/ocr-reader";
+import { ExtractionJob, FileRejectedError, type ExtractionJobDeps } from "@locus/extraction-job";
 import type { ExtractionPool, ScanReader } from "./extraction-pool.ts";
 
 export interface ScannedPageOptions {

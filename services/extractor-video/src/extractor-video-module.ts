@@ -1,8 +1,8 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
-import { useFfmpeg } from "@locus/extract-media";
-import type { OcrEngine } from "@locus/extract-ocr";
-import { ExtractionJob, streamedBlob } from "@locus/extractor-kit";
+import { useFfmpeg } from "@locus/media-reader";
+import type { OcrEngine } from "@locus/ocr-reader";
+import { ExtractionJob, streamedBlob } from "@locus/extraction-job";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";

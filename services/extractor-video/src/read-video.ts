@@ -7,9 +7,9 @@ import {
   videoFrames,
   type ChunkLogger,
   type FrameOptions,
-} from "@locus/extract-media";
-import { keptLines, type OcrEngine } from "@locus/extract-ocr";
-import type { ExtractionSummary } from "@locus/extractor-kit";
+} from "@locus/media-reader";
+import { keptLines, type OcrEngine } from "@locus/ocr-reader";
+import type { ExtractionSummary } from "@locus/extraction-job";
 import type { Lexicon } from "@locus/passages";
 import type { SpeechToText } from "@locus/speech-to-text";
 import { framePrint, printDistance, ScreenText } from "./screen-text.ts";

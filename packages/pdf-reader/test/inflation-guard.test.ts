@@ -1,7 +1,7 @@
 import { deflateSync } from "node:zlib";
 import { makePdf, pdfFlateBomb, pdfStream, rawPdf } from "@locus/testing";
 import { findInflationBomb } from "../src/inflation-guard.ts";
-import { openPdf, PdfReadError } from "../src/pdf-reader.ts";
+import { openPdf, PdfReadError } from "../src/pdfjs-reader.ts";
 
 /** A one-page PDF whose content stream is `content`, under the given filters. */
 const pdfWithContent = (content: Buffer, filters: string) =>

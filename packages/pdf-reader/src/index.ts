@@ -8,7 +8,7 @@ export {
   type PdfPageText,
   type RenderedPage,
   type RenderOptions,
-} from "./pdf-reader.ts";
+} from "./pdfjs-reader.ts";
 export {
   extractPdf,
   SCANNED_PAGE_MAX_CHARS,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ExtractedPassage } from "@locus/contracts";
 import { makePdf, pageWith } from "@locus/testing";
 import { extractPdf, type PdfExtraction } from "../src/extract-pdf.ts";
-import { openPdf, PdfReadError } from "../src/pdf-reader.ts";
+import { openPdf, PdfReadError } from "../src/pdfjs-reader.ts";
 import { loadLexicon } from "@locus/embedder";
 
 /** A private copy as a plain Uint8Array (pdf.js takes ownership of the bytes it is given). */

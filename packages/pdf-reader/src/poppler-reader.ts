@@ -4,7 +4,7 @@ import { StringDecoder } from "node:string_decoder";
 // The entities of pdftotext's XML: the library the HTML parsers use, not a hand-written decoder.
 import { decodeXML } from "entities";
 import { buildLines, type TextPiece } from "./lines.ts";
-import type { OpenedPdf, PdfPageText, RenderedPage, RenderOptions } from "./pdf-reader.ts";
+import type { OpenedPdf, PdfPageText, RenderedPage, RenderOptions } from "./pdfjs-reader.ts";
 
 /**
  * Poppler's command-line tools (Debian's `poppler-utils`): they read a text layer several times

@@ -8,7 +8,7 @@ import {
   type OpenedPdf,
   type RenderedPage,
   type RenderOptions,
-} from "./pdf-reader.ts";
+} from "./pdfjs-reader.ts";
 import { openPdfWithPoppler, PopplerError, type PopplerLimits, type PopplerTools } from "./poppler-reader.ts";
 
 export interface PdfExtraction {

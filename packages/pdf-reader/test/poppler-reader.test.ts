@@ -14,7 +14,7 @@ import {
   type PopplerTools,
   type ScannedPage,
 } from "../src/index.ts";
-import { openPdf, type OpenedPdf } from "../src/pdf-reader.ts";
+import { openPdf, type OpenedPdf } from "../src/pdfjs-reader.ts";
 import { pageOf } from "../src/poppler-reader.ts";
 
 /**
