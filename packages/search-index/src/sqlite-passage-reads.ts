@@ -1,0 +1,74 @@
+// Reading passages back: the user's generation, their vectors, and chosen rows as PassageHits.
+
+import type BetterSqlite3 from "better-sqlite3";
+import type { Locator } from "@locus/contracts";
+import type { PassageHit, PassageRange } from "./search-index.ts";
+import type { VECTOR_SLOTS } from "./sqlite-schema.ts";
+
+export type PassageRow = { id: number; file_id: string; ord: number; content: string; locator: string };
+
+export const hitOf = (row: PassageRow, score: number): PassageHit => ({
+  id: String(row.id),
+  fileId: row.file_id,
+  ord: row.ord,
+  content: row.content,
+  locator: JSON.parse(row.locator) as Locator,
+  score,
+});
+
+/** The user's generation: a counter bumped in every transaction that changes their passages. */
+export function generationOf(db: BetterSqlite3.Database, userId: string): number {
+  return (
+    db
+      .prepare<[string], { generation: number }>(
+        `SELECT generation FROM vector_generations WHERE user_id = ?`,
+      )
+      .get(userId)?.generation ?? 0
+  );
+}
+
+/** The user's vectors in `slot` of `space`, by passage id. */
+export function vectorRows(
+  db: BetterSqlite3.Database,
+  userId: string,
+  slot: (typeof VECTOR_SLOTS)[number],
+  space: string,
+): { id: string; bytes: Buffer }[] {
+  const rows = db
+    .prepare<[string, string], { id: number; bytes: Buffer }>(
+      `SELECT id, ${slot}_vector AS bytes FROM passages
+           WHERE user_id = ? AND ${slot}_space = ? AND ${slot}_vector IS NOT NULL ORDER BY id`,
+    )
+    .all(userId, space);
+  return rows.map((r) => ({ id: String(r.id), bytes: r.bytes }));
+}
+
+/** The user's passages of `ids`, by id (as a string); one gone since is missing. */
+export function userPassagesById(
+  db: BetterSqlite3.Database,
+  userId: string,
+  ids: readonly number[],
+): Map<string, PassageRow> {
+  return new Map(
+    db
+      .prepare<unknown[], PassageRow>(
+        `SELECT id, file_id, ord, content, locator FROM passages
+           WHERE user_id = ? AND id IN (${ids.map(() => "?").join(",")})`,
+      )
+      .all(userId, ...ids)
+      .map((r) => [String(r.id), r]),
+  );
+}
+
+/** The user's passages in each range, range by range, each in order. */
+export function rowsInRanges(
+  db: BetterSqlite3.Database,
+  userId: string,
+  ranges: readonly PassageRange[],
+): PassageRow[] {
+  const read = db.prepare<[string, string, number, number], PassageRow>(
+    `SELECT id, file_id, ord, content, locator FROM passages
+       WHERE user_id = ? AND file_id = ? AND ord BETWEEN ? AND ? ORDER BY ord`,
+  );
+  return ranges.flatMap((r) => read.all(userId, r.fileId, r.from, r.to));
+}
