@@ -1,5 +1,12 @@
 // The bus's one connection to RabbitMQ: made on first use, rebuilt with back-off whenever it or
 // any of its channels drops, and the confirmed publishing every send goes through.
+//
+// Why not amqp-connection-manager (5.0.0): its ChannelWrapper acks on whichever channel is current
+// (`this._channel.ack(message)`), so a handler that finishes after a reconnection acks a delivery
+// tag the new channel never gave out, and the broker closes that channel (406 PRECONDITION_FAILED);
+// here a delivery is settled on its own channel or not at all (the broker requeues it). It also
+// retries at one fixed interval, where a fleet of workers needs jittered back-off, and re-creates a
+// lost channel on its own, where this bus rebuilds connection and channels together.
 
 import amqp from "amqplib";
 import type { ChannelModel, ConfirmChannel, Options } from "amqplib";

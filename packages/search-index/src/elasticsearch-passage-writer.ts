@@ -1,5 +1,10 @@
 // Writing passages: each one's bulk lines, bulk requests bounded in count and size and retried
 // while the cluster says "not now", and deletes by query.
+//
+// Why not the client's `helpers.bulk`: it reports an item rejected for good (a mapping error)
+// through `onDrop` and goes on, where a replacement must fail with that reason; it retries rejected
+// items after one fixed wait without jitter; and it refreshes with a separate refresh call at the
+// end, where the last request here carries `refresh: wait_for`. Each of these is a tested promise.
 
 import type { Client, estypes } from "@elastic/elasticsearch";
 import { LocusError } from "@locus/contracts";
