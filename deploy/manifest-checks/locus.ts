@@ -1,0 +1,92 @@
+// What Locus expects of a deployment: targets, queues, memory and /tmp figures, image env, config rules.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ConfigError, loadConfig, TARGETS } from "../../packages/runtime/src/config.ts";
+
+const repoFile = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+
+/** Every target that runs as its own Deployment / compose service (all but `all`). */
+export const SPLIT_TARGETS = TARGETS.filter((t) => t !== "all");
+/** Consumer groups, hence RabbitMQ queue names (services/<target>/src/*-module.ts). */
+export const QUEUE_GROUPS: Record<string, string> = {
+  "extractor-pdf": "extractor-pdf",
+  "extractor-image": "extractor-image",
+  "extractor-audio": "extractor-audio",
+  "extractor-video": "extractor-video",
+  indexer: "indexer",
+};
+/** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
+export const CALLED_TARGETS: Record<string, string> = {
+  files: "LOCUS_FILES_URL",
+  search: "LOCUS_SEARCH_URL",
+};
+/** The Secret's keys, with placeholders; the manifests expect a Secret of that name and keys. */
+export const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");
+export const HPA_TARGETS = ["gateway", "search"];
+export const PDB_TARGETS = ["gateway", "files", "search"];
+/** Targets scaled by KEDA on the depth of their queue (QUEUE_GROUPS). */
+export const KEDA_TARGETS = ["extractor-pdf", "extractor-image", "extractor-audio", "extractor-video"];
+/** Memory of one OCR recogniser (a tesseract.js thread with its own copy of the model), in MB. */
+export const OCR_RECOGNISER_MB = 250;
+/** LOCUS_OCR_WORKERS's default is min(4, the node's cores): counted at its most when unset. */
+export const OCR_WORKERS_DEFAULT_MAX = 4;
+/**
+ * Memory of one recording (or video's sound track) in flight, in MB: its pocketsphinx process
+ * (~150 MB on a 40 s chunk of speech; counted whatever LOCUS_SPEECH_ENGINE says, so switching back
+ * needs no resizing) and the buffers around it (ffmpeg, the chunks).
+ */
+export const RECORDING_MB = { pocketsphinx: 150, buffers: 50 };
+/** Targets that transcribe sound, each LOCUS_EXTRACT_CONCURRENCY files at a time. */
+export const SPEECH_TARGETS = ["extractor-audio", "extractor-video"];
+/**
+ * Memory of ai search's word vectors (the local embedder, ~100 MB resident once loaded), in MB:
+ * every process that embeds loads them at start, whatever LOCUS_EMBEDDER says.
+ */
+export const WORD_VECTORS_MB = 100;
+/** Targets that load the word vectors: the indexer embeds passages, search embeds questions. */
+export const EMBEDDING_TARGETS = ["indexer", "search"];
+/** Targets that keep users' passage vectors in memory between searches (LOCUS_VECTOR_CACHE_MB). */
+export const VECTOR_CACHE_TARGETS = ["search"];
+/** Default of LOCUS_VECTOR_CACHE_MB (packages/runtime/src/config.ts). */
+export const VECTOR_CACHE_MB_DEFAULT = 256;
+/** Default of LOCUS_POSTINGS_CACHE_MB, held by the same targets when the search index is Postgres. */
+export const POSTINGS_CACHE_MB_DEFAULT = 128;
+/** The operator CLI commands a Job (or a CronJob's Job) may run, by kind. */
+export const JOB_COMMANDS: Record<string, { command: RegExp; what: string }> = {
+  Job: { command: /cli\.ts migrate$/, what: "the migrate command" },
+  CronJob: { command: /cli\.ts index rebuild$/, what: "the index rebuild command" },
+};
+/** Targets that write each file in flight whole to /tmp (os.tmpdir()) for ffmpeg. */
+export const MEDIA_FILE_TARGETS = ["extractor-audio", "extractor-video"];
+/** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */
+export const EXTRACT_CONCURRENCY_DEFAULT = 2;
+export const MAX_UPLOAD_BYTES_DEFAULT = 100 * 2 ** 20;
+/** /tmp beyond the recordings and videos in flight, in bytes: sound chunks as WAVs (~1.3 MB), tsx's cache. */
+export const RECORDING_TMP_EXTRA = 32 * 2 ** 20;
+
+/** ENV of the image's final stage (deploy/Dockerfile): what every container starts with. */
+export function imageEnvironment(): Record<string, string> {
+  const dockerfile = readFileSync(repoFile("deploy/Dockerfile"), "utf8").replace(/\\\n/g, " ");
+  const finalStage = dockerfile.split(/^FROM\s/m).at(-1) ?? "";
+  const env: Record<string, string> = {};
+  for (const line of finalStage.split("\n")) {
+    const m = line.match(/^ENV\s+(.*)$/);
+    if (!m?.[1]) continue;
+    for (const pair of m[1].trim().split(/\s+/)) {
+      const eq = pair.indexOf("=");
+      if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1).replace(/^"(.*)"$/, "$1");
+    }
+  }
+  return env;
+}
+
+/** Runs Locus's own configuration check; returns its problems (none when the process would start). */
+export function locusConfigProblems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+}
