@@ -1,38 +1,25 @@
 // Quick search on a real Postgres: scored from postings in memory or in SQL, alike, and like SQLite.
 
 import { randomUUID } from "node:crypto";
-import type { PostgresSearchIndex, PostingsLoaded } from "../src/postgres-search-index.ts";
+import type { PostingsLoaded } from "../src/postgres-search-index.ts";
 import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
 import type { FileRef, SearchIndex } from "../src/search-index.ts";
 import { streamOf, textPassage } from "./search-index.contract.ts";
-import { dropSchema, newFile, newSchema, open, useTestDatabase } from "./postgres-test-database.ts";
+import { indexPerTest, newFile, open, useTestDatabase } from "./postgres-test-database.ts";
 
 useTestDatabase();
 
 describe("PostgresSearchIndex", () => {
-  let schema: string;
-  let index: PostgresSearchIndex;
-  const others: SearchIndex[] = [];
-
-  beforeEach(() => {
-    schema = newSchema();
-    index = open(schema);
-  });
-
-  afterEach(async () => {
-    for (const other of others.splice(0)) await other.close();
-    await index.close();
-    await dropSchema(schema);
-  });
+  const db = indexPerTest();
 
   it("scores quick search from postings in memory as the SQL does, catching up with another process's writes", async () => {
-    const memory = open(schema, 4, { loadPostingsInBackground: false });
-    const sql = open(schema, 4, { postingsCacheBytes: 0 });
-    others.push(memory, sql);
+    const memory = open(db.schema, 4, { loadPostingsInBackground: false });
+    const sql = open(db.schema, 4, { postingsCacheBytes: 0 });
+    db.others.push(memory, sql);
     const userId = randomUUID();
     const files = Array.from({ length: 6 }, () => newFile(userId));
     const write = (file: FileRef, label: string, n: number) =>
-      index.replaceFilePassages(
+      db.index.replaceFilePassages(
         file,
         streamOf(
           Array.from({ length: n }, (_, i) =>
@@ -53,8 +40,8 @@ describe("PostgresSearchIndex", () => {
     await same();
     // Another process (here `index`) replaces, deletes and adds: the next search sees all of it.
     await write(files[3]!, "second3", 15);
-    await index.deleteFilePassages(files[0]!);
-    await index.deleteFilePassages(files[1]!);
+    await db.index.deleteFilePassages(files[0]!);
+    await db.index.deleteFilePassages(files[1]!);
     await write(newFile(userId), "third", 10);
     await same();
     expect((await memory.search({ userId, text: "first0", limit: 5 })).length).toBe(0);
@@ -64,10 +51,10 @@ describe("PostgresSearchIndex", () => {
   it("answers a user's first quick search in SQL while their postings load, says when they are, and the same after", async () => {
     const loaded: PostingsLoaded[] = [];
     // The default: postings load behind the first search.
-    const background = open(schema, 4, { onPostingsLoaded: (l) => loaded.push(l) });
-    others.push(background);
+    const background = open(db.schema, 4, { onPostingsLoaded: (l) => loaded.push(l) });
+    db.others.push(background);
     const file = newFile();
-    await index.replaceFilePassages(
+    await db.index.replaceFilePassages(
       file,
       streamOf(Array.from({ length: 50 }, (_, i) => textPassage(`the ${"the ".repeat(i % 5)}passage ${i}`))),
     );
@@ -87,15 +74,15 @@ describe("PostgresSearchIndex", () => {
 
   it("scores in SQL a user whose postings do not fit the memory given", async () => {
     const loaded: PostingsLoaded[] = [];
-    const tiny = open(schema, 4, {
+    const tiny = open(db.schema, 4, {
       postingsCacheBytes: 1_000,
       loadPostingsInBackground: false,
       onPostingsLoaded: (l) => loaded.push(l),
     });
-    const sql = open(schema, 4, { postingsCacheBytes: 0 });
-    others.push(tiny, sql);
+    const sql = open(db.schema, 4, { postingsCacheBytes: 0 });
+    db.others.push(tiny, sql);
     const file = newFile();
-    await index.replaceFilePassages(
+    await db.index.replaceFilePassages(
       file,
       streamOf(
         Array.from({ length: 60 }, (_, i) => textPassage(`crowded words ${i} ${"more ".repeat(i % 7)}`)),
@@ -108,7 +95,7 @@ describe("PostgresSearchIndex", () => {
 
   it("behaves like the embedded index for stop words and Latin diacritics", async () => {
     const sqlite = new SqliteSearchIndex(":memory:");
-    others.push(sqlite);
+    db.others.push(sqlite);
     const file = newFile();
     const passages = [
       textPassage("Only the résumé was between us.", 1, 1),
@@ -116,7 +103,7 @@ describe("PostgresSearchIndex", () => {
       textPassage("यह भाषा सुंदर है", 1, 3),
       textPassage("भारत एक देश है", 1, 4),
     ];
-    await index.replaceFilePassages(file, streamOf(passages));
+    await db.index.replaceFilePassages(file, streamOf(passages));
     await sqlite.replaceFilePassages(file, streamOf(passages));
     for (const text of [
       "the",
@@ -131,7 +118,7 @@ describe("PostgresSearchIndex", () => {
     ]) {
       const lines = async (engine: SearchIndex) =>
         (await engine.search({ userId: file.userId, text, limit: 10 })).map((h) => h.locator.line).sort();
-      expect([text, await lines(index)]).toEqual([text, await lines(sqlite)]);
+      expect([text, await lines(db.index)]).toEqual([text, await lines(sqlite)]);
     }
   });
 });

@@ -5,37 +5,23 @@ import { randomUUID } from "node:crypto";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { LocusError } from "@locus/contracts";
 import { PostgresSearchIndex } from "../src/postgres-search-index.ts";
-import { normaliseScore, type FileRef, type SearchIndex } from "../src/search-index.ts";
+import { normaliseScore, type FileRef } from "../src/search-index.ts";
 import { bm25Score } from "../src/bm25.ts";
 import { streamOf, textPassage } from "./search-index.contract.ts";
 import {
   admin,
-  dropSchema,
   newFile,
-  newSchema,
   open,
   recount,
   statistics,
+  indexPerTest,
   useTestDatabase,
 } from "./postgres-test-database.ts";
 
 useTestDatabase();
 
 describe("PostgresSearchIndex", () => {
-  let schema: string;
-  let index: PostgresSearchIndex;
-  const others: SearchIndex[] = [];
-
-  beforeEach(() => {
-    schema = newSchema();
-    index = open(schema);
-  });
-
-  afterEach(async () => {
-    for (const other of others.splice(0)) await other.close();
-    await index.close();
-    await dropSchema(schema);
-  });
+  const db = indexPerTest();
 
   it("check() rejects within about two seconds when nothing listens, with an operator's message", async () => {
     const down = new PostgresSearchIndex({ connectionString: "postgres://postgres@127.0.0.1:1/test" });
@@ -82,22 +68,22 @@ describe("PostgresSearchIndex", () => {
   });
 
   it("upgrades a table made before ai mode: vector columns added, keyword search unchanged", async () => {
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.query(`CREATE TABLE ${schema}.passages (
+    await admin.query(`CREATE SCHEMA ${db.schema}`);
+    await admin.query(`CREATE TABLE ${db.schema}.passages (
       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, user_id text NOT NULL, file_id text NOT NULL,
       ord integer NOT NULL, content text NOT NULL, locator json NOT NULL, tsv tsvector NOT NULL,
       CONSTRAINT passages_file_ord_key UNIQUE (user_id, file_id, ord))`);
     const file = newFile();
     const vector = Float32Array.from([0.6, 0.8]);
     expect(
-      await index.vectorSearch({ userId: file.userId, slot: "remote", space: "s", vector, limit: 5 }),
+      await db.index.vectorSearch({ userId: file.userId, slot: "remote", space: "s", vector, limit: 5 }),
     ).toEqual([]);
-    await index.replaceFilePassages(
+    await db.index.replaceFilePassages(
       file,
       streamOf([{ ...textPassage("upgraded puffin"), vectors: { remote: { space: "s", vector } } }]),
     );
-    expect(await index.search({ userId: file.userId, text: "puffin", limit: 5 })).toHaveLength(1);
-    const hits = await index.vectorSearch({
+    expect(await db.index.search({ userId: file.userId, text: "puffin", limit: 5 })).toHaveLength(1);
+    const hits = await db.index.vectorSearch({
       userId: file.userId,
       slot: "remote",
       space: "s",
@@ -111,31 +97,31 @@ describe("PostgresSearchIndex", () => {
     // The layout before terms were made in JavaScript: Snowball stemming in a configuration of the
     // schema's own, which stems unlike every other backend (Snowball keeps "general", Porter makes
     // it "gener", as it does "generous").
-    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE SCHEMA ${db.schema}`);
     await admin.query(`
-      CREATE TEXT SEARCH DICTIONARY ${schema}.locus_english_stem (TEMPLATE = snowball, LANGUAGE = english);
-      CREATE TEXT SEARCH CONFIGURATION ${schema}.locus_english (COPY = pg_catalog.english);
-      ALTER TEXT SEARCH CONFIGURATION ${schema}.locus_english
-        ALTER MAPPING REPLACE pg_catalog.english_stem WITH ${schema}.locus_english_stem;`);
-    await admin.query(`CREATE TABLE ${schema}.passages (
+      CREATE TEXT SEARCH DICTIONARY ${db.schema}.locus_english_stem (TEMPLATE = snowball, LANGUAGE = english);
+      CREATE TEXT SEARCH CONFIGURATION ${db.schema}.locus_english (COPY = pg_catalog.english);
+      ALTER TEXT SEARCH CONFIGURATION ${db.schema}.locus_english
+        ALTER MAPPING REPLACE pg_catalog.english_stem WITH ${db.schema}.locus_english_stem;`);
+    await admin.query(`CREATE TABLE ${db.schema}.passages (
       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, user_id text NOT NULL, file_id text NOT NULL,
       ord integer NOT NULL, content text NOT NULL, locator json NOT NULL, tsv tsvector NOT NULL,
       CONSTRAINT passages_file_ord_key UNIQUE (user_id, file_id, ord))`);
     const file = newFile();
     for (const [ord, content] of ["She gave generously.", "A generous gift.", "Le café"].entries()) {
       await admin.query(
-        `INSERT INTO ${schema}.passages (user_id, file_id, ord, content, locator, tsv)
-         VALUES ($1, $2, $3, $4, $5, to_tsvector('${schema}.locus_english'::regconfig, lower($4)))`,
+        `INSERT INTO ${db.schema}.passages (user_id, file_id, ord, content, locator, tsv)
+         VALUES ($1, $2, $3, $4, $5, to_tsvector('${db.schema}.locus_english'::regconfig, lower($4)))`,
         [file.userId, file.fileId, ord, content, JSON.stringify({ page: 1, line: ord + 1 })],
       );
     }
     const lines = async (text: string) =>
-      (await index.search({ userId: file.userId, text, limit: 5 })).map((h) => h.locator.line).sort();
+      (await db.index.search({ userId: file.userId, text, limit: 5 })).map((h) => h.locator.line).sort();
     expect(await lines("generous")).toEqual([1, 2]);
     expect(await lines("general")).toEqual([1, 2]);
     expect(await lines("cafe")).toEqual([3]);
     const made = await admin.query<{ tsv: string }>(
-      `SELECT tsv::text AS tsv FROM ${schema}.passages WHERE user_id = $1 ORDER BY ord`,
+      `SELECT tsv::text AS tsv FROM ${db.schema}.passages WHERE user_id = $1 ORDER BY ord`,
       [file.userId],
     );
     expect(made.rows.map((r) => r.tsv)).toEqual([
@@ -145,15 +131,15 @@ describe("PostgresSearchIndex", () => {
     ]);
     const config = await admin.query(
       `SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace WHERE n.nspname = $1`,
-      [schema],
+      [db.schema],
     );
     expect(config.rowCount).toBe(0);
   });
 
   it("upgrades an index made before BM25: term counts and the users' statistics made from the passages", async () => {
     // The layout of terms made in JavaScript without BM25's counts: tsvectors with positions only.
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.query(`CREATE TABLE ${schema}.passages (
+    await admin.query(`CREATE SCHEMA ${db.schema}`);
+    await admin.query(`CREATE TABLE ${db.schema}.passages (
       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, user_id text NOT NULL, file_id text NOT NULL,
       ord integer NOT NULL, content text NOT NULL, locator json NOT NULL, tsv tsvector NOT NULL,
       local_space text, local_vector bytea, remote_space text, remote_vector bytea,
@@ -166,11 +152,11 @@ describe("PostgresSearchIndex", () => {
     ];
     for (const [ord, [file, content, tsv]] of rows.entries()) {
       await admin.query(
-        `INSERT INTO ${schema}.passages (user_id, file_id, ord, content, locator, tsv) VALUES ($1, $2, $3, $4, $5, $6)`,
+        `INSERT INTO ${db.schema}.passages (user_id, file_id, ord, content, locator, tsv) VALUES ($1, $2, $3, $4, $5, $6)`,
         [file.userId, file.fileId, ord, content, JSON.stringify({ page: 1, line: ord + 1 }), tsv],
       );
     }
-    const [hit] = await index.search({ userId: a.userId, text: "swap", limit: 5 });
+    const [hit] = await db.index.search({ userId: a.userId, text: "swap", limit: 5 });
     // User a: 2 passages, 7 terms; "swap" in 1 of them, 3 times, in a passage of 4 terms.
     expect(hit?.score).toBeCloseTo(
       normaliseScore(
@@ -182,8 +168,8 @@ describe("PostgresSearchIndex", () => {
       ),
       12,
     );
-    expect(await statistics(schema)).toEqual(await recount(schema));
-    const counted = await admin.query(`SELECT term_count, repeats FROM ${schema}.passages ORDER BY id`);
+    expect(await statistics(db.schema)).toEqual(await recount(db.schema));
+    const counted = await admin.query(`SELECT term_count, repeats FROM ${db.schema}.passages ORDER BY id`);
     expect(counted.rows).toEqual([
       { term_count: 4, repeats: { swap: 3 } },
       { term_count: 3, repeats: null },
@@ -192,13 +178,13 @@ describe("PostgresSearchIndex", () => {
   });
 
   it("keeps its tables in its own schema, and two processes starting together create them once", async () => {
-    const a = open(schema);
-    const b = open(schema);
-    others.push(a, b);
-    await Promise.all([a.check(), b.check(), index.check()]);
+    const a = open(db.schema);
+    const b = open(db.schema);
+    db.others.push(a, b);
+    await Promise.all([a.check(), b.check(), db.index.check()]);
     const tables = await admin.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
-      [schema],
+      [db.schema],
     );
     expect(tables.rows.map((r) => r.table_name).sort()).toEqual([
       "indexed_files",
@@ -215,10 +201,10 @@ describe("PostgresSearchIndex", () => {
   it("keeps the user filter inside the GIN index when btree_gin is available", async () => {
     const hasBtreeGin = (await admin.query("SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'"))
       .rowCount;
-    await index.check();
+    await db.index.check();
     const gin = await admin.query<{ indexname: string; indexdef: string }>(
       "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexdef LIKE '%USING gin%'",
-      [schema],
+      [db.schema],
     );
     const client = await admin.connect();
     try {
@@ -226,10 +212,10 @@ describe("PostgresSearchIndex", () => {
       // it and sequential scans out of the way (rolled back below) the plan shows whether the GIN
       // index alone can answer both conditions, which is what it does for users with many passages.
       await client.query("BEGIN");
-      await client.query(`ALTER TABLE ${schema}.passages DROP CONSTRAINT passages_file_ord_key`);
+      await client.query(`ALTER TABLE ${db.schema}.passages DROP CONSTRAINT passages_file_ord_key`);
       await client.query("SET LOCAL enable_seqscan = off");
       const plan = await client.query<{ "QUERY PLAN": string }>(
-        `EXPLAIN SELECT id FROM ${schema}.passages
+        `EXPLAIN SELECT id FROM ${db.schema}.passages
          WHERE user_id = $1 AND tsv @@ $2::tsquery`,
         [randomUUID(), "'ibi'"],
       );

@@ -3,50 +3,35 @@
 
 import { randomUUID } from "node:crypto";
 import type { ExtractedPassage } from "@locus/contracts";
-import type { PostgresSearchIndex } from "../src/postgres-search-index.ts";
-import type { FileRef, SearchIndex } from "../src/search-index.ts";
+import type { FileRef } from "../src/search-index.ts";
 import { streamOf, textPassage } from "./search-index.contract.ts";
 import {
   admin,
-  dropSchema,
   newFile,
-  newSchema,
   open,
   recount,
   statistics,
   trickle,
+  indexPerTest,
   useTestDatabase,
 } from "./postgres-test-database.ts";
 
 useTestDatabase();
 
 describe("PostgresSearchIndex", () => {
-  let schema: string;
-  let index: PostgresSearchIndex;
-  const others: SearchIndex[] = [];
-
-  beforeEach(() => {
-    schema = newSchema();
-    index = open(schema);
-  });
-
-  afterEach(async () => {
-    for (const other of others.splice(0)) await other.close();
-    await index.close();
-    await dropSchema(schema);
-  });
+  const db = indexPerTest();
 
   const rowsOf = async (file: FileRef) =>
     (
       await admin.query<{ content: string; ord: number }>(
-        `SELECT content, ord FROM ${schema}.passages WHERE user_id = $1 AND file_id = $2 ORDER BY ord`,
+        `SELECT content, ord FROM ${db.schema}.passages WHERE user_id = $1 AND file_id = $2 ORDER BY ord`,
         [file.userId, file.fileId],
       )
     ).rows;
 
   it("concurrent replacements of one file from two pools leave exactly one set, never both", async () => {
-    const second = open(schema);
-    others.push(second);
+    const second = open(db.schema);
+    db.others.push(second);
     const file = newFile();
     const setOf = (label: string) =>
       Array.from({ length: 1_200 }, (_, i) => textPassage(`${label} racing passage ${i}`, 1, i + 1));
@@ -54,7 +39,7 @@ describe("PostgresSearchIndex", () => {
     const other = setOf("second");
     for (let round = 0; round < 5; round++) {
       const counts = await Promise.all([
-        index.replaceFilePassages(file, trickle(first)),
+        db.index.replaceFilePassages(file, trickle(first)),
         second.replaceFilePassages(file, trickle(other)),
       ]);
       expect(counts).toEqual([1_200, 1_200]);
@@ -64,17 +49,17 @@ describe("PostgresSearchIndex", () => {
       expect(labels.size).toBe(1);
       expect(rows.map((r) => r.ord)).toEqual(Array.from({ length: 1_200 }, (_, i) => i));
     }
-    expect(await index.search({ userId: file.userId, text: "racing", limit: 5_000 })).toHaveLength(1_200);
+    expect(await db.index.search({ userId: file.userId, text: "racing", limit: 5_000 })).toHaveLength(1_200);
   });
 
   it("a search during a long replacement sees the whole old set or the whole new set, nothing else", async () => {
     const file = newFile();
     const old = Array.from({ length: 300 }, (_, i) => textPassage(`old heron passage ${i}`, 1, i + 1));
     const fresh = Array.from({ length: 3_000 }, (_, i) => textPassage(`new heron passage ${i}`, 2, i + 1));
-    await index.replaceFilePassages(file, streamOf(old));
+    await db.index.replaceFilePassages(file, streamOf(old));
 
-    const searcher = open(schema);
-    others.push(searcher);
+    const searcher = open(db.schema);
+    db.others.push(searcher);
     let done = false;
     const seen: string[] = [];
     const watching = (async () => {
@@ -85,7 +70,7 @@ describe("PostgresSearchIndex", () => {
       }
     })();
     // Small batches between pauses: many INSERTs reach the table before the COMMIT.
-    expect(await index.replaceFilePassages(file, trickle(fresh, 20))).toBe(3_000);
+    expect(await db.index.replaceFilePassages(file, trickle(fresh, 20))).toBe(3_000);
     done = true;
     await watching;
     const final = await searcher.search({ userId: file.userId, text: "heron", limit: 10_000 });
@@ -99,7 +84,7 @@ describe("PostgresSearchIndex", () => {
 
   it("a delete that arrives during a replacement waits for it and removes the new set too", async () => {
     const file = newFile();
-    await index.replaceFilePassages(file, streamOf([textPassage("before the race")]));
+    await db.index.replaceFilePassages(file, streamOf([textPassage("before the race")]));
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -116,9 +101,9 @@ describe("PostgresSearchIndex", () => {
     }
     // Events put in order by what happened, not by sleeps a busy CI could outlast: the replacement
     // holds the file's lock (taken before it reads a passage), then the delete waits for it.
-    const replacing = index.replaceFilePassages(file, slow());
+    const replacing = db.index.replaceFilePassages(file, slow());
     await replacingMidway;
-    const deleting = index.deleteFilePassages(file);
+    const deleting = db.index.deleteFilePassages(file);
     const waitingForLock = async () =>
       Number(
         (
@@ -147,16 +132,16 @@ describe("PostgresSearchIndex", () => {
       );
     // Three files of one user at once: their statistics rows are shared, and must neither deadlock
     // nor lose an update.
-    await Promise.all(files.map((f, i) => index.replaceFilePassages(f, trickle(texts(i, 40 + i), 7))));
-    expect(await statistics(schema)).toEqual(await recount(schema));
-    await index.replaceFilePassages(files[0]!, streamOf(texts(9, 5)));
-    await index.deleteFilePassages(files[1]!);
-    await index.replaceFilePassages(newFile(), streamOf(texts(5, 3)));
-    expect(await statistics(schema)).toEqual(await recount(schema));
-    await index.deleteFilePassages(files[0]!);
-    await index.deleteFilePassages(files[2]!);
-    const left = await statistics(schema);
-    expect(left).toEqual(await recount(schema));
+    await Promise.all(files.map((f, i) => db.index.replaceFilePassages(f, trickle(texts(i, 40 + i), 7))));
+    expect(await statistics(db.schema)).toEqual(await recount(db.schema));
+    await db.index.replaceFilePassages(files[0]!, streamOf(texts(9, 5)));
+    await db.index.deleteFilePassages(files[1]!);
+    await db.index.replaceFilePassages(newFile(), streamOf(texts(5, 3)));
+    expect(await statistics(db.schema)).toEqual(await recount(db.schema));
+    await db.index.deleteFilePassages(files[0]!);
+    await db.index.deleteFilePassages(files[2]!);
+    const left = await statistics(db.schema);
+    expect(left).toEqual(await recount(db.schema));
     // Nothing is kept for a user with no passages left.
     expect(left.users.some((u) => u.user_id === user)).toBe(false);
     expect(left.terms.some((t) => t.user_id === user)).toBe(false);
@@ -164,9 +149,11 @@ describe("PostgresSearchIndex", () => {
 
   it("indexes passages whose text carries NUL characters instead of failing the file", async () => {
     const file = newFile();
-    expect(await index.replaceFilePassages(file, streamOf([textPassage("nul\u0000byte in a pdf")]))).toBe(1);
+    expect(await db.index.replaceFilePassages(file, streamOf([textPassage("nul\u0000byte in a pdf")]))).toBe(
+      1,
+    );
     expect(
-      (await index.search({ userId: file.userId, text: "pdf", limit: 5 })).map((h) => h.content),
+      (await db.index.search({ userId: file.userId, text: "pdf", limit: 5 })).map((h) => h.content),
     ).toEqual(["nulbyte in a pdf"]);
   });
 
@@ -179,11 +166,11 @@ describe("PostgresSearchIndex", () => {
       bbox: { x: 1, y: 2, width: 3, height: 4 },
       source: "ocr",
     };
-    await index.replaceFilePassages(
+    await db.index.replaceFilePassages(
       file,
       streamOf([{ content: "ordered keys", locator } as ExtractedPassage]),
     );
-    const [hit] = await index.search({ userId: file.userId, text: "ordered", limit: 1 });
+    const [hit] = await db.index.search({ userId: file.userId, text: "ordered", limit: 1 });
     expect(JSON.stringify(hit?.locator)).toBe(JSON.stringify(locator));
   });
 });

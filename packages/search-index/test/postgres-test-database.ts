@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { ExtractedPassage } from "@locus/contracts";
 import { PostgresSearchIndex, type PostgresSearchIndexOptions } from "../src/postgres-search-index.ts";
-import type { FileRef } from "../src/search-index.ts";
+import type { FileRef, SearchIndex } from "../src/search-index.ts";
 
 // A real Postgres is part of the build machine and of CI; without one these suites fail rather than
 // skip, so a missing database can never pass for a green run.
@@ -75,6 +75,33 @@ export async function recount(schema: string) {
 
 export const open = (schema: string, poolSize = 4, options: Partial<PostgresSearchIndexOptions> = {}) =>
   new PostgresSearchIndex({ connectionString: DATABASE_URL, schema, poolSize, ...options });
+
+/** A test's own schema and index, and the other indexes it opens on that schema (`others`). */
+export interface IndexPerTest {
+  readonly schema: string;
+  readonly index: PostgresSearchIndex;
+  /** Closed after the test, before its schema is dropped. */
+  readonly others: SearchIndex[];
+}
+
+/** Gives each test of the describe block it is called in a fresh schema and index, dropped after. */
+export function indexPerTest(): IndexPerTest {
+  const current = { others: [] as SearchIndex[] } as {
+    schema: string;
+    index: PostgresSearchIndex;
+    others: SearchIndex[];
+  };
+  beforeEach(() => {
+    current.schema = newSchema();
+    current.index = open(current.schema);
+  });
+  afterEach(async () => {
+    for (const other of current.others.splice(0)) await other.close();
+    await current.index.close();
+    await dropSchema(current.schema);
+  });
+  return current;
+}
 
 export const newFile = (userId: string = randomUUID()): FileRef => ({ userId, fileId: randomUUID() });
 
