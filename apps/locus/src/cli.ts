@@ -219,10 +219,27 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
   throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
 }
 
+/**
+ * An operator with a deployment's DATABASE_URL in the environment means that deployment's records;
+ * without LOCUS_METADATA_STORE the store would be the embedded SQLite in the data dir, and a key
+ * made there would be unknown to the deployment. The command stops and says what to set instead.
+ */
+function refuseAmbiguousStore(config: LocusConfig, env: NodeJS.ProcessEnv): void {
+  if (config.postgres && config.adapters.metadataStore === "sqlite" && !env.LOCUS_METADATA_STORE?.trim()) {
+    throw new ConfigError([
+      `DATABASE_URL is set but LOCUS_METADATA_STORE is not, so this command would use the SQLite ` +
+        `store in ${config.dataDir}, not that database. Set LOCUS_METADATA_STORE=postgres to work on ` +
+        `the database's records (as the services of a split deployment do), or LOCUS_METADATA_STORE=sqlite ` +
+        `to work on the data dir's.`,
+    ]);
+  }
+}
+
 let code = 0;
 let store: MetadataStore | undefined;
 try {
   const config = loadConfig();
+  refuseAmbiguousStore(config, process.env);
   store = createMetadataStore(config);
   await store.migrate();
   await run(store, config, process.argv.slice(2));

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { REPO_ROOT, removeDataDir, runCli, startLocus, tempDataDir } from "@locus/testing";
 
 /** The operator contract: configuration checked at start, and the CLI. */
@@ -100,6 +101,30 @@ describe("operator CLI", () => {
     expect(again.stderr).toMatch(/already exists/);
     const badPlan = await runCli(dataDir, ["users", "create", "--email", "x@example.com", "--plan", "gold"]);
     expect(badPlan.code).toBe(2);
+  });
+
+  it("refuses to guess the store when DATABASE_URL is set without LOCUS_METADATA_STORE, and writes nothing", async () => {
+    const elsewhere = tempDataDir();
+    try {
+      const env = { DATABASE_URL: "postgres://locus@127.0.0.1:1/deployment" };
+      const refused = await runCli(
+        elsewhere,
+        ["keys", "create", "--email", "a@example.com", "--type", "live"],
+        env,
+      );
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/DATABASE_URL is set but LOCUS_METADATA_STORE is not/);
+      expect(refused.stderr).toMatch(/LOCUS_METADATA_STORE=postgres/);
+      expect(readdirSync(elsewhere)).toEqual([]);
+      // Said outright, the data dir's SQLite store is used as before.
+      const chosen = await runCli(elsewhere, ["users", "create", "--email", "a@example.com"], {
+        ...env,
+        LOCUS_METADATA_STORE: "sqlite",
+      });
+      expect(chosen.code).toBe(0);
+    } finally {
+      removeDataDir(elsewhere);
+    }
   });
 
   it("prints a new key alone on the last line, and lists it without the secret part", async () => {
