@@ -11,6 +11,11 @@ export interface Locus {
    * start() has resolved (before, a request gets the app's 404). Serve it, or hand it to a test.
    */
   readonly app: express.Express;
+  /**
+   * An app that serves only /metrics, for LOCUS_METRICS_PORT: how a process whose port is public
+   * (the gateway's) is scraped. Other processes serve /metrics on their own port too.
+   */
+  readonly metricsApp: express.Express;
   /** The adapters the modules share, built on first use (tests reach the store through it). */
   readonly infra: Infrastructure;
   /**
@@ -38,12 +43,21 @@ export function buildLocus(
     routers: [moduleRoutes],
     errorMappers,
     trustProxy: config.trustProxy,
-    // A process serving the public API keeps its dependencies to itself.
+    // A process serving the public API keeps its dependencies (and its metrics) to itself.
     readinessDetail: !plan.includes("gateway"),
+    observer: infra.metrics,
+    metrics: plan.includes("gateway") ? undefined : infra.metrics,
+  });
+  const metricsApp = createProcessApp({
+    logger: logger.child({ module: "metrics-http" }),
+    readiness: () => infra.readiness(),
+    routers: [],
+    metrics: infra.metrics,
   });
 
   return {
     app,
+    metricsApp,
     infra,
     async start() {
       try {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
-import { InProcessBus, RabbitMqBus, type Bus } from "@locus/bus";
+import { InProcessBus, ObservedBus, RabbitMqBus, type Bus } from "@locus/bus";
 import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
 import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/ocr-reader";
@@ -12,6 +12,7 @@ import { findPoppler, type PopplerTools } from "@locus/pdf-reader";
 import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
 import { memoryCounters, redisCounters, type LimiterCounters } from "@locus/gateway";
 import { ServiceIdentity } from "@locus/http";
+import { LocusMetrics } from "@locus/metrics";
 import {
   createPostgresMetadataStore,
   createSqliteMetadataStore,
@@ -62,6 +63,9 @@ export class Infrastructure {
    * would turn a degraded service into an outage).
    */
   private readonly optional = new Set<string>();
+
+  /** This process's metrics: every module reports to them, /metrics serves them. */
+  readonly metrics = new LocusMetrics();
 
   constructor(
     readonly config: LocusConfig,
@@ -306,6 +310,7 @@ export class Infrastructure {
       } else {
         bus = new InProcessBus(logger);
       }
+      bus = new ObservedBus(bus, this.metrics);
       this.checks.bus = () => bus.check();
       return bus;
     })();

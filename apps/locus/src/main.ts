@@ -24,6 +24,7 @@ const config = readConfig();
 const logger = createLogger(config.serviceName, config.logLevel);
 const locus = buildLocus(config, logger);
 let http: HttpServer | undefined;
+let metricsHttp: HttpServer | undefined;
 
 let stopping: Promise<void> | null = null;
 function shutdown(reason: string, code: number): Promise<void> {
@@ -31,6 +32,7 @@ function shutdown(reason: string, code: number): Promise<void> {
     logger.info({ reason }, "stopping");
     // Stop taking requests, then let handlers in flight finish, then stop the modules they use.
     await http?.stop();
+    await metricsHttp?.stop();
     await locus.stop();
     logger.info("stopped");
     process.exit(code);
@@ -66,8 +68,23 @@ try {
     port: config.port,
     logger: logger.child({ module: "http" }),
   });
+  if (config.metricsPort !== undefined) {
+    metricsHttp = await startHttpServer(locus.metricsApp, {
+      host: config.host,
+      port: config.metricsPort,
+      logger: logger.child({ module: "metrics-http" }),
+    });
+  }
 } catch (err) {
+  await http?.stop();
   await locus.stop();
   failedToStart(err);
 }
-logger.info({ targets: config.targets, url: http.url }, "Locus started");
+logger.info(
+  {
+    targets: config.targets,
+    url: http.url,
+    ...(metricsHttp ? { metricsUrl: `${metricsHttp.url}/metrics` } : {}),
+  },
+  "Locus started",
+);

@@ -11,7 +11,13 @@ import { createGatewayRouter, multipartErrors } from "@locus/gateway";
 import type { ErrorMapper } from "@locus/http";
 import { startIndexerModule } from "@locus/indexer";
 import type { Logger, ModuleDescriptor, Stoppable, Target } from "@locus/runtime";
-import { SearchHttpClient, searchInternalRouter, SearchService, type SearchApi } from "@locus/search";
+import {
+  ObservedSearch,
+  SearchHttpClient,
+  searchInternalRouter,
+  SearchService,
+  type SearchApi,
+} from "@locus/search";
 import type { Infrastructure } from "./infrastructure.ts";
 
 /**
@@ -67,6 +73,7 @@ export function moduleDescriptors(
           stalledAfterMs: config.stalledAfterMs,
           identity,
           recovery: infra.busIsInProcess ? "everything" : "stalled",
+          observer: infra.metrics,
         });
         return {
           routers: files.routers,
@@ -171,12 +178,14 @@ export function moduleDescriptors(
       name: "search",
       dependsOn: [],
       start: async () => {
-        const search = new SearchService(
+        const service = new SearchService(
           await infra.searchIndex(),
           await infra.metadataStore(),
           { embedders: await infra.embedders("search"), summarizers: await infra.summarizers() },
           log("search"),
         );
+        // Timed here, where the work is, so the gateway's process never counts it twice.
+        const search = new ObservedSearch(service, infra.metrics, config.adapters.searchIndex);
         return { ...noop, search, routers: identity ? [searchInternalRouter(search, identity)] : [] };
       },
     },
@@ -218,6 +227,7 @@ export function moduleDescriptors(
               limiterCounters: infra.limiterCounters(),
               publicUrl: config.publicUrl,
               sessions,
+              observer: infra.metrics,
             }),
             dashboardRouter({
               store,

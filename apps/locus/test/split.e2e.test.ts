@@ -6,10 +6,12 @@ import {
   client,
   createUserWithKey,
   makePdf,
+  metricValue,
   pageWith,
   rateLimitBursts,
   runCli,
   recordResilience,
+  scrapeMetrics,
   startSplitStack,
   TEST_DATABASE_URL,
   waitForFile,
@@ -216,6 +218,52 @@ it("keeps what Locus runs on to the internal ports: /readyz names its checks the
     status: "ready",
     checks: { metadata_store: "ok", blob_store: "ok", bus: "ok" },
   });
+});
+
+it("serves each internal process's metrics on its own port, where its work is counted; never on a gateway's", async () => {
+  const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+  const c = client(stack.baseUrl, key);
+  const scrape = (service: string) => scrapeMetrics(`${stack.serviceUrls[service]!}/metrics`);
+  const before = {
+    files: await scrape("files"),
+    extractor: await scrape("extractor-pdf"),
+    indexer: await scrape("indexer"),
+    search: await scrape("search"),
+  };
+  const res = await c.upload(
+    await makePdf({ pages: [pageWith("Metrics of a lone cormorant.", 2)] }),
+    "c.pdf",
+  );
+  const { file } = (await res.json()) as { file: { id: string } };
+  expect(await waitForFile(c, file.id, 60_000)).toMatchObject({ status: "ready" });
+  expect((await c.get("/api/search?q=cormorant")).status).toBe(200);
+
+  const grew = async (service: keyof typeof before, name: string, labels: Record<string, string>) =>
+    metricValue(await scrape(service === "extractor" ? "extractor-pdf" : service), name, labels) -
+    metricValue(before[service], name, labels);
+  expect(await grew("files", "locus_uploads_total", { kind: "pdf" })).toBe(1);
+  expect(await grew("files", "locus_files_finished_total", { kind: "pdf", outcome: "ready" })).toBe(1);
+  expect(
+    await grew("extractor", "locus_bus_messages_total", { topic: "file.uploaded.pdf", event: "handled" }),
+  ).toBe(1);
+  expect(
+    await grew("extractor", "locus_bus_messages_total", { topic: "file.extracted", event: "published" }),
+  ).toBe(1);
+  expect(
+    await grew("indexer", "locus_bus_messages_total", { topic: "file.extracted", event: "handled" }),
+  ).toBe(1);
+  expect(
+    await grew("search", "locus_search_duration_seconds_count", {
+      mode: "quick",
+      backend: "postgres",
+      outcome: "ok",
+    }),
+  ).toBe(1);
+  for (const gateway of stack.gatewayUrls) {
+    const res = await fetch(`${gateway}/metrics`);
+    expect(res.status).toBe(404);
+    await res.text();
+  }
 });
 
 it("leaves nothing behind of files deleted while they are extracted or indexed", async () => {

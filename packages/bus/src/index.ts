@@ -11,3 +11,4 @@ export {
   type GroupQueues,
   type RabbitMqBusOptions,
 } from "./rabbitmq-bus.ts";
+export { ObservedBus, type BusObserver, type DeliveryOutcome } from "./observed-bus.ts";

@@ -4,8 +4,34 @@ import type { Logger } from "@locus/runtime";
 import { requestContext } from "./request-context.ts";
 import { errorHandler, notFound, type ErrorMapper } from "./errors.ts";
 
+/** What the process's HTTP side tells whoever counts: each answer, by its declared route. */
+export interface HttpObserver {
+  requestAnswered(method: string, route: string, status: number, seconds: number): void;
+}
+
+/** The text of a Prometheus scrape. */
+export interface MetricsExposition {
+  exposition(): Promise<{ contentType: string; body: string }>;
+}
+
+/**
+ * A request's route as declared (`/api/files/:file_id`), never the path itself, so an id or a
+ * token is never a label; mounted static files by their mount; `unmatched` for what nothing served.
+ */
+export function routeLabel(req: Request): string {
+  const declared = (req.route as { path?: unknown } | undefined)?.path;
+  // A route declared for several paths (["/dashboard", "/dashboard/"]) is named by its first.
+  const route: unknown = Array.isArray(declared) ? declared[0] : declared;
+  if (typeof route === "string") return `${req.baseUrl}${route}`;
+  return req.baseUrl || "unmatched";
+}
+
 export interface ProcessAppOptions {
   logger: Logger;
+  /** Told of every answer (metrics). */
+  observer?: HttpObserver | undefined;
+  /** Served at /metrics when given: only on a port that is not public (see buildLocus). */
+  metrics?: MetricsExposition | undefined;
   /**
    * Each dependency's state for /readyz: "ok", "degraded" (away, but the process serves without
    * it) or "unavailable" (the process cannot serve: not ready).
@@ -46,6 +72,7 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
     res.on("finish", () => {
       // The path only: query strings carry search text, and no part of a log line may carry a secret.
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      options.observer?.requestAnswered(req.method, routeLabel(req), res.statusCode, ms / 1000);
       const path = req.path.startsWith("/previews/") ? "/previews/:token" : req.path;
       options.logger.info(
         { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
@@ -64,6 +91,16 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
     const status = ready ? "ready" : "unavailable";
     res.status(ready ? 200 : 503).json(options.readinessDetail === false ? { status } : { status, checks });
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    app.get("/metrics", async (_req, res) => {
+      const { contentType, body } = await metrics.exposition();
+      res.setHeader("Content-Type", contentType);
+      res.setHeader("Cache-Control", "no-store");
+      res.send(body);
+    });
+  }
 
   for (const router of options.routers) app.use(router);
   app.use(notFound);

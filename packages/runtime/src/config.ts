@@ -38,6 +38,12 @@ export type Plan = "free" | "pro" | "enterprise";
 const Settings = z.object({
   host: setting("HOST", "127.0.0.1", text(), "Address to listen on."),
   port: integer("PORT", 8080, [0, 65535], "HTTP port (0 picks a free one)."),
+  metricsPort: setting(
+    "LOCUS_METRICS_PORT",
+    unset("/metrics on PORT, except where the gateway runs"),
+    z.coerce.number().int().min(0).max(65535).optional(),
+    "A second port that serves only /metrics, on HOST (0 picks a free one).",
+  ),
   dataDir: setting("LOCUS_DATA_DIR", "./data", text(), "Where the embedded shape keeps its files."),
   targets: setting("LOCUS_TARGETS", "all", targets, "Modules this process runs, comma-separated."),
   publicUrl: setting(

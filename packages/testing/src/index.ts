@@ -13,3 +13,4 @@ export * from "./log-scan.ts";
 export * from "./figures.ts";
 export * from "./quality-fixtures.ts";
 export * from "./rate-limit-burst.ts";
+export * from "./metrics-scrape.ts";

@@ -9,7 +9,7 @@ import { FilesService } from "./files-service.ts";
 import { previewLinksFor } from "./preview-links.ts";
 import { previewRouter } from "./preview-router.ts";
 import { PreviewTokens } from "./preview-tokens.ts";
-import { subscribeStatusUpdates } from "./status-consumer.ts";
+import { subscribeStatusUpdates, type FilesObserver } from "./status-consumer.ts";
 
 export interface FilesModuleDeps {
   store: MetadataStore;
@@ -17,6 +17,8 @@ export interface FilesModuleDeps {
   blobs: BlobStore;
   bus: Bus;
   logger: Logger;
+  /** Told of accepted uploads and finished files (metrics). */
+  observer?: FilesObserver | undefined;
   signingSecret: string;
   maxUploadBytes: number;
   monthlyUploadQuota: Record<Plan, number>;
@@ -49,10 +51,15 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
     deps.blobs,
     deps.bus,
     tokens,
-    { maxUploadBytes: deps.maxUploadBytes, monthlyUploadQuota: deps.monthlyUploadQuota, previewLinks },
+    {
+      maxUploadBytes: deps.maxUploadBytes,
+      monthlyUploadQuota: deps.monthlyUploadQuota,
+      previewLinks,
+      observer: deps.observer,
+    },
     deps.logger,
   );
-  await subscribeStatusUpdates(deps.bus, deps.store, deps.logger);
+  await subscribeStatusUpdates(deps.bus, deps.store, deps.logger, deps.observer);
   let timer: NodeJS.Timeout | undefined;
   const sweep = async (stalledAfterMs?: number) => {
     try {

@@ -25,6 +25,7 @@ import { toFileDto } from "./file-dto.ts";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import { SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
 import type { PreviewGrant, PreviewTokens } from "./preview-tokens.ts";
+import type { FilesObserver } from "./status-consumer.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
 
 /** Bytes read before deciding what a file is; enough for every signature file-type knows. */
@@ -39,6 +40,8 @@ export interface FilesServiceOptions {
    * (/previews/<token>, signed with the service's PreviewTokens), which serves the bytes.
    */
   previewLinks?: PreviewLinks | undefined;
+  /** Told of accepted uploads (metrics). */
+  observer?: FilesObserver | undefined;
 }
 
 export interface PreviewContent {
@@ -190,7 +193,9 @@ export class FilesService implements FilesApi {
    */
   async announceUpload(user: User, fileId: string): Promise<void> {
     const record = await this.record(user.id, fileId);
-    if (record.status === "pending") await this.requestProcessing(record);
+    if (record.status !== "pending") return;
+    this.options.observer?.uploadAccepted(record.fileType);
+    await this.requestProcessing(record);
   }
 
   /**

@@ -2,6 +2,7 @@ export { toFileDto } from "./file-dto.ts";
 export type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 export { FilesHttpClient, filesInternalRouter } from "./files-http.ts";
 export { startFilesModule, type FilesModule, type FilesModuleDeps } from "./files-module.ts";
+export type { FilesObserver } from "./status-consumer.ts";
 export { cleanFileName, FilesService, MAX_NAME_LENGTH, sniffKind } from "./files-service.ts";
 export {
   BlobStorePreviewLinks,

@@ -1,14 +1,33 @@
-import { CONSUMER_GROUPS } from "@locus/contracts";
+import { CONSUMER_GROUPS, type FileType } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
 import type { FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
+
+/** What the files service tells whoever counts (metrics). */
+export interface FilesObserver {
+  /** An upload's request completed and its processing was asked for. */
+  uploadAccepted(kind: FileType): void;
+  /**
+   * A file became ready (`outcome` "ready") or failed (its failure's code), `seconds` after its
+   * upload was recorded.
+   */
+  fileFinished(kind: FileType, outcome: string, seconds: number): void;
+}
+
+/** Seconds since a record's creation, for the "file ready" and "file failed" lines and metrics. */
+const secondsSince = (createdAt: string) => Math.max(0, (Date.now() - Date.parse(createdAt)) / 1000);
 
 /**
  * Moves a file's status as the pipeline reports: processing (with progress), ready, failed.
  * Idempotent and order-tolerant: a late progress message never takes a finished file back, and a
  * report about a deleted file cleans up what the pipeline made for it.
  */
-export async function subscribeStatusUpdates(bus: Bus, store: FileStore, logger: Logger): Promise<void> {
+export async function subscribeStatusUpdates(
+  bus: Bus,
+  store: FileStore,
+  logger: Logger,
+  observer?: FilesObserver,
+): Promise<void> {
   await bus.subscribe(
     {
       group: "files-status",
@@ -41,13 +60,18 @@ export async function subscribeStatusUpdates(bus: Bus, store: FileStore, logger:
             pageCount,
             durationS: durationS ?? null,
           });
-          logger.info({ fileId: record.id, passageCount, pageCount }, "file ready");
+          const totalS = secondsSince(record.createdAt);
+          logger.info({ fileId: record.id, passageCount, pageCount, totalS }, "file ready");
+          // A redelivered report changes nothing, and is not counted again.
+          if (record.status !== "ready") observer?.fileFinished(record.fileType, "ready", totalS);
           return;
         }
         case "file.failed": {
           const { error } = delivery.message;
           await store.updateFile(record.id, { status: "failed", progress: null, error });
-          logger.warn({ fileId: record.id, code: error.code }, "file failed");
+          const totalS = secondsSince(record.createdAt);
+          logger.warn({ fileId: record.id, code: error.code, totalS }, "file failed");
+          if (record.status !== "failed") observer?.fileFinished(record.fileType, error.code, totalS);
           return;
         }
       }

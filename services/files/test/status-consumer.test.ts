@@ -18,6 +18,8 @@ let dir: string;
 let store: KyselyMetadataStore;
 let bus: InProcessBus;
 const deleted: MessageOf<"file.deleted">[] = [];
+// What the consumer reports to metrics: each file's finish, with its kind, outcome and seconds.
+const finished: { fileId?: string; kind: string; outcome: string; seconds: number }[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "locus-status-"));
@@ -25,7 +27,10 @@ beforeAll(async () => {
   await store.migrate();
   // A short retry base, so a handler that failed would show up as a retry quickly.
   bus = new InProcessBus(logger, 5);
-  await subscribeStatusUpdates(bus, store, logger);
+  await subscribeStatusUpdates(bus, store, logger, {
+    uploadAccepted: () => undefined,
+    fileFinished: (kind, outcome, seconds) => finished.push({ kind, outcome, seconds }),
+  });
   // The indexer's queue: what the consumer asks it to clean up.
   await bus.subscribe({ group: "indexer", topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 }, (d) => {
     deleted.push(d.message);
@@ -95,6 +100,22 @@ const recordOf = async (ref: Ref): Promise<FileRecord> => {
   if (!record) throw new Error("the file's record is gone");
   return record;
 };
+
+it("reports each file's finish once, with its kind, outcome and the seconds since its upload", async () => {
+  finished.length = 0;
+  const ready = await fileWithStatus("processing");
+  const broken = await fileWithStatus("processing");
+  // Twice each, as a redelivery would: counted once.
+  await report(indexed(ready), indexed(ready));
+  await report(failed(broken, "pdf_corrupt", "The PDF is damaged."), failed(broken, "pdf_corrupt", "Again."));
+  expect(finished.map(({ kind, outcome }) => ({ kind, outcome }))).toEqual([
+    { kind: "pdf", outcome: "ready" },
+    { kind: "pdf", outcome: "pdf_corrupt" },
+  ]);
+  // The records were made a minute ago (fileWithStatus).
+  for (const { seconds } of finished) expect(seconds).toBeGreaterThanOrEqual(59);
+  for (const { seconds } of finished) expect(seconds).toBeLessThan(600);
+});
 
 it("file.progress moves a pending file to processing with its progress", async () => {
   const file = await fileWithStatus("pending");

@@ -7,7 +7,7 @@ import { methodNotAllowed } from "@locus/http";
 import type { MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchApi } from "@locus/search";
-import { authenticate, principalOf, type SessionAuthenticator } from "./authenticate.ts";
+import { authenticate, principalOf, type KeyRefusal, type SessionAuthenticator } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LimiterCounters } from "./limiter-counters.ts";
@@ -37,6 +37,14 @@ export interface GatewayDeps {
   publicUrl: string | undefined;
   /** Dashboard sessions, accepted instead of a key when the dashboard is served. */
   sessions?: SessionAuthenticator | undefined;
+  /** Told of refused keys and rate-limited requests (metrics). */
+  observer?: GatewayObserver | undefined;
+}
+
+/** What the gateway tells whoever counts. */
+export interface GatewayObserver {
+  keyRefused(reason: KeyRefusal): void;
+  rateLimitRefused(plan: Plan): void;
 }
 
 /**
@@ -58,8 +66,8 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
   });
 
   const guard = [
-    authenticate(deps.store, deps.logger, deps.sessions),
-    rateLimit(deps.rateLimits, deps.limiterCounters),
+    authenticate(deps.store, deps.logger, deps.sessions, (reason) => deps.observer?.keyRefused(reason)),
+    rateLimit(deps.rateLimits, deps.limiterCounters, (plan) => deps.observer?.rateLimitRefused(plan)),
   ];
   // Test keys are answered by the sandbox's APIs, live keys and sessions by the services.
   const apisFor = apisChooser(deps, deps.maxUploadBytes);

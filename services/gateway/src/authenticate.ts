@@ -42,7 +42,15 @@ export function principalOf(res: Response): Principal {
  * logged or echoed. Without an Authorization header, a dashboard session cookie (with its CSRF
  * token) is accepted instead, when the gateway serves the dashboard.
  */
-export function authenticate(store: ApiKeyStore, logger: Logger, sessions?: SessionAuthenticator) {
+/** Why a key was refused, for whoever counts: none given, not a Locus key, or not an active one. */
+export type KeyRefusal = "missing" | "malformed" | "unknown";
+
+export function authenticate(
+  store: ApiKeyStore,
+  logger: Logger,
+  sessions?: SessionAuthenticator,
+  keyRefused: (reason: KeyRefusal) => void = () => undefined,
+) {
   const lastTouched = new Map<string, number>();
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -54,16 +62,19 @@ export function authenticate(store: ApiKeyStore, logger: Logger, sessions?: Sess
       return;
     }
     if (header === undefined || header.trim() === "") {
+      keyRefused("missing");
       throw Errors.missingApiKey(challenge());
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const key = m?.[1];
     const type = key === undefined ? null : keyTypeOf(key);
     if (key === undefined || type === null) {
+      keyRefused("malformed");
       throw Errors.malformedAuthorization(challenge("invalid_request"));
     }
     const found = await store.findActiveKeyByHash(hashApiKey(key));
     if (!found || found.key.type !== type) {
+      keyRefused("unknown");
       throw Errors.invalidApiKey(challenge("invalid_token"));
     }
     res.locals.principal = {

@@ -1,6 +1,6 @@
 export { generateApiKey, hashApiKey, keyTypeOf, type NewApiKey } from "./api-keys.ts";
-export { createGatewayRouter, type GatewayDeps } from "./app.ts";
-export type { Principal, SessionAuthenticator } from "./authenticate.ts";
+export { createGatewayRouter, type GatewayDeps, type GatewayObserver } from "./app.ts";
+export type { KeyRefusal, Principal, SessionAuthenticator } from "./authenticate.ts";
 export {
   memoryCounters,
   redisCounters,

@@ -10,7 +10,11 @@ import { memoryCounters, type LimiterCounters } from "./limiter-counters.ts";
  * draft (RateLimit-Limit, -Remaining, -Reset) and a refusal carries Retry-After. Counted where
  * `counters` count: in this process, or shared by every gateway replica (see redisCounters).
  */
-export function rateLimit(limits: Record<Plan, number>, counters: LimiterCounters = memoryCounters) {
+export function rateLimit(
+  limits: Record<Plan, number>,
+  counters: LimiterCounters = memoryCounters,
+  refused: (plan: Plan) => void = () => undefined,
+) {
   const limiter = (plan: Plan): RateLimiterAbstract =>
     counters({ points: limits[plan], duration: 1, keyPrefix: `locus:ratelimit:${plan}` });
   const limiters: Record<Plan, RateLimiterAbstract> = {
@@ -33,6 +37,7 @@ export function rateLimit(limits: Record<Plan, number>, counters: LimiterCounter
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       setHeaders(rejection);
       const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      refused(user.plan);
       throw Errors.rateLimited(user.plan, limit, retryAfter);
     }
     next();

@@ -1,0 +1,1 @@
+export { LocusMetrics } from "./metrics.ts";
