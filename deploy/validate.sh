@@ -4,8 +4,11 @@
 #   2. k8s/base and k8s/overlays/production render (`kubectl kustomize`);
 #   3. every rendered object passes the Kubernetes API schemas (kubernetes-models), the KEDA
 #      objects their documented shape, and every Locus process's environment, in both, passes
-#      Locus's own configuration rules (deploy/validate-manifests.ts).
-# Installs docker-compose and kubectl from Debian's packages when missing (CI runs as root).
+#      Locus's own configuration rules (deploy/validate-manifests.ts);
+#   4. k8s/monitoring renders, and its alerts pass `promtool check rules` and their unit tests
+#      (k8s/monitoring/alerts.test.yaml, `promtool test rules`).
+# Installs docker-compose, kubectl and promtool (prometheus) from Debian's packages when missing
+# (CI runs as root).
 # Exits non-zero on the first tool that fails, or with the list of every problem found.
 #
 #   bash deploy/validate.sh        (or: pnpm --filter @locus/deploy validate)
@@ -17,6 +20,7 @@ KUBECTL="${KUBECTL:-kubectl}"
 missing=()
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v "$KUBECTL" >/dev/null 2>&1 || missing+=(kubernetes-client)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "validate: missing Debian package(s) ${missing[*]}; install them with apt-get" >&2
@@ -56,6 +60,18 @@ for dir in k8s/base k8s/overlays/production; do
   fi
 done
 echo "k8s/base and k8s/overlays/production render"
+
+echo "== alerts (promtool $(promtool --version 2>/dev/null | head -n 1 | awk '{print $3}'))"
+# k8s/monitoring renders, and its alerts pass promtool's checks and their unit tests.
+if ! "$KUBECTL" kustomize k8s/monitoring >"$out/monitoring.yaml"; then
+  echo "validate: kubectl kustomize k8s/monitoring failed (message above)" >&2
+  exit 1
+fi
+mkdir -p "$out/alerts"
+node --import tsx deploy/prometheus-rules.ts k8s/monitoring/prometheus-rule.yaml "$out/alerts/rules.yaml"
+cp k8s/monitoring/alerts.test.yaml "$out/alerts/"
+promtool check rules "$out/alerts/rules.yaml"
+promtool test rules "$out/alerts/alerts.test.yaml"
 
 echo "== schemas and cross-references"
 node --import tsx deploy/validate-manifests.ts \

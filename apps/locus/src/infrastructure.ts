@@ -310,9 +310,20 @@ export class Infrastructure {
       } else {
         bus = new InProcessBus(logger);
       }
-      bus = new ObservedBus(bus, this.metrics);
-      this.checks.bus = () => bus.check();
-      return bus;
+      const observed = new ObservedBus(bus, this.metrics);
+      this.metrics.watchQueues(async () => {
+        const depths: Record<string, number> = {};
+        for (const group of observed.subscribedGroups()) {
+          try {
+            depths[group] = await observed.queueDepth(group);
+          } catch (err) {
+            logger.debug({ err, group }, "could not read the queue's depth for metrics");
+          }
+        }
+        return depths;
+      });
+      this.checks.bus = () => observed.check();
+      return observed;
     })();
     return this.bus;
   }

@@ -62,8 +62,13 @@ export function moduleDescriptors(
       name: "files",
       dependsOn: [],
       start: async () => {
+        const store = await infra.metadataStore();
+        infra.metrics.watchStalledFiles(async () => {
+          const updatedBefore = new Date(Date.now() - config.stalledAfterMs).toISOString();
+          return (await store.listUnfinishedFiles({ limit: 1000, updatedBefore })).length;
+        });
         const files = await startFilesModule({
-          store: await infra.metadataStore(),
+          store,
           blobs: infra.blobs(),
           bus: await infra.messageBus(),
           logger: log("files"),

@@ -73,6 +73,14 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
     grew("locus_bus_handler_duration_seconds_count", { topic: "file.extracted", group: "indexer" }),
   ).toBe(1);
   expect(
+    grew("locus_bus_message_age_seconds_count", { topic: "file.uploaded.pdf", group: "extractor-pdf" }),
+  ).toBe(1);
+  expect(after.find((s) => s.name === "locus_files_stalled")?.value).toBe(0);
+  // Every group this process consumes for has its queue's depth; nothing is left waiting.
+  for (const group of ["extractor-pdf", "extractor-image", "indexer", "files-status"]) {
+    expect(after.find((s) => s.name === "locus_bus_queue_depth" && s.labels.group === group)?.value).toBe(0);
+  }
+  expect(
     grew("locus_search_duration_seconds_count", { mode: "quick", backend: "sqlite", outcome: "ok" }),
   ).toBe(1);
   expect(grew("locus_auth_failures_total", { reason: "missing" })).toBe(1);

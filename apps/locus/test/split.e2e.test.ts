@@ -252,6 +252,17 @@ it("serves each internal process's metrics on its own port, where its work is co
   expect(
     await grew("indexer", "locus_bus_messages_total", { topic: "file.extracted", event: "handled" }),
   ).toBe(1);
+  // The broker's own count of the indexer's queue, read at the scrape; the message's age at delivery.
+  const indexer = await scrape("indexer");
+  expect(indexer.find((s) => s.name === "locus_bus_queue_depth" && s.labels.group === "indexer")?.value).toBe(
+    0,
+  );
+  expect(
+    await grew("indexer", "locus_bus_message_age_seconds_count", {
+      topic: "file.extracted",
+      group: "indexer",
+    }),
+  ).toBe(1);
   expect(
     await grew("search", "locus_search_duration_seconds_count", {
       mode: "quick",

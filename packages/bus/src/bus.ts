@@ -9,6 +9,11 @@ export type Delivery<T extends Topic = Topic> = T extends Topic
       attempt: number;
       /** True on the last attempt: a handler that fails now sends the message to dead letters. */
       final: boolean;
+      /**
+       * When the message was first published (ms since the epoch; to the second on RabbitMQ, whose
+       * timestamp property is in seconds), kept across retries; absent when the publisher did not say.
+       */
+      publishedAt?: number;
     }
   : never;
 
@@ -34,6 +39,8 @@ export interface Bus {
   publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void>;
   subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void>;
   check(): Promise<void>;
+  /** Messages waiting in a consumer group's queue (not those being handled), for metrics. */
+  queueDepth(group: string): Promise<number>;
   /** Stops delivering and waits for handlers in flight to finish. */
   close(): Promise<void>;
 }

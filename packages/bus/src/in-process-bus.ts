@@ -6,6 +6,7 @@ interface Envelope {
   topic: Topic;
   payload: unknown;
   attempt: number;
+  publishedAt: number;
 }
 
 interface Subscription {
@@ -49,9 +50,10 @@ export class InProcessBus implements Bus {
     if (this.closed) throw new Error("Bus is closed");
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
+    const publishedAt = Date.now();
     for (const sub of this.subscriptions) {
       if (sub.options.topics.includes(topic)) {
-        sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1 });
+        sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1, publishedAt });
         this.schedule(sub);
       }
     }
@@ -72,6 +74,11 @@ export class InProcessBus implements Bus {
 
   check(): Promise<void> {
     return this.closed ? Promise.reject(new Error("Bus is closed")) : Promise.resolve();
+  }
+
+  queueDepth(group: string): Promise<number> {
+    const sub = this.subscriptions.find((s) => s.options.group === group);
+    return Promise.resolve(sub?.queue.length ?? 0);
   }
 
   async close(): Promise<void> {
@@ -128,6 +135,7 @@ export class InProcessBus implements Bus {
         message: parsed.data as MessageOf<Topic>,
         attempt: envelope.attempt,
         final: envelope.attempt >= maxAttempts,
+        publishedAt: envelope.publishedAt,
       } as Delivery);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);

@@ -205,6 +205,15 @@ export class RabbitMqBus implements Bus {
     await live.publisher.checkExchange(this.exchange);
   }
 
+  /** The broker's count of ready messages in the group's queue (a passive declare: one round trip). */
+  async queueDepth(group: string): Promise<number> {
+    if (this.connection.closing) throw new Error("Bus is closed");
+    const live = this.connection.live;
+    if (!live) throw new Error(this.connection.unavailable("not connected (reconnecting)"));
+    const { messageCount } = await live.publisher.checkQueue(groupQueues(group, this.prefix).queue);
+    return messageCount;
+  }
+
   close(): Promise<void> {
     this.closePromise ??= this.shutdown();
     return this.closePromise;

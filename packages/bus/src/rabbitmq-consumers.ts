@@ -196,6 +196,9 @@ export class GroupConsumers {
         message: parsed.data as MessageOf<Topic>,
         attempt,
         final: attempt >= maxAttempts,
+        ...(typeof msg.properties.timestamp === "number"
+          ? { publishedAt: msg.properties.timestamp * 1000 }
+          : {}),
       } as Delivery);
     } catch (err) {
       const reason = errorMessage(err);

@@ -105,9 +105,49 @@ export function busContract(
         },
       );
       const message = indexed();
+      const before = Date.now();
       await bus.publish("file.indexed", message);
+      const after = Date.now();
       await waitFor(() => received.length === 1, waitMs, "the delivery");
-      expect(received[0]).toEqual({ topic: "file.indexed", message, attempt: 1, final: false });
+      expect(received[0]).toEqual({
+        topic: "file.indexed",
+        message,
+        attempt: 1,
+        final: false,
+        publishedAt: expect.any(Number) as number,
+      });
+      // To the second at least (a broker's timestamp property is in seconds).
+      const publishedAt = received[0]?.publishedAt ?? 0;
+      expect(publishedAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+      expect(publishedAt).toBeLessThanOrEqual(after);
+    });
+
+    it("queueDepth counts the messages waiting in a group's queue, not the one being handled", async () => {
+      const g = group("backlog");
+      const hold = gate();
+      let started = 0;
+      await bus.subscribe(
+        { group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 },
+        async () => {
+          started += 1;
+          await hold.promise;
+        },
+      );
+      try {
+        for (let i = 0; i < 3; i++) await bus.publish("file.deleted", deleted());
+        await waitFor(() => started === 1, waitMs, "the first delivery");
+        // A broker's count follows its queue a moment later.
+        const deadline = Date.now() + waitMs;
+        let depth = await bus.queueDepth(g);
+        while (depth !== 2 && Date.now() < deadline) {
+          await sleep(20);
+          depth = await bus.queueDepth(g);
+        }
+        expect(depth).toBe(2);
+      } finally {
+        hold.open();
+      }
+      await waitFor(() => started === 3, waitMs, "every delivery");
     });
 
     it("publish does not run the handler inline and resolves without waiting for it", async () => {
@@ -188,10 +228,12 @@ export function busContract(
 
     it("retries a failing handler, counting attempts, until it succeeds", async () => {
       const attempts: { attempt: number; final: boolean; fileId: string }[] = [];
+      const published = new Set<number | undefined>();
       await bus.subscribe(
         { group: group("flaky"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 5 },
         (d) => {
           attempts.push({ attempt: d.attempt, final: d.final, fileId: d.message.fileId });
+          published.add(d.publishedAt);
           return d.attempt < 3 ? Promise.reject(new Error("transient failure")) : Promise.resolve();
         },
       );
@@ -204,6 +246,8 @@ export function busContract(
         { attempt: 2, final: false, fileId: message.fileId },
         { attempt: 3, final: false, fileId: message.fileId },
       ]);
+      // A retry is the same message: it keeps the time it was first published.
+      expect(published.size).toBe(1);
       expect(
         (await harness.deadLetters()).filter(
           (d) => (d.payload as { fileId?: string }).fileId === message.fileId,

@@ -13,8 +13,10 @@ describe("ObservedBus", () => {
     const inner = new InProcessBus(logger, 1);
     const published: string[] = [];
     const ended: { topic: string; group: string; outcome: DeliveryOutcome; seconds: number }[] = [];
+    const ages: (number | undefined)[] = [];
     const bus = new ObservedBus(inner, {
       messagePublished: (topic) => published.push(topic),
+      deliveryStarted: (_topic, _group, age) => ages.push(age),
       deliveryEnded: (topic, group, outcome, seconds) => ended.push({ topic, group, outcome, seconds }),
     });
     // Fails its first attempt at every message, and every attempt at a file.deleted.
@@ -39,6 +41,11 @@ describe("ObservedBus", () => {
       "file.deleted g dead_lettered",
     ]);
     for (const { seconds } of ended) expect(seconds).toBeGreaterThanOrEqual(0);
+    // Each delivery's age since its message was first published: a retry's counts its wait too.
+    expect(ages).toHaveLength(4);
+    for (const age of ages) expect(age).toBeGreaterThanOrEqual(0);
+    expect(ages[1]).toBeGreaterThanOrEqual(ages[0] ?? Infinity);
+    expect(bus.subscribedGroups()).toEqual(["g"]);
     expect(inner.deadLetters.map((d) => d.topic)).toEqual(["file.deleted"]);
   });
 
@@ -47,6 +54,7 @@ describe("ObservedBus", () => {
     const published: string[] = [];
     const bus = new ObservedBus(inner, {
       messagePublished: (topic) => published.push(topic),
+      deliveryStarted: () => undefined,
       deliveryEnded: () => undefined,
     });
     await bus.close();

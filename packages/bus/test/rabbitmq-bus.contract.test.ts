@@ -94,6 +94,9 @@ class TrackedBus implements Bus {
   check(): Promise<void> {
     return this.inner.check();
   }
+  queueDepth(group: string): Promise<number> {
+    return this.inner.queueDepth(group);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }
@@ -338,7 +341,13 @@ describe("RabbitMqBus on the broker", () => {
       await exited;
       await waitFor(() => received.length === 1, 5_000, "the redelivery");
       // A crash is not a failed attempt: the handler never reported one.
-      expect(received[0]).toEqual({ topic: "file.deleted", message, attempt: 1, final: false });
+      expect(received[0]).toEqual({
+        topic: "file.deleted",
+        message,
+        attempt: 1,
+        final: false,
+        publishedAt: expect.any(Number) as number,
+      });
     } finally {
       child.kill("SIGKILL");
     }

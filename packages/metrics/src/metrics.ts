@@ -1,7 +1,7 @@
 // Every metric a Locus process exposes, declared once: its name, help, labels and buckets. Each
 // process (or each Locus built in a test's process) has its own registry, so nothing is global.
 
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds: from a fast API answer to a slow search or upload. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -73,6 +73,21 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly messageAge = new Histogram({
+    name: "locus_bus_message_age_seconds",
+    help: "Age of a message (since first published; to the second on RabbitMQ) when a delivery of it starts, by topic and group.",
+    labelNames: ["topic", "group"] as const,
+    buckets: WORK_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly consumerLag = new Gauge({
+    name: "locus_bus_consumer_lag_seconds",
+    help: "Age of the message whose delivery started last in this process, by group: how far behind the group's consumers are.",
+    labelNames: ["group"] as const,
+    registers: [this.registry],
+  });
+
   private readonly busHandlerDuration = new Histogram({
     name: "locus_bus_handler_duration_seconds",
     help: "Time a consumer group's handler took over one delivery, by topic, group and outcome.",
@@ -128,6 +143,45 @@ export class LocusMetrics {
 
   messagePublished(topic: string): void {
     this.busMessages.inc({ topic, event: "published" });
+  }
+
+  deliveryStarted(topic: string, group: string, ageSeconds: number | undefined): void {
+    if (ageSeconds === undefined) return;
+    this.messageAge.observe({ topic, group }, ageSeconds);
+    this.consumerLag.set({ group }, ageSeconds);
+  }
+
+  /**
+   * Reports the depth of each queue `depths` names, read at every scrape (this process's consumer
+   * groups). A broker that cannot answer leaves the series out rather than failing the scrape.
+   */
+  watchQueues(depths: () => Promise<Record<string, number>>): void {
+    new Gauge({
+      name: "locus_bus_queue_depth",
+      help: "Messages waiting in a consumer group's queue (not those being handled), read at each scrape.",
+      labelNames: ["group"] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [group, depth] of Object.entries(await depths())) this.set({ group }, depth);
+      },
+    });
+  }
+
+  /**
+   * Reports the files left unfinished (pending or processing) with no word from the pipeline for
+   * the stall delay, counted at every scrape (the files service's). Recovery queues them again; a
+   * count that stays up means the pipeline cannot finish them.
+   */
+  watchStalledFiles(count: () => Promise<number>): void {
+    new Gauge({
+      name: "locus_files_stalled",
+      help: "Files pending or processing with no progress for the stall delay (LOCUS_STALLED_AFTER_S), up to 1,000, read at each scrape.",
+      registers: [this.registry],
+      async collect() {
+        this.set(await count());
+      },
+    });
   }
 
   deliveryEnded(topic: string, group: string, outcome: string, seconds: number): void {
