@@ -8,6 +8,7 @@ import { FileType } from "@locus/contracts";
 import { rebuildSearchIndex } from "./index-rebuild.ts";
 import { queueReextraction } from "./reextract.ts";
 import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
+import { columns, deadLetters, OperatorError, printStatus, retryFile } from "./operator-commands.ts";
 
 /**
  * Operator commands against the same data as the running server, through the same configuration
@@ -20,6 +21,9 @@ import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
  *   locus migrate                                             (brings the schema up to date)
  *   locus index rebuild                                       (the search index, from stored extractions)
  *   locus files reextract [--kind K] [--email E]              (ready files extracted again from their originals)
+ *   locus status                                              (dependencies, queues, stalled and failed files)
+ *   locus files retry FILE_ID                                 (a failed or stalled file extracted again)
+ *   locus dead-letters list|replay [--group G] [--limit N]    (RabbitMQ's dead letters, read or handed back)
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
@@ -30,6 +34,9 @@ const USAGE = `Usage:
   pnpm locus migrate
   pnpm locus index rebuild
   pnpm locus files reextract [--kind pdf|image|audio|video] [--email E]
+  pnpm locus status                        (exit code 1 when a dependency is unavailable)
+  pnpm locus files retry FILE_ID
+  pnpm locus dead-letters list|replay [--group G] [--limit N]
 `;
 
 class UsageError extends Error {}
@@ -53,7 +60,8 @@ async function userByEmail(store: MetadataStore, email: string) {
   return user;
 }
 
-async function run(store: MetadataStore, config: LocusConfig, argv: string[]): Promise<void> {
+/** Runs one command; resolves its exit code (0, or 1 when `status` finds a dependency down). */
+async function run(store: MetadataStore, config: LocusConfig, argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -63,13 +71,15 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
       type: { type: "string" },
       kind: { type: "string" },
       name: { type: "string" },
+      group: { type: "string" },
+      limit: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   const [noun, verb, arg] = positionals;
   if (values.help || !noun) {
     out(USAGE.trimEnd());
-    return;
+    return 0;
   }
 
   if (noun === "index" && verb === "rebuild") {
@@ -94,7 +104,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     } finally {
       await infra.close();
     }
-    return;
+    return 0;
   }
 
   if (noun === "files" && verb === "reextract") {
@@ -121,13 +131,31 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     } finally {
       await infra.close();
     }
-    return;
+    return 0;
+  }
+
+  if (noun === "status" || (noun === "files" && verb === "retry") || noun === "dead-letters") {
+    const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
+    try {
+      if (noun === "status") return (await printStatus(infra, store, config, out)) ? 0 : 1;
+      if (noun === "files") {
+        if (!arg) throw new UsageError("Give the file's id: pnpm locus files retry FILE_ID");
+        out(await retryFile(infra, store, config, arg));
+        return 0;
+      }
+      await deadLetters(infra, config, verb, { group: values.group, limit: values.limit }, out);
+      return 0;
+    } catch (err) {
+      throw err instanceof OperatorError ? new UsageError(err.message) : err;
+    } finally {
+      await infra.close();
+    }
   }
 
   if (noun === "migrate") {
     // Every command migrates first (see below); this one only reports it, for deploy pipelines.
     out("The metadata schema is up to date.");
-    return;
+    return 0;
   }
 
   if (noun === "users" && verb === "create") {
@@ -137,7 +165,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     if (await store.findUserByEmail(email)) throw new UsageError(`A user with email ${email} already exists`);
     const user = await store.createUser({ email, plan });
     out(`Created user ${user.email} (id ${user.id}, plan ${user.plan})`);
-    return;
+    return 0;
   }
 
   if (noun === "users" && verb === "password") {
@@ -154,7 +182,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     if (problem) throw new UsageError(problem);
     await store.setPasswordHash(user.id, await hashPassword(password));
     out(`Set the dashboard password of ${user.email}; they can sign in at /dashboard.`);
-    return;
+    return 0;
   }
 
   if (noun === "keys" && verb === "create") {
@@ -173,7 +201,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     out(`Created ${type} key "${key.name}" (id ${key.id}) for ${user.email}.`);
     out("Copy it now: it is stored only as a hash and cannot be shown again.");
     out(generated.key);
-    return;
+    return 0;
   }
 
   if (noun === "keys" && verb === "list") {
@@ -181,7 +209,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     const keys = await store.listKeys(user.id);
     if (keys.length === 0) {
       out(`${user.email} has no keys.`);
-      return;
+      return 0;
     }
     const rows = [
       ["ID", "NAME", "PREFIX", "TYPE", "CREATED", "LAST USED", "REVOKED"],
@@ -195,15 +223,8 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
         k.revokedAt ?? "-",
       ]),
     ];
-    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    for (const row of rows)
-      out(
-        row
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join("  ")
-          .trimEnd(),
-      );
-    return;
+    for (const line of columns(rows)) out(line);
+    return 0;
   }
 
   if (noun === "keys" && verb === "revoke") {
@@ -213,7 +234,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
       : await store.revokeKey({ id: arg });
     if (!revoked) throw new UsageError("No active key matches (it may already be revoked)");
     out(`Revoked ${revoked.type} key "${revoked.name}" (id ${revoked.id}); requests using it now get 401.`);
-    return;
+    return 0;
   }
 
   throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
@@ -242,7 +263,7 @@ try {
   refuseAmbiguousStore(config, process.env);
   store = createMetadataStore(config);
   await store.migrate();
-  await run(store, config, process.argv.slice(2));
+  code = await run(store, config, process.argv.slice(2));
 } catch (err) {
   if (err instanceof UsageError || err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n${err instanceof UsageError ? USAGE : ""}`);

@@ -48,6 +48,8 @@ export class Infrastructure {
   private store?: Promise<MetadataStore>;
   private blobStore?: BlobStore;
   private bus?: Promise<Bus>;
+  /** The RabbitMQ adapter under the bus, when that is the bus: what operators' commands reach. */
+  private rabbit?: RabbitMqBus;
   private index?: Promise<SearchIndex>;
   private redisClient?: Redis;
   private ocr?: OcrEngine;
@@ -303,6 +305,7 @@ export class Infrastructure {
           prefix: this.config.amqpPrefix,
           connectionName: `locus ${this.config.serviceName}`,
         });
+        this.rabbit = rabbit;
         await rabbit.connect();
         // Every group's queue exists before anything is published, whichever process starts first.
         await rabbit.declareGroups(CONSUMER_GROUPS);
@@ -326,6 +329,12 @@ export class Infrastructure {
       return observed;
     })();
     return this.bus;
+  }
+
+  /** The broker under the bus (connected, every group declared), or undefined on the in-process bus. */
+  async broker(): Promise<RabbitMqBus | undefined> {
+    await this.messageBus();
+    return this.rabbit;
   }
 
   /** True when messages live only in this process: after a restart, all unfinished work is redone. */

@@ -9,6 +9,17 @@ export interface ReextractFilter {
   userId?: string | undefined;
 }
 
+/** Asks the extractors of the file's kind to extract it from its stored original. */
+export function publishForExtraction(bus: Bus, record: FileRecord): Promise<void> {
+  return bus.publish(uploadedTopic(record.fileType), {
+    fileId: record.id,
+    userId: record.userId,
+    kind: record.fileType,
+    blobKey: record.blobKey,
+    mimeType: record.mimeType,
+  });
+}
+
 /**
  * Queues ready files to be extracted again from their stored originals: what a newer extractor
  * does better (speech passages with word times, words hyphenated at line ends made whole, boxes
@@ -41,15 +52,7 @@ export async function queueReextraction(
   for (const record of chosen) {
     const updated = await store.updateFile(record.id, { status: "pending", progress: null });
     if (!updated) continue; // deleted meanwhile
-    if (bus) {
-      await bus.publish(uploadedTopic(updated.fileType), {
-        fileId: updated.id,
-        userId: updated.userId,
-        kind: updated.fileType,
-        blobKey: updated.blobKey,
-        mimeType: updated.mimeType,
-      });
-    }
+    if (bus) await publishForExtraction(bus, updated);
     queued += 1;
     if (queued % 100 === 0) progress(`${queued} of ${chosen.length} files queued`);
   }

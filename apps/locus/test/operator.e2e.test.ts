@@ -127,6 +127,29 @@ describe("operator CLI", () => {
     }
   });
 
+  it("says what the embedded shape runs on and which files are stuck or failed; refuses what it cannot do", async () => {
+    const status = await runCli(dataDir, ["status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(
+      /records in sqlite, files in local, messages on memory, passages in sqlite/,
+    );
+    expect(status.stdout).toMatch(/metadata_store +ok/);
+    expect(status.stdout).toMatch(/search_index +ok/);
+    expect(status.stdout).toMatch(/Queues: in the server's process/);
+    expect(status.stdout).toMatch(/Stalled files .*: 0\n/);
+    expect(status.stdout).toMatch(/Failed files: 0\n/);
+
+    const notAnId = await runCli(dataDir, ["files", "retry", "123"]);
+    expect(notAnId.code).toBe(2);
+    expect(notAnId.stderr).toMatch(/"123" is not a file id/);
+    const unknown = await runCli(dataDir, ["files", "retry", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/No file 3f2504e0/);
+    const letters = await runCli(dataDir, ["dead-letters", "list"]);
+    expect(letters.code).toBe(2);
+    expect(letters.stderr).toMatch(/Dead letters are kept by RabbitMQ/);
+  });
+
   it("prints a new key alone on the last line, and lists it without the secret part", async () => {
     const created = await runCli(dataDir, [
       "keys",

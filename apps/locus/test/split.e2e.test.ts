@@ -277,6 +277,47 @@ it("serves each internal process's metrics on its own port, where its work is co
   }
 });
 
+it("the CLI, on the deployment's settings: status of every dependency and queue, a failed file retried, dead letters listed", async () => {
+  const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+  const c = client(stack.baseUrl, key);
+  const pdf = await makePdf({ pages: [pageWith("Half of a document.", 2), pageWith("The rest.", 3)] });
+  const res = await c.upload(pdf.subarray(0, Math.floor(pdf.length / 2)), "half.pdf");
+  const { file } = (await res.json()) as { file: { id: string } };
+  const failed = await waitForFile(c, file.id, 60_000);
+  expect(failed).toMatchObject({ status: "failed", error: { code: "pdf_corrupt" } });
+
+  const status = await runCli(stack.dataDir, ["status"], stack.cliEnv);
+  expect(status.code).toBe(0);
+  expect(status.stdout).toMatch(
+    /records in postgres, files in s3, messages on rabbitmq, passages in postgres/,
+  );
+  for (const dependency of ["metadata_store", "blob_store", "bus", "search_index"]) {
+    expect(status.stdout).toMatch(new RegExp(`${dependency} +ok`));
+  }
+  expect(status.stdout).toMatch(/extractor-pdf +\d+ +\d+/);
+  expect(status.stdout).toContain(file.id);
+
+  const retried = await runCli(stack.dataDir, ["files", "retry", file.id], stack.cliEnv);
+  expect(retried.code).toBe(0);
+  expect(retried.stdout).toMatch(/Queued .* for extraction again/);
+  // Extracted again from its original (and failing again, for the same reason), later than before.
+  const deadline = Date.now() + 60_000;
+  let again = (await (await c.get(`/api/files/${file.id}`)).json()) as { status: string; updated_at: string };
+  while (
+    (again.status !== "failed" || again.updated_at <= (failed.updated_at as string)) &&
+    Date.now() < deadline
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    again = (await (await c.get(`/api/files/${file.id}`)).json()) as { status: string; updated_at: string };
+  }
+  expect(again.status).toBe("failed");
+  expect(again.updated_at > (failed.updated_at as string)).toBe(true);
+
+  const letters = await runCli(stack.dataDir, ["dead-letters", "list", "--group", "indexer"], stack.cliEnv);
+  expect(letters.code).toBe(0);
+  expect(letters.stdout).toMatch(/No dead letters|dead letters \(up to 100 per group\)/);
+});
+
 it("leaves nothing behind of files deleted while they are extracted or indexed", async () => {
   const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
   const c = client(stack.baseUrl, key);

@@ -11,4 +11,5 @@ export {
   type GroupQueues,
   type RabbitMqBusOptions,
 } from "./rabbitmq-bus.ts";
+export type { DeadLetterRecord } from "./rabbitmq-dead-letters.ts";
 export { ObservedBus, type BusObserver, type DeliveryOutcome } from "./observed-bus.ts";

@@ -13,6 +13,7 @@ import {
 } from "./rabbitmq-topology.ts";
 import { RabbitMqConnection, errorMessage } from "./rabbitmq-connection.ts";
 import { GroupConsumers, type Subscription } from "./rabbitmq-consumers.ts";
+import { peekDeadLetters, replayDeadLetters, type DeadLetterRecord } from "./rabbitmq-dead-letters.ts";
 
 export {
   AttemptHeader,
@@ -212,6 +213,27 @@ export class RabbitMqBus implements Bus {
     if (!live) throw new Error(this.connection.unavailable("not connected (reconnecting)"));
     const { messageCount } = await live.publisher.checkQueue(groupQueues(group, this.prefix).queue);
     return messageCount;
+  }
+
+  /** How many messages a group's dead-letter queue holds. */
+  async deadLetterCount(group: string): Promise<number> {
+    await this.connect();
+    const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
+    return (await live.publisher.checkQueue(groupQueues(group, this.prefix).dead)).messageCount;
+  }
+
+  /** Up to `limit` of a group's dead letters, oldest first, left where they are (for operators). */
+  async deadLetters(group: string, limit: number): Promise<DeadLetterRecord[]> {
+    await this.connect();
+    const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
+    return peekDeadLetters(live.connection, groupQueues(group, this.prefix), group, limit);
+  }
+
+  /** Hands up to `limit` of a group's dead letters back to its queue, with their attempts anew. */
+  async replayDeadLetters(group: string, limit: number): Promise<DeadLetterRecord[]> {
+    await this.connect();
+    const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
+    return replayDeadLetters(live.connection, groupQueues(group, this.prefix), group, limit);
   }
 
   close(): Promise<void> {

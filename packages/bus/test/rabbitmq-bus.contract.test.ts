@@ -244,6 +244,43 @@ describe("RabbitMqBus on the broker", () => {
     expect(calls).toBe(2);
   });
 
+  it("lists a group's dead letters without taking them, and replays them as new to the group", async () => {
+    const g = group("replayed");
+    const bus = make();
+    let failing = true;
+    const handled: { fileId: string; attempt: number }[] = [];
+    await bus.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 2 }, (d) => {
+      if (failing) return Promise.reject(new Error("store down"));
+      handled.push({ fileId: d.message.fileId, attempt: d.attempt });
+      return Promise.resolve();
+    });
+    const messages = [deleted(), deleted(), deleted()];
+    for (const m of messages) await bus.publish("file.deleted", m);
+    const dead = groupQueues(g, prefix).dead;
+    await waitFor(async () => (await peek(dead)).length === 3, 10_000, "three dead letters");
+
+    const operator = make();
+    const listed = await operator.deadLetters(g, 2);
+    expect(listed.map((l) => (l.payload as { fileId: string }).fileId)).toEqual(
+      messages.slice(0, 2).map((m) => m.fileId),
+    );
+    expect(listed[0]).toMatchObject({ group: g, topic: "file.deleted", attempt: 2, reason: "store down" });
+    expect(listed[0]?.publishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Reading took nothing, and kept the order.
+    expect((await operator.deadLetters(g, 10)).map((l) => (l.payload as { fileId: string }).fileId)).toEqual(
+      messages.map((m) => m.fileId),
+    );
+
+    failing = false;
+    const replayed = await operator.replayDeadLetters(g, 10);
+    expect(replayed).toHaveLength(3);
+    await waitFor(() => handled.length === 3, 5_000, "the replayed messages");
+    // Each comes back as new: its first attempt again, once.
+    expect(handled.map((h) => h.attempt)).toEqual([1, 1, 1]);
+    expect(handled.map((h) => h.fileId).sort()).toEqual(messages.map((m) => m.fileId).sort());
+    expect(await operator.deadLetters(g, 10)).toEqual([]);
+  });
+
   it("dead-letters a message that fails validation without running the handler", async () => {
     const g = group("strict");
     const bus = make();

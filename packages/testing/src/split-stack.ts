@@ -105,8 +105,14 @@ export async function startSplitStack(
   const workers = extractors + 3;
   const port = await freePortBlock(4 + workers + gateways - 1);
   const dataDir = tempDataDir("locus-split-");
-  // What any process (the CLI included) needs to reach this stack's data.
+  // What any process (the CLI included) needs to reach this stack's data and messages: an
+  // operator's CLI gets the deployment's settings.
   const shared = {
+    LOCUS_BUS: "rabbitmq",
+    AMQP_URL: TEST_AMQP_URL,
+    LOCUS_AMQP_PREFIX: amqpPrefix,
+    LOCUS_RATE_LIMIT_STORE: "redis",
+    REDIS_URL: TEST_REDIS_URL,
     LOCUS_METADATA_STORE: "postgres",
     LOCUS_SEARCH_INDEX: "postgres",
     DATABASE_URL: TEST_DATABASE_URL,
@@ -126,11 +132,6 @@ export async function startSplitStack(
     PORT: String(port),
     LOCUS_DATA_DIR: dataDir,
     LOCUS_LOG_LEVEL: "info",
-    LOCUS_BUS: "rabbitmq",
-    AMQP_URL: TEST_AMQP_URL,
-    LOCUS_AMQP_PREFIX: amqpPrefix,
-    LOCUS_RATE_LIMIT_STORE: "redis",
-    REDIS_URL: TEST_REDIS_URL,
     LOCUS_SPLIT_EXTRACTORS: String(extractors),
     LOCUS_SPLIT_GATEWAYS: String(gateways),
     ...options.env,

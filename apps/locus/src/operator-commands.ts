@@ -1,0 +1,205 @@
+// The operator's commands about a running deployment's state, beside the account commands in
+// cli.ts: `status`, `files retry` and `dead-letters list|replay`.
+
+import { CONSUMER_GROUPS } from "@locus/contracts";
+import type { FileRecord, MetadataStore } from "@locus/metadata-store";
+import type { LocusConfig } from "@locus/runtime";
+import type { Infrastructure } from "./infrastructure.ts";
+import { publishForExtraction } from "./reextract.ts";
+
+/** A mistake of the operator's: said in one sentence, with the usage (exit code 2). */
+export class OperatorError extends Error {}
+
+const GROUPS = Object.keys(CONSUMER_GROUPS);
+const SHOWN = 10;
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Rows as aligned columns. */
+export function columns(rows: string[][]): string[] {
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/**
+ * Each dependency as this configuration reaches it, each consumer group's queue and dead letters
+ * (on RabbitMQ), and the files that are stuck or failed. Resolves false when a dependency is down.
+ */
+export async function printStatus(
+  infra: Infrastructure,
+  store: MetadataStore,
+  config: LocusConfig,
+  out: (line: string) => void,
+): Promise<boolean> {
+  const { adapters } = config;
+  out(
+    `Locus: records in ${adapters.metadataStore}, files in ${adapters.blobStore}, messages on ${adapters.bus}, ` +
+      `passages in ${adapters.searchIndex}`,
+  );
+  // Built here so that a dependency that cannot be reached is reported, not thrown.
+  const unreachable: Record<string, string> = {};
+  const build = async (name: string, make: () => Promise<unknown>) => {
+    try {
+      await make();
+    } catch (err) {
+      unreachable[name] = errorText(err);
+    }
+  };
+  infra.blobs();
+  // The in-process bus lives in the server's process: one built here would say nothing about it.
+  if (adapters.bus === "rabbitmq") await build("bus", () => infra.messageBus());
+  await build("search_index", () => infra.searchIndex());
+  const checks = await infra.readiness();
+  out("");
+  out("Dependencies:");
+  const dependencyRows = [
+    ["metadata_store", "ok"],
+    ...Object.entries(checks).filter(([name]) => name !== "metadata_store"),
+    ...Object.entries(unreachable).map(([name, reason]) => [name, `unavailable: ${reason}`]),
+  ];
+  for (const line of columns(dependencyRows)) out(`  ${line}`);
+  const healthy =
+    Object.keys(unreachable).length === 0 &&
+    Object.values(checks).every((s) => s === "ok" || s === "degraded");
+
+  out("");
+  const broker = unreachable.bus ? undefined : await infra.broker();
+  if (broker) {
+    const rows = [["GROUP", "WAITING", "DEAD LETTERS"]];
+    for (const group of GROUPS) {
+      try {
+        rows.push([
+          group,
+          String(await broker.queueDepth(group)),
+          String(await broker.deadLetterCount(group)),
+        ]);
+      } catch (err) {
+        rows.push([group, `unknown: ${errorText(err)}`, ""]);
+      }
+    }
+    out("Queues:");
+    for (const line of columns(rows)) out(`  ${line}`);
+  } else if (adapters.bus === "memory") {
+    out("Queues: in the server's process (LOCUS_BUS=memory); its /metrics has locus_bus_queue_depth.");
+  }
+
+  const stalledBefore = new Date(Date.now() - config.stalledAfterMs).toISOString();
+  const stalled = await store.listUnfinishedFiles({ limit: SHOWN + 1, updatedBefore: stalledBefore });
+  const failed = await store.listFilesWithStatus("failed", { limit: SHOWN + 1 });
+  const count = (files: FileRecord[]) => (files.length > SHOWN ? `more than ${SHOWN}` : String(files.length));
+  out("");
+  out(
+    `Stalled files (pending or processing, no progress for ${Math.round(config.stalledAfterMs / 1000)} s): ` +
+      count(stalled),
+  );
+  for (const line of columns(
+    stalled.slice(0, SHOWN).map((f) => [f.id, f.fileType, f.status, `since ${f.updatedAt}`]),
+  ))
+    out(`  ${line}`);
+  out(`Failed files: ${count(failed)}`);
+  for (const line of columns(
+    failed.slice(0, SHOWN).map((f) => [f.id, f.fileType, f.error?.code ?? "", f.error?.message ?? ""]),
+  ))
+    out(`  ${line}`);
+  if (stalled.length + failed.length > 0) out("Retry one with: pnpm locus files retry FILE_ID");
+  return healthy;
+}
+
+/**
+ * Sends a failed or stalled file through extraction again, from its stored original. On a shared
+ * bus it is published now; on the in-process one, the server takes it up when it next starts.
+ */
+export async function retryFile(
+  infra: Infrastructure,
+  store: MetadataStore,
+  config: LocusConfig,
+  fileId: string,
+): Promise<string> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(fileId)) {
+    throw new OperatorError(`"${fileId}" is not a file id (a UUID, as pnpm locus status lists them)`);
+  }
+  const record = await store.getFileById(fileId.toLowerCase());
+  if (!record) throw new OperatorError(`No file ${fileId}`);
+  if (record.status === "ready") {
+    throw new OperatorError(
+      `File ${fileId} is ready; to extract ready files again, use pnpm locus files reextract`,
+    );
+  }
+  const stalledBefore = Date.now() - config.stalledAfterMs;
+  if (record.status !== "failed" && Date.parse(record.updatedAt) > stalledBefore) {
+    throw new OperatorError(
+      `File ${fileId} is ${record.status} and moved at ${record.updatedAt}: it is being worked on. ` +
+        `Retry it once it has failed, or made no progress for ${Math.round(config.stalledAfterMs / 1000)} s`,
+    );
+  }
+  const updated = await store.updateFile(record.id, { status: "pending", progress: null, error: null });
+  if (!updated) throw new OperatorError(`File ${fileId} was deleted meanwhile`);
+  if (config.adapters.bus !== "rabbitmq") {
+    return `Marked ${fileId} to be extracted again: start (or restart) the server with pnpm start and it extracts it.`;
+  }
+  await publishForExtraction(await infra.messageBus(), updated);
+  return `Queued ${fileId} (${updated.fileType}) for extraction again; pnpm locus status follows it.`;
+}
+
+/** `dead-letters list|replay [--group G] [--limit N]`: RabbitMQ's dead-letter queues, by group. */
+export async function deadLetters(
+  infra: Infrastructure,
+  config: LocusConfig,
+  verb: string | undefined,
+  options: { group?: string | undefined; limit?: string | undefined },
+  out: (line: string) => void,
+): Promise<void> {
+  if (verb !== "list" && verb !== "replay")
+    throw new OperatorError("Say dead-letters list or dead-letters replay");
+  if (config.adapters.bus !== "rabbitmq") {
+    throw new OperatorError(
+      "Dead letters are kept by RabbitMQ (LOCUS_BUS=rabbitmq); the in-process bus keeps them only in the " +
+        'server\'s memory and logs each one ("message dead-lettered")',
+    );
+  }
+  if (options.group !== undefined && !GROUPS.includes(options.group)) {
+    throw new OperatorError(`--group must be one of ${GROUPS.join(", ")}`);
+  }
+  const limit = options.limit === undefined ? 100 : Number(options.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    throw new OperatorError("--limit must be a whole number from 1 to 10000");
+  }
+  const broker = await infra.broker();
+  if (!broker) throw new OperatorError("No RabbitMQ bus is configured (AMQP_URL)");
+  const groups = options.group ? [options.group] : GROUPS;
+  let total = 0;
+  for (const group of groups) {
+    if (verb === "list") {
+      const letters = await broker.deadLetters(group, limit);
+      total += letters.length;
+      if (letters.length === 0) continue;
+      out(`${group}:`);
+      const rows = letters.map((l) => {
+        const fileId = (l.payload as { fileId?: unknown } | null)?.fileId;
+        return [
+          typeof fileId === "string" ? fileId : "-",
+          l.topic,
+          `attempt ${l.attempt}`,
+          l.publishedAt ?? "-",
+          l.reason,
+        ];
+      });
+      for (const line of columns(rows)) out(`  ${line}`);
+    } else {
+      const replayed = await broker.replayDeadLetters(group, limit);
+      total += replayed.length;
+      if (replayed.length > 0) out(`${group}: ${replayed.length} handed back to the queue`);
+    }
+  }
+  out(
+    verb === "list"
+      ? total === 0
+        ? "No dead letters."
+        : `${total} dead letters (up to ${limit} per group). Replay them, once their cause is fixed, with: pnpm locus dead-letters replay`
+      : `Replayed ${total} dead letters; each is handled again from its first attempt.`,
+  );
+}
