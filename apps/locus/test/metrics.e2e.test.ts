@@ -64,6 +64,17 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
   expect(grew("locus_uploads_total", { kind: "pdf" })).toBe(1);
   expect(grew("locus_files_finished_total", { kind: "pdf", outcome: "ready" })).toBe(1);
   expect(grew("locus_file_processing_seconds_count", { kind: "pdf", outcome: "ready" })).toBe(1);
+  for (const stage of ["waited", "extraction", "indexWaited", "indexing"]) {
+    expect({ stage, grew: grew("locus_file_stage_seconds_count", { kind: "pdf", stage }) }).toEqual({
+      stage,
+      grew: 1,
+    });
+  }
+  // The "file ready" line says how long each stage took.
+  const ready = locus.logs.find((line) => line.includes(file.id) && line.includes('"msg":"file ready"'));
+  expect(ready).toMatch(
+    /"stages":\{"waited":[\d.]+,"extraction":[\d.]+,"indexWaited":[\d.]+,"indexing":[\d.]+\}/,
+  );
   expect(grew("locus_bus_messages_total", { topic: "file.uploaded.pdf", event: "published" })).toBe(1);
   expect(grew("locus_bus_messages_total", { topic: "file.uploaded.pdf", event: "handled" })).toBe(1);
   expect(

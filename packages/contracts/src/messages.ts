@@ -19,6 +19,22 @@ export type FileUploaded = z.infer<typeof FileUploaded>;
 export const FileProgress = z.object({ ...FileRef, progress: z.number().min(0).max(1) });
 export type FileProgress = z.infer<typeof FileProgress>;
 
+/**
+ * Seconds each stage of a file's processing took, as far as it has gone; each stage adds its own.
+ * `waited`: from the upload's message to the extraction that succeeded (earlier attempts
+ * included); `indexWaited`: from the extraction's message to the indexing that succeeded.
+ */
+export const FileStages = z.object({
+  waited: z.number().min(0).optional(),
+  extraction: z.number().min(0).optional(),
+  indexWaited: z.number().min(0).optional(),
+  indexing: z.number().min(0).optional(),
+});
+export type FileStages = z.infer<typeof FileStages>;
+
+/** A stage's seconds from `from` to `to` (ms since the epoch); never negative across two clocks. */
+export const secondsBetween = (from: number, to: number): number => Math.max(0, to - from) / 1000;
+
 export const FileExtracted = z.object({
   ...FileRef,
   /** Blob key of the stored extraction (JSON lines, one passage each): never inline in a message. */
@@ -27,6 +43,7 @@ export const FileExtracted = z.object({
   pageCount: z.number().int().min(0).nullable(),
   /** Length of a recording in seconds (audio and video); absent for other kinds. */
   durationS: z.number().min(0).nullable().optional(),
+  stages: FileStages.optional(),
 });
 export type FileExtracted = z.infer<typeof FileExtracted>;
 
@@ -35,6 +52,7 @@ export const FileIndexed = z.object({
   passageCount: z.number().int().min(0),
   pageCount: z.number().int().min(0).nullable(),
   durationS: z.number().min(0).nullable().optional(),
+  stages: FileStages.optional(),
 });
 export type FileIndexed = z.infer<typeof FileIndexed>;
 

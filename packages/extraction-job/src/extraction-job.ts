@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import {
   CONSUMER_GROUPS,
   extractionBlobKey,
+  secondsBetween,
   FileRejectedError,
   type ExtractedPassage,
   type FileType,
@@ -102,8 +103,9 @@ export class ExtractionJob<Data = Buffer> {
   async handle(delivery: Delivery<`file.uploaded.${FileType}`>): Promise<void> {
     const { fileId, userId, blobKey } = delivery.message;
     const ref = { fileId, userId };
+    const started = Date.now();
     try {
-      await this.run(delivery.message);
+      await this.run(delivery.message, started, delivery.publishedAt);
     } catch (err) {
       if (err instanceof FileRejectedError) {
         await this.deps.bus.publish("file.failed", {
@@ -121,7 +123,8 @@ export class ExtractionJob<Data = Buffer> {
     }
   }
 
-  private async run(message: FileUploaded): Promise<void> {
+  /** `started`: when this attempt began; `publishedAt`: when the upload's message was (if known). */
+  private async run(message: FileUploaded, started: number, publishedAt: number | undefined): Promise<void> {
     const { blobs, bus, logger } = this.deps;
     const { fileId, userId, blobKey } = message;
     const stat = await blobs.stat(blobKey);
@@ -181,6 +184,10 @@ export class ExtractionJob<Data = Buffer> {
       passageCount,
       pageCount: summary.pageCount,
       ...(summary.durationS === undefined ? {} : { durationS: summary.durationS }),
+      stages: {
+        ...(publishedAt === undefined ? {} : { waited: secondsBetween(publishedAt, started) }),
+        extraction: secondsBetween(started, Date.now()),
+      },
     });
   }
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { fileBlobKey } from "@locus/contracts";
+import { fileBlobKey, type FileStages } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { createLogger } from "@locus/runtime";
@@ -19,13 +19,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 it("says a file is alive while a long step gives no progress, and stops when the work ends", async () => {
   const blobs = new LocalBlobStore(join(dir, "blobs"));
   const bus = new InProcessBus(logger);
-  const seen: { topic: string; progress?: number }[] = [];
+  const seen: { topic: string; progress?: number; stages?: FileStages | undefined }[] = [];
   await bus.subscribe(
     { group: "files-status", topics: ["file.progress", "file.extracted"], concurrency: 1, maxAttempts: 1 },
     (delivery) => {
       seen.push({
         topic: delivery.topic,
         ...(delivery.topic === "file.progress" ? { progress: delivery.message.progress } : {}),
+        ...(delivery.topic === "file.extracted" ? { stages: delivery.message.stages } : {}),
       });
       return Promise.resolve();
     },
@@ -54,9 +55,17 @@ it("says a file is alive while a long step gives no progress, and stops when the
     },
     attempt: 1,
     final: true,
+    // Published two seconds before this attempt began.
+    publishedAt: Date.now() - 2000,
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await bus.close();
+  // Its stages: the wait since the upload's message, and the extraction (over 0.4 s of steps).
+  const stages = seen.at(-1)?.stages;
+  expect(stages?.waited).toBeGreaterThanOrEqual(2);
+  expect(stages?.waited).toBeLessThan(60);
+  expect(stages?.extraction).toBeGreaterThanOrEqual(0.4);
+  expect(stages?.extraction).toBeLessThan(60);
   const beats = seen.filter((s) => s.topic === "file.progress" && s.progress === 0.45);
   expect(beats.length).toBeGreaterThanOrEqual(4);
   // Nothing after the end: the heartbeat stopped with the work.

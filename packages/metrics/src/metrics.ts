@@ -66,6 +66,14 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly fileStages = new Histogram({
+    name: "locus_file_stage_seconds",
+    help: "Seconds each stage of a file that became ready took, by kind and stage (waited, extraction, indexWaited, indexing).",
+    labelNames: ["kind", "stage"] as const,
+    buckets: WORK_BUCKETS,
+    registers: [this.registry],
+  });
+
   private readonly busMessages = new Counter({
     name: "locus_bus_messages_total",
     help: "Bus messages published, and deliveries handled, retried or dead-lettered (event), by topic.",
@@ -139,6 +147,12 @@ export class LocusMetrics {
   fileFinished(kind: string, outcome: string, seconds: number): void {
     this.filesFinished.inc({ kind, outcome });
     this.fileProcessing.observe({ kind, outcome: outcome === "ready" ? "ready" : "failed" }, seconds);
+  }
+
+  stagesTook(kind: string, stages: Partial<Record<string, number>>): void {
+    for (const [stage, seconds] of Object.entries(stages)) {
+      if (seconds !== undefined) this.fileStages.observe({ kind, stage }, seconds);
+    }
   }
 
   messagePublished(topic: string): void {

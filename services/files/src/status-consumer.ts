@@ -1,4 +1,4 @@
-import { CONSUMER_GROUPS, type FileType } from "@locus/contracts";
+import { CONSUMER_GROUPS, type FileStages, type FileType } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
 import type { FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
@@ -12,6 +12,8 @@ export interface FilesObserver {
    * upload was recorded.
    */
   fileFinished(kind: FileType, outcome: string, seconds: number): void;
+  /** The seconds each stage of a file that became ready took (see FileStages). */
+  stagesTook(kind: FileType, stages: FileStages): void;
 }
 
 /** Seconds since a record's creation, for the "file ready" and "file failed" lines and metrics. */
@@ -51,7 +53,7 @@ export async function subscribeStatusUpdates(
           return;
         }
         case "file.indexed": {
-          const { passageCount, pageCount, durationS } = delivery.message;
+          const { passageCount, pageCount, durationS, stages } = delivery.message;
           await store.updateFile(record.id, {
             status: "ready",
             progress: 1,
@@ -61,9 +63,12 @@ export async function subscribeStatusUpdates(
             durationS: durationS ?? null,
           });
           const totalS = secondsSince(record.createdAt);
-          logger.info({ fileId: record.id, passageCount, pageCount, totalS }, "file ready");
+          logger.info({ fileId: record.id, passageCount, pageCount, totalS, stages }, "file ready");
           // A redelivered report changes nothing, and is not counted again.
-          if (record.status !== "ready") observer?.fileFinished(record.fileType, "ready", totalS);
+          if (record.status !== "ready") {
+            observer?.fileFinished(record.fileType, "ready", totalS);
+            if (stages) observer?.stagesTook(record.fileType, stages);
+          }
           return;
         }
         case "file.failed": {

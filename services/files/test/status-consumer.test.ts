@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileBlobKey, type FileStatus, type MessageOf, type Topic } from "@locus/contracts";
+import { fileBlobKey, type FileStages, type FileStatus, type MessageOf, type Topic } from "@locus/contracts";
 import { InProcessBus } from "@locus/bus";
 import { createSqliteMetadataStore, type FileRecord, type KyselyMetadataStore } from "@locus/metadata-store";
 import { createLogger } from "@locus/runtime";
@@ -20,6 +20,7 @@ let bus: InProcessBus;
 const deleted: MessageOf<"file.deleted">[] = [];
 // What the consumer reports to metrics: each file's finish, with its kind, outcome and seconds.
 const finished: { fileId?: string; kind: string; outcome: string; seconds: number }[] = [];
+const stagesTaken: { kind: string; stages: FileStages }[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "locus-status-"));
@@ -30,6 +31,7 @@ beforeAll(async () => {
   await subscribeStatusUpdates(bus, store, logger, {
     uploadAccepted: () => undefined,
     fileFinished: (kind, outcome, seconds) => finished.push({ kind, outcome, seconds }),
+    stagesTook: (kind, stages) => stagesTaken.push({ kind, stages }),
   });
   // The indexer's queue: what the consumer asks it to clean up.
   await bus.subscribe({ group: "indexer", topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 }, (d) => {
@@ -112,9 +114,23 @@ it("reports each file's finish once, with its kind, outcome and the seconds sinc
     { kind: "pdf", outcome: "ready" },
     { kind: "pdf", outcome: "pdf_corrupt" },
   ]);
+  // Stages are reported only as the pipeline gave them (none here).
+  expect(stagesTaken).toEqual([]);
   // The records were made a minute ago (fileWithStatus).
   for (const { seconds } of finished) expect(seconds).toBeGreaterThanOrEqual(59);
   for (const { seconds } of finished) expect(seconds).toBeLessThan(600);
+});
+
+it("reports the stages a ready file's report carries, once", async () => {
+  stagesTaken.length = 0;
+  const file = await fileWithStatus("processing");
+  const stages = { waited: 0.5, extraction: 2.25, indexWaited: 0.01, indexing: 0.3 };
+  const report1 = {
+    topic: "file.indexed" as const,
+    message: { ...file, passageCount: 2, pageCount: 1, stages },
+  };
+  await report(report1, report1);
+  expect(stagesTaken).toEqual([{ kind: "pdf", stages }]);
 });
 
 it("file.progress moves a pending file to processing with its progress", async () => {

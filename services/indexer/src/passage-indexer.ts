@@ -1,4 +1,4 @@
-import { extractionBlobKey, type FileExtracted } from "@locus/contracts";
+import { extractionBlobKey, secondsBetween, type FileExtracted } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
@@ -40,7 +40,7 @@ export class PassageIndexer {
   async handle(delivery: Delivery<"file.extracted" | "file.deleted">): Promise<void> {
     switch (delivery.topic) {
       case "file.extracted":
-        return this.indexFile(delivery.message, delivery.final);
+        return this.indexFile(delivery.message, delivery.final, delivery.publishedAt);
       case "file.deleted": {
         // Everything derived from the file: a file deleted mid-processing may get its extraction
         // written after the files service removed the rest.
@@ -51,7 +51,12 @@ export class PassageIndexer {
     }
   }
 
-  private async indexFile(message: FileExtracted, final: boolean): Promise<void> {
+  private async indexFile(
+    message: FileExtracted,
+    final: boolean,
+    publishedAt: number | undefined,
+  ): Promise<void> {
+    const started = Date.now();
     const { fileId, userId, extractionKey, pageCount, durationS } = message;
     if (!(await this.blobs.stat(extractionKey))) {
       this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
@@ -89,6 +94,11 @@ export class PassageIndexer {
         passageCount,
         pageCount,
         ...(durationS === undefined ? {} : { durationS }),
+        stages: {
+          ...message.stages,
+          ...(publishedAt === undefined ? {} : { indexWaited: secondsBetween(publishedAt, started) }),
+          indexing: secondsBetween(started, Date.now()),
+        },
       });
     } catch (err) {
       return await giveUpOnFile({ bus: this.bus, logger: this.logger }, { final }, { fileId, userId }, err, {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { extractionBlobKey, fileBlobKey, type ExtractedPassage } from "@locus/contracts";
+import { extractionBlobKey, fileBlobKey, type ExtractedPassage, type FileStages } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { LocalEmbedder, loadWordVectors, type Embedder } from "@locus/embedder";
@@ -25,6 +25,7 @@ let blobs: LocalBlobStore;
 let bus: InProcessBus;
 let local: LocalEmbedder;
 const indexed: string[] = [];
+const stagesOf = new Map<string, FileStages | undefined>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "locus-indexer-"));
@@ -38,6 +39,7 @@ beforeAll(async () => {
     { group: "files-status", topics: ["file.indexed"], concurrency: 1, maxAttempts: 1 },
     (delivery) => {
       indexed.push(delivery.message.fileId);
+      stagesOf.set(delivery.message.fileId, delivery.message.stages);
       return Promise.resolve();
     },
   );
@@ -97,13 +99,22 @@ async function eventually(done: () => boolean, what: string, timeoutMs = 20_000)
   }
 }
 
-it("indexes a file that still exists, and says it is ready", async () => {
+it("indexes a file that still exists, and says it is ready, adding its stages to the extraction's", async () => {
   const file = await extractedFile("Gannets dive from thirty metres.");
   const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store);
-  await indexer.handle(file.delivery);
+  await indexer.handle({
+    ...file.delivery,
+    message: { ...file.delivery.message, stages: { waited: 1, extraction: 3 } },
+    publishedAt: Date.now() - 1500,
+  });
   expect(await found(file.userId, "gannets dive")).toHaveLength(1);
   await eventually(() => indexed.includes(file.fileId), "file.indexed");
   expect(indexed).toContain(file.fileId);
+  const stages = stagesOf.get(file.fileId);
+  expect(stages).toMatchObject({ waited: 1, extraction: 3 });
+  expect(stages?.indexWaited).toBeGreaterThanOrEqual(1.5);
+  expect(stages?.indexWaited).toBeLessThan(60);
+  expect(stages?.indexing).toBeGreaterThanOrEqual(0);
 });
 
 it("does not index a file deleted while it was extracted, and removes its extraction", async () => {
