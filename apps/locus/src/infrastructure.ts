@@ -65,6 +65,7 @@ export class Infrastructure {
    * would turn a degraded service into an outage).
    */
   private readonly optional = new Set<string>();
+  private noticesChecked?: { at: number; notices: Promise<string[]> };
 
   /** This process's metrics: every module reports to them, /metrics serves them. */
   readonly metrics = new LocusMetrics();
@@ -78,6 +79,35 @@ export class Infrastructure {
     const pg = this.config.postgres;
     if (!pg) throw new Error("DATABASE_URL is not set");
     return { connectionString: pg.url, ...(pg.schema ? { schema: pg.schema } : {}) };
+  }
+
+  /**
+   * What this deployment cannot do now, a sentence each, for the dashboard: recordings, when the
+   * speech engine is not there. Checked at most once a minute (the engine's files, or its key).
+   */
+  notices(): Promise<string[]> {
+    const now = Date.now();
+    if (!this.noticesChecked || now - this.noticesChecked.at > 60_000) {
+      const checked = this.speechToText()
+        .check()
+        .then(
+          () => [],
+          (err: unknown) => [
+            `Recordings cannot be transcribed on this server, so audio and video files fail: ${err instanceof Error ? err.message : String(err)}`,
+          ],
+        );
+      this.noticesChecked = { at: now, notices: checked };
+    }
+    return this.noticesChecked.notices;
+  }
+
+  /**
+   * A dependency this process serves without, less well: /readyz shows it ("degraded" while its
+   * check fails) and the process stays ready. The speech engine, where recordings are extracted.
+   */
+  addOptionalCheck(name: string, check: () => Promise<void>): void {
+    this.checks[name] = check;
+    this.optional.add(name);
   }
 
   /** The configured speech-to-text engine (checked by the audio extractor when it starts). */

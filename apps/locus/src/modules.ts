@@ -132,28 +132,35 @@ export function moduleDescriptors(
     {
       name: "extractor-audio",
       dependsOn: [],
-      start: async () =>
-        startExtractorAudioModule({
+      start: async () => {
+        const speech = infra.speechToText();
+        // Recordings fail with the engine's reason while it is missing; /readyz says it is.
+        infra.addOptionalCheck("speech", () => speech.check());
+        return startExtractorAudioModule({
           blobs: infra.blobs(),
           bus: await infra.messageBus(),
           logger: log("extractor-audio"),
-          speech: infra.speechToText(),
+          speech,
           maxDurationS: config.speech.maxDurationS,
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
           heartbeatMs,
-        }),
+        });
+      },
     },
     {
       name: "extractor-video",
       dependsOn: [],
-      start: async () =>
-        startExtractorVideoModule({
+      start: async () => {
+        const speech = infra.speechToText();
+        // Recordings fail with the engine's reason while it is missing; /readyz says it is.
+        infra.addOptionalCheck("speech", () => speech.check());
+        return startExtractorVideoModule({
           blobs: infra.blobs(),
           bus: await infra.messageBus(),
           logger: log("extractor-video"),
-          speech: infra.speechToText(),
+          speech,
           engine: infra.ocrEngine(),
           minConfidence: config.ocr.minConfidence,
           lexicon: await infra.lexicon(),
@@ -162,7 +169,8 @@ export function moduleDescriptors(
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
           heartbeatMs,
-        }),
+        });
+      },
     },
     {
       name: "indexer",
@@ -244,6 +252,7 @@ export function moduleDescriptors(
               signUpsPerHour: config.signUpsPerHour,
               limiterCounters: infra.limiterCounters(),
               previewOrigin: await infra.previewOrigin(),
+              notices: () => infra.notices(),
             }),
           ],
           errorMappers: [multipartErrors(config.maxUploadBytes)],

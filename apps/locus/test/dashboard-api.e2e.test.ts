@@ -81,13 +81,15 @@ describe("signing up", () => {
     const email = newEmail();
     const res = await b.signUp(email);
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ user: { email, plan: "free" }, csrf: expect.any(String) });
+    // Nothing this server cannot do: its speech engine is installed.
+    expect(res.body).toEqual({ user: { email, plan: "free" }, csrf: expect.any(String), notices: [] });
     expect(res.setCookie).toMatch(
       /^locus_session=[^;]+; Max-Age=\d+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Strict$/,
     );
     expect((await b.call("/dashboard/api/session")).body).toEqual({
       user: { email, plan: "free" },
       csrf: b.csrf,
+      notices: [],
     });
   });
 

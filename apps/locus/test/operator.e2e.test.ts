@@ -69,6 +69,38 @@ describe("configuration", () => {
     expect(ocr.stderr).toMatch(/apt-get install tesseract-ocr/);
   });
 
+  it("starts without its speech engine, and says so on the dashboard and in the internal /readyz", async () => {
+    const noModel = tempDataDir("locus-no-model-");
+    const locus = await startLocus({
+      env: { LOCUS_POCKETSPHINX_MODEL_DIR: noModel, LOCUS_METRICS_PORT: "0" },
+    });
+    try {
+      const signUp = await fetch(`${locus.baseUrl}/dashboard/api/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "listener@example.com", password: "a long and unusual passphrase" }),
+      });
+      expect(signUp.status).toBe(201);
+      const { notices } = (await signUp.json()) as { notices: string[] };
+      expect(notices).toEqual([
+        expect.stringMatching(/^Recordings cannot be transcribed on this server.*pocketsphinx-en-us/),
+      ]);
+      // Public: ready, nothing said; internal (the metrics port): the speech engine is degraded.
+      expect(await (await fetch(`${locus.baseUrl}/readyz`)).json()).toEqual({ status: "ready" });
+      const metricsUrl = /"metricsUrl":"([^"]+)\/metrics"/.exec(locus.logs.join("\n"))?.[1];
+      expect(metricsUrl).toBeDefined();
+      const internal = (await (await fetch(`${metricsUrl}/readyz`)).json()) as {
+        status: string;
+        checks: Record<string, string>;
+      };
+      expect(internal).toMatchObject({ status: "ready", checks: { speech: "degraded" } });
+    } finally {
+      await locus.stop();
+      removeDataDir(locus.dataDir);
+      removeDataDir(noModel);
+    }
+  });
+
   it("names a missing connection setting for a chosen adapter", async () => {
     const { code, stderr } = await startWithEnv({ LOCUS_BUS: "rabbitmq", LOCUS_METADATA_STORE: "postgres" });
     expect(code).toBe(2);

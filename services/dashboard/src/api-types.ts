@@ -14,6 +14,8 @@ export interface DashboardUser {
 export interface DashboardSession {
   user: DashboardUser;
   csrf: string;
+  /** What this server cannot do now, a sentence each (recordings, without a speech engine). */
+  notices: string[];
 }
 
 /** An API key as listed (`GET /dashboard/api/keys`) and revoked: never the key itself. */

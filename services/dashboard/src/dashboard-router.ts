@@ -38,6 +38,8 @@ export interface DashboardDeps {
   previewOrigin?: string | undefined;
   /** How much password hashing runs and waits at once (defaults: DEFAULT_PASSWORD_WORK). */
   passwordWork?: PasswordWorkLimits;
+  /** What this server cannot do now, shown on every page (see DashboardSession.notices). */
+  notices?: () => Promise<string[]>;
 }
 
 const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "public");
@@ -146,6 +148,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
   router.get("/dashboard/vendor/pdfjs/:file", listedFiles(PDFJS_DIR, PDFJS, "1d"));
 
   const signedIn = async (req: Request) => (await deps.sessions.authenticate(req)).user;
+  const notices = deps.notices ?? (() => Promise.resolve([]));
 
   router.get("/dashboard/api/session", async (req, res) => {
     const current = await deps.sessions.current(req);
@@ -154,6 +157,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.json({
       user: { email: current.user.email, plan: current.user.plan },
       csrf: current.csrf,
+      notices: await notices(),
     } satisfies DashboardSession);
   });
 
@@ -180,9 +184,11 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     await deps.store.setPasswordHash(user.id, await passwords.run(() => hashPassword(password)));
     const session = await deps.sessions.start(res, user);
     deps.logger.info({ userId: user.id }, "dashboard sign-up");
-    res
-      .status(201)
-      .json({ user: { email: user.email, plan: user.plan }, csrf: session.csrf } satisfies DashboardSession);
+    res.status(201).json({
+      user: { email: user.email, plan: user.plan },
+      csrf: session.csrf,
+      notices: await notices(),
+    } satisfies DashboardSession);
   });
 
   router.post("/dashboard/api/signin", json, async (req, res) => {
@@ -204,6 +210,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.json({
       user: { email: found.user.email, plan: found.user.plan },
       csrf: session.csrf,
+      notices: await notices(),
     } satisfies DashboardSession);
   });
 

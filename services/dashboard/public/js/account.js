@@ -6,6 +6,7 @@ import { byId, errorBox, h, say, showError, view } from "./ui.js";
 
 const nav = byId("nav", HTMLElement);
 const who = byId("who", HTMLElement);
+const notices = byId("notices", HTMLElement);
 
 /** @param {"signin" | "signup"} mode */
 export function accountView(mode) {
@@ -77,6 +78,10 @@ export function signedInChrome() {
   const session = currentSession();
   nav.hidden = !session;
   who.textContent = session ? `${session.user.email} (${session.user.plan})` : "";
+  // What the server cannot do now (recordings without a speech engine), said before it surprises.
+  const said = session?.notices ?? [];
+  notices.replaceChildren(...said.map((notice) => h("p", {}, notice)));
+  notices.hidden = said.length === 0;
 }
 
 /** The Sign out button. */
