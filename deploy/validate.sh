@@ -5,8 +5,9 @@
 #   3. every rendered object passes the Kubernetes API schemas (kubernetes-models), the KEDA
 #      objects their documented shape, and every Locus process's environment, in both, passes
 #      Locus's own configuration rules (deploy/validate-manifests.ts);
-#   4. k8s/monitoring renders, and its alerts pass `promtool check rules` and their unit tests
-#      (k8s/monitoring/alerts.test.yaml, `promtool test rules`).
+#   4. k8s/monitoring renders, its alerts pass `promtool check rules` and their unit tests
+#      (k8s/monitoring/alerts.test.yaml, `promtool test rules`), and its Grafana dashboard's
+#      queries parse (`promtool check rules`, each as a recording rule).
 # Installs docker-compose, kubectl and promtool (prometheus) from Debian's packages when missing
 # (CI runs as root).
 # Exits non-zero on the first tool that fails, or with the list of every problem found.
@@ -68,10 +69,13 @@ if ! "$KUBECTL" kustomize k8s/monitoring >"$out/monitoring.yaml"; then
   exit 1
 fi
 mkdir -p "$out/alerts"
-node --import tsx deploy/prometheus-rules.ts k8s/monitoring/prometheus-rule.yaml "$out/alerts/rules.yaml"
+node --import tsx deploy/prometheus-rules.ts alerts k8s/monitoring/prometheus-rule.yaml "$out/alerts/rules.yaml"
 cp k8s/monitoring/alerts.test.yaml "$out/alerts/"
 promtool check rules "$out/alerts/rules.yaml"
 promtool test rules "$out/alerts/alerts.test.yaml"
+# The Grafana dashboard's queries, each as a recording rule: one that does not parse fails here.
+node --import tsx deploy/prometheus-rules.ts dashboard k8s/monitoring/grafana-dashboard.json "$out/alerts/dashboard.yaml"
+promtool check rules "$out/alerts/dashboard.yaml"
 
 echo "== schemas and cross-references"
 node --import tsx deploy/validate-manifests.ts \
