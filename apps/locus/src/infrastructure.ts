@@ -261,6 +261,12 @@ export class Infrastructure {
       const store = createMetadataStore(this.config);
       this.closers.push(() => store.close());
       this.checks.metadata_store = () => store.check();
+      // A gateway of the split shape stays ready through a database blip: out of service, every
+      // replica at once would leave clients the load balancer's bare errors; in service, each
+      // request gets Locus's own 503 with its reason, and requests that need no record still work
+      // (the docs, the sandbox's previews). The files and search services, which cannot work
+      // without it, still leave their Services.
+      if (this.config.split && this.config.targets.includes("gateway")) this.optional.add("metadata_store");
       await store.migrate();
       return store;
     })();

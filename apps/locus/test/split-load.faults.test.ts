@@ -447,8 +447,15 @@ it("loses, duplicates and fails nothing while each service is killed in turn, Ra
   {
     const t0 = Date.now();
     await postgresCluster("stop");
+    let readyWhileDown: { gateways: number[]; files: number } | undefined;
     try {
       await sleep(3000);
+      // The gateways stay in service (each request gets its own 503 meanwhile): a database blip
+      // must not empty the public Service. The files service, which cannot work without it, leaves.
+      readyWhileDown = {
+        gateways: await Promise.all(stack.gatewayUrls.map(async (u) => (await fetch(`${u}/readyz`)).status)),
+        files: (await fetch(`${stack.serviceUrls.files!}/readyz`)).status,
+      };
     } finally {
       await postgresCluster("start");
     }
@@ -458,6 +465,7 @@ it("loses, duplicates and fails nothing while each service is killed in turn, Ra
       outage_s: seconds(restarted - t0),
       probe_file_ready_s: await probeReady(restarted),
     });
+    expect(readyWhileDown).toEqual({ gateways: stack.gatewayUrls.map(() => 200), files: 503 });
   }
   {
     // Redis holds only counters: while it is away each gateway counts rate limits and sign-ins in
