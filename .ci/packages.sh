@@ -3,8 +3,9 @@
 # its English model, ffmpeg (maintained, with security fixes; preferred to the npm package's),
 # Poppler's tools (text PDFs, LOCUS_PDF_ENGINE) and the tesseract command (OCR, LOCUS_OCR_ENGINE;
 # its English data is also what the OCR benchmark's native side reads with). And what only the
-# tests use: flite, the speech synthesiser they make speech with, and Chromium, the browser the
-# dashboard's end-to-end tests drive (through playwright-core; no browser is downloaded).
+# tests use: flite, the speech synthesiser they make speech with, Chromium, the browser the
+# dashboard's end-to-end tests drive (through playwright-core; no browser is downloaded), and
+# Prometheus, which split.e2e runs against the split stack (its promtool checks the alerts too).
 # Installed only when missing.
 set -euo pipefail
 
@@ -16,9 +17,10 @@ command -v pdftotext >/dev/null 2>&1 || need_install+=(poppler-utils)
 command -v tesseract >/dev/null 2>&1 || need_install+=(tesseract-ocr)
 command -v flite >/dev/null 2>&1 || need_install+=(flite)
 [ -x /usr/bin/chromium ] || need_install+=(chromium)
+command -v prometheus >/dev/null 2>&1 || need_install+=(prometheus)
 if [ ${#need_install[@]} -gt 0 ]; then
   echo "installing ${need_install[*]}"
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_install[@]}"
 fi
-echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite and chromium are installed"
+echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite, chromium and prometheus are installed"

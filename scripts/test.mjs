@@ -57,18 +57,20 @@ const suiteEnv = { ...process.env, ...services.env };
 // the machine's own, not containers or servers named by the environment.
 const faultsRunHere = services.onMachine.has("PostgreSQL") && services.onMachine.has("RabbitMQ");
 // The speech suites run Debian's pocketsphinx (what Locus itself transcribes with) on speech made
-// by flite; the dashboard suite drives Debian's Chromium. Same rule: installed by .ci/packages.sh
-// where we may, named where we may not.
+// by flite; the dashboard suite drives Debian's Chromium; split.e2e runs Debian's Prometheus against
+// the split stack. Same rule: installed by .ci/packages.sh where we may, named where we may not.
 const onPath = (cmd) => spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
-const missingTools = ["pocketsphinx_continuous", "flite", "chromium"].filter((cmd) => !onPath(cmd));
+const missingTools = ["pocketsphinx_continuous", "flite", "chromium", "prometheus"].filter(
+  (cmd) => !onPath(cmd),
+);
 if (missingTools.length > 0) {
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
     console.error(`${missingTools.join(", ")} missing: installing with .ci/packages.sh`);
     spawnSync("bash", [".ci/packages.sh"], { stdio: "inherit" });
   } else {
     console.error(
-      `${missingTools.join(", ")} not installed: the speech and dashboard suites will fail. ` +
-        "Install Debian's pocketsphinx, pocketsphinx-en-us, flite and chromium (as root: bash .ci/packages.sh).",
+      `${missingTools.join(", ")} not installed: the speech, dashboard or Prometheus tests will fail. ` +
+        "Install Debian's pocketsphinx, pocketsphinx-en-us, flite, chromium and prometheus (as root: bash .ci/packages.sh).",
     );
   }
 }

@@ -12,6 +12,7 @@ import {
   runCli,
   recordResilience,
   scrapeMetrics,
+  startPrometheus,
   startSplitStack,
   TEST_DATABASE_URL,
   waitForFile,
@@ -274,6 +275,59 @@ it("serves each internal process's metrics on its own port, where its work is co
     const res = await fetch(`${gateway}/metrics`);
     expect(res.status).toBe(404);
     await res.text();
+  }
+});
+
+it("a real Prometheus scrapes every internal process and answers PromQL about a file just processed", async () => {
+  const internal = Object.entries(stack.serviceUrls).filter(([name]) => !name.startsWith("gateway"));
+  const prometheus = await startPrometheus(
+    Object.fromEntries(internal.map(([name, url]) => [name, new URL(url).host])),
+  );
+  try {
+    const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+    const c = client(stack.baseUrl, key);
+    const res = await c.upload(
+      await makePdf({ pages: [pageWith("Prometheus watched a heron.", 2)] }),
+      "h.pdf",
+    );
+    const { file } = (await res.json()) as { file: { id: string } };
+    expect(await waitForFile(c, file.id, 60_000)).toMatchObject({ status: "ready" });
+    // What the files service counts now, Prometheus must come to say (it scrapes every second).
+    const finished = metricValue(
+      await scrapeMetrics(`${stack.serviceUrls.files!}/metrics`),
+      "locus_files_finished_total",
+      {
+        kind: "pdf",
+        outcome: "ready",
+      },
+    );
+    const deadline = Date.now() + 20_000;
+    const answer = async () => ({
+      up: (await prometheus.query("up")).map((s) => [s.labels.service, s.value]).sort(),
+      finished: (await prometheus.query('sum(locus_files_finished_total{kind="pdf",outcome="ready"})'))[0]
+        ?.value,
+      handledBy: (
+        await prometheus.query(
+          'sum by (service) (locus_bus_messages_total{event="handled",topic="file.extracted"})',
+        )
+      )
+        .map((s) => s.labels.service)
+        .sort(),
+      extractions: (
+        await prometheus.query('sum(locus_file_stage_seconds_count{kind="pdf",stage="extraction"})')
+      )[0]?.value,
+    });
+    let seen = await answer();
+    while (((seen.finished ?? 0) < finished || seen.up.length < internal.length) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      seen = await answer();
+    }
+    expect(seen.up).toEqual(internal.map(([name]) => [name, 1]).sort());
+    expect(seen.finished).toBe(finished);
+    expect(seen.handledBy).toEqual(["indexer"]);
+    expect(seen.extractions).toBeGreaterThanOrEqual(1);
+  } finally {
+    await prometheus.stop();
   }
 });
 

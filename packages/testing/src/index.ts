@@ -14,3 +14,4 @@ export * from "./figures.ts";
 export * from "./quality-fixtures.ts";
 export * from "./rate-limit-burst.ts";
 export * from "./metrics-scrape.ts";
+export * from "./prometheus.ts";
