@@ -1,7 +1,7 @@
 // The operator's commands about a running deployment's state, beside the account commands in
 // cli.ts: `status`, `files retry` and `dead-letters list|replay`.
 
-import { CONSUMER_GROUPS } from "@locus/contracts";
+import { CONSUMER_GROUPS, FileUploaded } from "@locus/contracts";
 import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { LocusConfig } from "@locus/runtime";
 import type { Infrastructure } from "./infrastructure.ts";
@@ -119,7 +119,8 @@ export async function retryFile(
   config: LocusConfig,
   fileId: string,
 ): Promise<string> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(fileId)) {
+  // A file id as the bus carries it (the one schema for it).
+  if (!FileUploaded.shape.fileId.safeParse(fileId.toLowerCase()).success) {
     throw new OperatorError(`"${fileId}" is not a file id (a UUID, as pnpm locus status lists them)`);
   }
   const record = await store.getFileById(fileId.toLowerCase());

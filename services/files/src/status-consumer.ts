@@ -1,4 +1,4 @@
-import { CONSUMER_GROUPS, type FileStages, type FileType } from "@locus/contracts";
+import { CONSUMER_GROUPS, secondsBetween, type FileStages, type FileType } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
 import type { FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
@@ -17,7 +17,7 @@ export interface FilesObserver {
 }
 
 /** Seconds since a record's creation, for the "file ready" and "file failed" lines and metrics. */
-const secondsSince = (createdAt: string) => Math.max(0, (Date.now() - Date.parse(createdAt)) / 1000);
+const secondsSince = (createdAt: string) => secondsBetween(Date.parse(createdAt), Date.now());
 
 /**
  * Moves a file's status as the pipeline reports: processing (with progress), ready, failed.
