@@ -2,17 +2,21 @@
 // source serves both the cluster and the offline checks (deploy/validate.sh):
 //   - the PrometheusRule (the operator's wrapping of rule groups): its groups as they are;
 //   - the Grafana dashboard: each panel's query as a recording rule, so a query that does not
-//     parse fails `promtool check rules`.
+//     parse fails `promtool check rules`;
+//   - the KEDA ScaledObjects of a rendered k8s/base or overlay: each prometheus trigger's query as
+//     the recording rule keda:<ScaledObject, "_" for "-">:trigger_<index>, which
+//     deploy/keda-queries.test.yaml runs against made-up series (`promtool test rules`).
 //
 //   node --import tsx deploy/prometheus-rules.ts alerts <prometheus-rule.yaml> <rules.yaml>
 //   node --import tsx deploy/prometheus-rules.ts dashboard <grafana-dashboard.json> <rules.yaml>
+//   node --import tsx deploy/prometheus-rules.ts keda <rendered.yaml> <rules.yaml>
 
 import { readFileSync, writeFileSync } from "node:fs";
-import { parse, stringify } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 
 const [mode, from, to] = process.argv.slice(2);
-if ((mode !== "alerts" && mode !== "dashboard") || !from || !to) {
-  throw new Error("usage: prometheus-rules.ts alerts|dashboard <from> <rules.yaml>");
+if ((mode !== "alerts" && mode !== "dashboard" && mode !== "keda") || !from || !to) {
+  throw new Error("usage: prometheus-rules.ts alerts|dashboard|keda <from> <rules.yaml>");
 }
 
 function alertGroups(file: string): unknown[] {
@@ -37,4 +41,26 @@ function dashboardGroups(file: string): unknown[] {
   return [{ name: "dashboard", rules }];
 }
 
-writeFileSync(to, stringify({ groups: mode === "alerts" ? alertGroups(from) : dashboardGroups(from) }));
+function kedaGroups(file: string): unknown[] {
+  interface ScaledObject {
+    kind?: string;
+    metadata?: { name?: string };
+    spec?: { triggers?: { type?: string; metadata?: { query?: string } }[] };
+  }
+  const docs = parseAllDocuments(readFileSync(file, "utf8")).map((d) => d.toJS() as ScaledObject | null);
+  const rules = docs
+    .filter((o): o is ScaledObject => o?.kind === "ScaledObject")
+    .flatMap((o) =>
+      (o.spec?.triggers ?? []).flatMap((trigger, i) => {
+        if (trigger.type !== "prometheus") return [];
+        const name = `keda:${(o.metadata?.name ?? "").replace(/-/g, "_")}:trigger_${i}`;
+        if (!trigger.metadata?.query) throw new Error(`${file}: ${name} has no query`);
+        return [{ record: name, expr: trigger.metadata.query }];
+      }),
+    );
+  if (rules.length === 0) throw new Error(`${file} has no ScaledObject with a prometheus trigger`);
+  return [{ name: "keda", rules }];
+}
+
+const groups = { alerts: alertGroups, dashboard: dashboardGroups, keda: kedaGroups }[mode](from);
+writeFileSync(to, stringify({ groups }));

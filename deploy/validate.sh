@@ -6,8 +6,9 @@
 #      objects their documented shape, and every Locus process's environment, in both, passes
 #      Locus's own configuration rules (deploy/validate-manifests.ts);
 #   4. k8s/monitoring renders, its alerts pass `promtool check rules` and their unit tests
-#      (k8s/monitoring/alerts.test.yaml, `promtool test rules`), and its Grafana dashboard's
-#      queries parse (`promtool check rules`, each as a recording rule).
+#      (k8s/monitoring/alerts.test.yaml, `promtool test rules`), its Grafana dashboard's queries
+#      parse (`promtool check rules`, each as a recording rule), and so do the KEDA triggers'
+#      queries, which also pass their unit tests (deploy/keda-queries.test.yaml).
 # Installs docker-compose, kubectl and promtool (prometheus) from Debian's packages when missing
 # (CI runs as root).
 # Exits non-zero on the first tool that fails, or with the list of every problem found.
@@ -76,6 +77,12 @@ promtool test rules "$out/alerts/alerts.test.yaml"
 # The Grafana dashboard's queries, each as a recording rule: one that does not parse fails here.
 node --import tsx deploy/prometheus-rules.ts dashboard k8s/monitoring/grafana-dashboard.json "$out/alerts/dashboard.yaml"
 promtool check rules "$out/alerts/dashboard.yaml"
+# The KEDA triggers' queries (the rendered production overlay's), each as a recording rule: they
+# parse, and return what deploy/keda-queries.test.yaml expects of them.
+node --import tsx deploy/prometheus-rules.ts keda "$out/production.yaml" "$out/alerts/keda.yaml"
+cp deploy/keda-queries.test.yaml "$out/alerts/"
+promtool check rules "$out/alerts/keda.yaml"
+promtool test rules "$out/alerts/keda-queries.test.yaml"
 
 echo "== schemas and cross-references"
 node --import tsx deploy/validate-manifests.ts \

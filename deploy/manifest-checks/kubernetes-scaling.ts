@@ -1,11 +1,15 @@
 // Kubernetes replicas: HorizontalPodAutoscalers, PodDisruptionBudgets and KEDA's ScaledObjects.
+import { behaviorProblems, checkScaleIn, lagTriggerProblems } from "./kubernetes-keda.ts";
 import type { Rendering, Workload } from "./kubernetes-rendering.ts";
 import { matches } from "./kubernetes-rendering.ts";
-import { HPA_TARGETS, KEDA_TARGETS, PDB_TARGETS, QUEUE_GROUPS } from "./locus.ts";
+import { HPA_TARGETS, KEDA_SETTINGS, KEDA_TARGETS, PDB_TARGETS, QUEUE_GROUPS } from "./locus.ts";
 import type { Obj } from "./yaml.ts";
 import { at, list, obj, show } from "./yaml.ts";
 
-/** Autoscalers and budgets point at real Deployments, and no Deployment is scaled twice. */
+/**
+ * Autoscalers and budgets point at real Deployments, and no Deployment is scaled twice; the
+ * extractors scale on their queue's depth and lag, and scale in without cutting a file.
+ */
 export function checkScaling(
   rendering: Rendering,
   workloads: Workload[],
@@ -37,6 +41,7 @@ export function checkScaling(
     if (!(min <= max)) problems.push(`${where(h)}: minReplicas ${min} > maxReplicas ${max}`);
     const cpu = list(at(h, "spec", "metrics")).some((m) => at(m, "resource", "name") === "cpu");
     if (!cpu) problems.push(`${where(h)}: expected a CPU utilisation metric`);
+    for (const p of behaviorProblems(at(h, "spec", "behavior"))) problems.push(`${where(h)}: ${p}`);
   }
   for (const t of HPA_TARGETS) {
     const d = byTarget.get(t);
@@ -82,6 +87,13 @@ export function checkScaling(
     }
   }
   const scaledObjects = objects.filter((o) => o.kind === "ScaledObject");
+  // keda.env's ConfigMap (a generated name: locus-keda-<hash>), whose address the lag triggers carry.
+  const kedaSettings = objects.find(
+    (o) =>
+      o.kind === "ConfigMap" &&
+      new RegExp(`^${KEDA_SETTINGS.configMap}(-[a-z0-9]+)?$`).test(show(at(o, "metadata", "name"))),
+  );
+  const serverAddress = at(kedaSettings, "data", KEDA_SETTINGS.serverAddress);
   for (const so of scaledObjects) {
     const w = where(so);
     const spec = obj(so.spec);
@@ -103,6 +115,18 @@ export function checkScaling(
     }
     const triggers = list(spec.triggers).map(obj);
     const first = triggers[0];
+    for (const t of triggers) {
+      if (!["rabbitmq", "prometheus"].includes(show(t.type)))
+        problems.push(`${w}: trigger type ${show(t.type)}: expected rabbitmq or prometheus`);
+      // KEDA's CRD takes metadata values as strings only: an unquoted number is refused.
+      for (const [k, v] of Object.entries(obj(t.metadata))) {
+        if (typeof v !== "string")
+          problems.push(`${w}: ${show(t.type)} trigger metadata.${k} must be a string`);
+      }
+    }
+    const behavior = at(spec, "advanced", "horizontalPodAutoscalerConfig", "behavior");
+    for (const p of behaviorProblems(behavior))
+      problems.push(`${w}: advanced.horizontalPodAutoscalerConfig.${p}`);
     if (!first) {
       problems.push(`${w}: spec.triggers must hold at least one trigger`);
       continue;
@@ -143,6 +167,21 @@ export function checkScaling(
         problems.push(`${w}: queueName "${meta.queueName}", but ${d?.target} consumes "${expected}"`);
       }
     }
+    // The lag of the same group (locus_bus_consumer_lag_seconds), asked of Prometheus.
+    const lagTriggers = triggers.filter((t) => t.type === "prometheus");
+    if (d?.target && KEDA_TARGETS.includes(d.target)) {
+      if (lagTriggers.length !== 1) {
+        problems.push(`${w}: expected one prometheus trigger (the group's lag), got ${lagTriggers.length}`);
+      }
+    }
+    for (const t of lagTriggers) {
+      for (const p of lagTriggerProblems(
+        t,
+        group,
+        typeof serverAddress === "string" ? serverAddress : undefined,
+      ))
+        problems.push(`${w}: ${p}`);
+    }
   }
   for (const t of KEDA_TARGETS) {
     const d = byTarget.get(t);
@@ -150,4 +189,5 @@ export function checkScaling(
       problems.push(`[${label}] no KEDA ScaledObject for ${t}`);
     }
   }
+  checkScaleIn(rendering, byTarget);
 }

@@ -24,8 +24,31 @@ export const CALLED_TARGETS: Record<string, string> = {
 export const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");
 export const HPA_TARGETS = ["gateway", "search"];
 export const PDB_TARGETS = ["gateway", "files", "search"];
-/** Targets scaled by KEDA on the depth of their queue (QUEUE_GROUPS). */
+/**
+ * Targets scaled by KEDA on their queue (QUEUE_GROUPS): its depth (a rabbitmq trigger) and how long
+ * the files started last had waited (a prometheus trigger on LAG_METRIC of their group).
+ */
 export const KEDA_TARGETS = ["extractor-pdf", "extractor-image", "extractor-audio", "extractor-video"];
+/** The metric the prometheus triggers scale on, and where Locus's metrics are declared. */
+export const LAG_METRIC = "locus_bus_consumer_lag_seconds";
+export const METRICS_SOURCE = repoFile("packages/metrics/src/metrics.ts");
+/** The ConfigMap of k8s/base/keda.env, and its setting kustomize copies into serverAddress. */
+export const KEDA_SETTINGS = { configMap: "locus-keda", serverAddress: "PROMETHEUS_SERVER_ADDRESS" };
+/**
+ * What a SIGTERM must be given to finish the longest file allowed (LOCUS_MEDIA_MAX_DURATION_S),
+ * in seconds per second of it: the bus waits for the file in flight with no deadline of its own,
+ * so terminationGracePeriodSeconds is the limit. Twice the measured speeds (pocketsphinx 0.14-0.25
+ * of a recording's length, a video's frames 0.13: README, bench/README), as a pod may get only its
+ * CPU request, half a core; a video is transcribed, then its frames read. Plus SHUTDOWN_MARGIN_S
+ * for reading the file, ffmpeg and publishing.
+ */
+export const SHUTDOWN_SECONDS_PER_MEDIA_SECOND: Record<string, number> = {
+  "extractor-audio": 0.5,
+  "extractor-video": 0.5 + 0.25,
+};
+export const SHUTDOWN_MARGIN_S = 300;
+/** The HPA's own scale-in stabilization when none is set, in seconds. */
+export const HPA_DEFAULT_SCALE_DOWN_WINDOW_S = 300;
 /** Memory of one OCR recogniser (a tesseract.js thread with its own copy of the model), in MB. */
 export const OCR_RECOGNISER_MB = 250;
 /** LOCUS_OCR_WORKERS's default is min(4, the node's cores): counted at its most when unset. */
@@ -87,6 +110,16 @@ export function locusConfigProblems(env: Record<string, string>): string[] {
     return [];
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+}
+
+/** LOCUS_MEDIA_MAX_DURATION_S as Locus reads it (its default when unset); undefined if it would not start. */
+export function mediaMaxDurationS(env: Record<string, string>): number | undefined {
+  try {
+    return loadConfig(env).speech.maxDurationS;
+  } catch (err) {
+    if (err instanceof ConfigError) return undefined;
     throw err;
   }
 }
