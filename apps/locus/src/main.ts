@@ -1,6 +1,7 @@
 import { OcrSetupError } from "@locus/ocr-reader";
 import { startHttpServer, type HttpServer } from "@locus/http";
 import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
+import { startTracing } from "@locus/telemetry";
 import { buildLocus } from "./build-locus.ts";
 
 /**
@@ -22,6 +23,8 @@ function readConfig(): LocusConfig {
 
 const config = readConfig();
 const logger = createLogger(config.serviceName, config.logLevel);
+// Before anything that makes spans; without an OTLP endpoint nothing is registered.
+const tracing = await startTracing(config.tracing, config.serviceName, logger.child({ module: "telemetry" }));
 const locus = buildLocus(config, logger);
 let http: HttpServer | undefined;
 let metricsHttp: HttpServer | undefined;
@@ -34,6 +37,8 @@ function shutdown(reason: string, code: number): Promise<void> {
     await http?.stop();
     await metricsHttp?.stop();
     await locus.stop();
+    // The spans of the last work, sent before the process ends.
+    await tracing.shutdown();
     logger.info("stopped");
     process.exit(code);
   })();
@@ -85,6 +90,7 @@ logger.info(
     targets: config.targets,
     url: http.url,
     ...(metricsHttp ? { metricsUrl: `${metricsHttp.url}/metrics` } : {}),
+    ...(tracing.enabled ? { traces: config.tracing.protocol } : {}),
   },
   "Locus started",
 );

@@ -12,10 +12,13 @@ import {
   runCli,
   recordResilience,
   scrapeMetrics,
+  startOtlpReceiver,
   startPrometheus,
   startSplitStack,
   TEST_DATABASE_URL,
   waitForFile,
+  type OtlpReceiver,
+  type ReceivedSpan,
   type SplitStack,
 } from "@locus/testing";
 
@@ -26,11 +29,69 @@ import {
 let stack: SplitStack;
 // Known to the test, so that it can speak to the internal ports as a gateway (or an intruder) would.
 const INTERNAL_SECRET = randomBytes(32).toString("base64url");
+// Every process sends its spans here (OTLP/JSON), as to a collector.
+let traces: OtlpReceiver;
 beforeAll(async () => {
-  stack = await startSplitStack({ gateways: 2, env: { LOCUS_INTERNAL_SECRET: INTERNAL_SECRET } });
+  traces = await startOtlpReceiver();
+  stack = await startSplitStack({
+    gateways: 2,
+    env: {
+      LOCUS_INTERNAL_SECRET: INTERNAL_SECRET,
+      OTEL_EXPORTER_OTLP_ENDPOINT: traces.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_SCHEDULE_DELAY: "200",
+    },
+  });
 }, 180_000);
 afterAll(async () => {
   await stack.stop();
+  await traces.close();
+});
+
+it("traces an upload across the processes, over HTTP and RabbitMQ's headers, to its file's ready", async () => {
+  const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+  const c = client(stack.baseUrl, key);
+  const res = await c.upload(
+    await makePdf({ pages: [pageWith("A heron traced in split mode.", 3)] }),
+    "t.pdf",
+  );
+  const { file } = (await res.json()) as { file: { id: string } };
+  expect(await waitForFile(c, file.id)).toMatchObject({ status: "ready" });
+  const isReady = (s: ReceivedSpan) => s.name === "file ready" && s.attributes["locus.file.id"] === file.id;
+  const spans = await traces.waitFor((all) => all.some(isReady), 20_000, "the file ready span");
+  // From ready back to the gateway's request: each step's span is its parent's child, whichever
+  // process made it, so the context crossed every call and message.
+  const chain: ReceivedSpan[] = [];
+  for (let span = spans.find(isReady); span;) {
+    chain.unshift(span);
+    const { traceId, parentSpanId } = span;
+    span = parentSpanId ? spans.find((s) => s.traceId === traceId && s.spanId === parentSpanId) : undefined;
+    if (parentSpanId && !span) throw new Error(`the parent of ${chain[0]?.name} was not received`);
+  }
+  const steps = chain.map((s) => `${s.service}: ${s.name}`);
+  expect(steps[0]).toMatch(/^gateway-\d: POST \/api\/files\/upload$/);
+  expect(steps).toEqual(
+    expect.arrayContaining([
+      "files: publish file.uploaded.pdf",
+      "extractor-pdf: process file.uploaded.pdf",
+      "extractor-pdf: extract pdf",
+      "extractor-pdf: publish file.extracted",
+      "indexer: process file.extracted",
+      "indexer: index",
+      "indexer: publish file.indexed",
+      "files: process file.indexed",
+      "files: file ready",
+    ]),
+  );
+  // The gateway called the files service: a CLIENT span, then the callee's SERVER span under it.
+  const called = chain.findIndex((s) => s.service === "files" && s.kind === 2);
+  expect(chain[called - 1]).toMatchObject({ kind: 3, name: expect.stringMatching(/^POST files$/) as string });
+  const consumed = chain.filter((s) => s.kind === 5);
+  expect(consumed.map((s) => s.attributes["messaging.system"])).toEqual(["rabbitmq", "rabbitmq", "rabbitmq"]);
+  // The upload's own span, in the files service under its internal request.
+  const upload = spans.find((s) => s.name === "upload" && s.attributes["locus.file.id"] === file.id);
+  expect(upload).toMatchObject({ service: "files", traceId: chain[0]?.traceId });
+  expect(JSON.stringify(spans)).not.toContain(key);
 });
 
 it("shares one account's rate limit across two gateway replicas", async () => {

@@ -1,12 +1,14 @@
 import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
 import { backoffDelay, type Logger } from "@locus/runtime";
-import type { Bus, Delivery, Handler, SubscribeOptions } from "./bus.ts";
+import type { Bus, Delivery, Handler, PublishOptions, SubscribeOptions } from "./bus.ts";
+import { carriedHeaders } from "./message-headers.ts";
 
 interface Envelope {
   topic: Topic;
   payload: unknown;
   attempt: number;
   publishedAt: number;
+  headers: Record<string, string> | undefined;
 }
 
 interface Subscription {
@@ -46,14 +48,15 @@ export class InProcessBus implements Bus {
 
   // async: a bad payload or a closed bus is a rejected promise, never a synchronous throw.
   // eslint-disable-next-line @typescript-eslint/require-await
-  async publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
+  async publish<T extends Topic>(topic: T, message: MessageOf<T>, options?: PublishOptions): Promise<void> {
     if (this.closed) throw new Error("Bus is closed");
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
     const publishedAt = Date.now();
+    const headers = carriedHeaders(options?.headers);
     for (const sub of this.subscriptions) {
       if (sub.options.topics.includes(topic)) {
-        sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1, publishedAt });
+        sub.queue.push({ topic, payload: structuredClone(payload), attempt: 1, publishedAt, headers });
         this.schedule(sub);
       }
     }
@@ -136,6 +139,7 @@ export class InProcessBus implements Bus {
         attempt: envelope.attempt,
         final: envelope.attempt >= maxAttempts,
         publishedAt: envelope.publishedAt,
+        ...(envelope.headers ? { headers: envelope.headers } : {}),
       } as Delivery);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);

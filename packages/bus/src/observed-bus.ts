@@ -1,7 +1,9 @@
-// A bus that reports what passes through it (for metrics), around either adapter.
+// A bus that reports what passes through it (metrics) and traces it, around either adapter.
 
 import type { MessageOf, Topic } from "@locus/contracts";
-import type { Bus, Handler, SubscribeOptions } from "./bus.ts";
+import { Attr, contextFrom, inSpan, SpanKind, traceHeaders } from "@locus/telemetry";
+import type { Bus, Handler, PublishOptions, SubscribeOptions } from "./bus.ts";
+import { RabbitMqBus } from "./rabbitmq-bus.ts";
 
 /** How one delivery ended: handled, handed back for another attempt, or given up (dead letters). */
 export type DeliveryOutcome = "handled" | "retried" | "dead_lettered";
@@ -15,19 +17,53 @@ export interface BusObserver {
 }
 
 /**
- * `bus`, reporting to `observer`. A delivery the adapter refuses before any handler sees it (a
- * payload that does not parse) is dead-lettered and logged by the adapter, not reported here.
+ * Topics left out of traces: a file's progress is said every second of a long extraction (and
+ * by its heartbeat), which would bury the trace of its upload under spans that tell nothing.
+ */
+const UNTRACED: ReadonlySet<Topic> = new Set<Topic>(["file.progress"]);
+
+/**
+ * `bus`, reporting to `observer`, and tracing: each message is published in a PRODUCER span
+ * (`publish <topic>`) whose context travels in the message's headers, and each delivery is
+ * handled in a CONSUMER span (`process <topic>`) that continues that trace, in this process or
+ * another. With tracing off both are no-ops and no header is added. A delivery the adapter
+ * refuses before any handler sees it (a payload that does not parse) is dead-lettered and logged
+ * by the adapter, not reported here.
  */
 export class ObservedBus implements Bus {
   private readonly groups = new Set<string>();
+  /** messaging.system: the broker's name, or Locus's own in-process bus. */
+  private readonly system: string;
 
   constructor(
     private readonly bus: Bus,
     private readonly observer: BusObserver,
-  ) {}
+  ) {
+    this.system = bus instanceof RabbitMqBus ? "rabbitmq" : "locus_in_process";
+  }
 
-  async publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
-    await this.bus.publish(topic, message);
+  async publish<T extends Topic>(topic: T, message: MessageOf<T>, options?: PublishOptions): Promise<void> {
+    if (UNTRACED.has(topic)) {
+      await this.bus.publish(topic, message, options);
+    } else {
+      await inSpan(
+        `publish ${topic}`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: {
+            [Attr.messagingSystem]: this.system,
+            [Attr.messagingOperation]: "send",
+            [Attr.messagingDestination]: topic,
+            [Attr.fileId]: message.fileId,
+          },
+        },
+        () =>
+          this.bus.publish(topic, message, {
+            ...options,
+            headers: { ...options?.headers, ...traceHeaders() },
+          }),
+      );
+    }
     this.observer.messagePublished(topic);
   }
 
@@ -48,7 +84,27 @@ export class ObservedBus implements Bus {
           (performance.now() - started) / 1000,
         );
       try {
-        await handler(delivery);
+        if (UNTRACED.has(delivery.topic)) {
+          await handler(delivery);
+        } else {
+          await inSpan(
+            `process ${delivery.topic}`,
+            {
+              kind: SpanKind.CONSUMER,
+              // The publisher's span, from the message's headers (none: a trace of its own).
+              parent: contextFrom(delivery.headers),
+              attributes: {
+                [Attr.messagingSystem]: this.system,
+                [Attr.messagingOperation]: "process",
+                [Attr.messagingDestination]: delivery.topic,
+                [Attr.messagingGroup]: options.group,
+                [Attr.deliveryAttempt]: delivery.attempt,
+                [Attr.fileId]: delivery.message.fileId,
+              },
+            },
+            () => handler(delivery),
+          );
+        }
       } catch (err) {
         ended(delivery.final ? "dead_lettered" : "retried");
         throw err;

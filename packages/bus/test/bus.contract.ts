@@ -255,6 +255,26 @@ export function busContract(
       ).toEqual([]);
     });
 
+    it("carries the publisher's headers to every delivery, retries included, but none named as the bus's own (x-)", async () => {
+      const seen: (Readonly<Record<string, string>> | undefined)[] = [];
+      await bus.subscribe(
+        { group: group("traced"), topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 },
+        (d) => {
+          seen.push(d.headers);
+          return d.attempt < 2 ? Promise.reject(new Error("transient failure")) : Promise.resolve();
+        },
+      );
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      await bus.publish("file.deleted", deleted(), {
+        headers: { traceparent, tracestate: "locus=1", "x-locus-attempt": "7" },
+      });
+      await waitFor(() => seen.length === 2, waitMs, "two attempts");
+      expect(seen).toEqual([
+        { traceparent, tracestate: "locus=1" },
+        { traceparent, tracestate: "locus=1" },
+      ]);
+    });
+
     it("marks the last attempt final and dead-letters the message when it fails too", async () => {
       const g = group("doomed");
       const attempts: { attempt: number; final: boolean }[] = [];

@@ -11,6 +11,7 @@ import {
 import type { BlobStore } from "@locus/blob-store";
 import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
+import { activeSpan, Attr, failSpan, inSpan } from "@locus/telemetry";
 
 const PROGRESS_INTERVAL_MS = 1000;
 
@@ -65,6 +66,8 @@ export interface ExtractionJobDeps {
   kindName: string;
   /** How often a file being extracted says it is alive (a quarter of the stall delay, say). */
   heartbeatMs?: number | undefined;
+  /** What reads this kind (the PDF reader, the OCR and speech engines), said on each extraction's span. */
+  engines?: { pdf?: string | undefined; ocr?: string | undefined; speech?: string | undefined } | undefined;
 }
 
 /**
@@ -100,7 +103,21 @@ export class ExtractionJob<Data = Buffer> {
     );
   }
 
-  async handle(delivery: Delivery<`file.uploaded.${FileType}`>): Promise<void> {
+  /** One attempt at a file, in a span `extract <kind>` with the file's id and the engines. */
+  handle(delivery: Delivery<`file.uploaded.${FileType}`>): Promise<void> {
+    const { fileId, kind } = delivery.message;
+    const { pdf, ocr, speech } = this.deps.engines ?? {};
+    const attributes = {
+      [Attr.fileId]: fileId,
+      [Attr.fileKind]: kind,
+      ...(pdf ? { [Attr.pdfEngine]: pdf } : {}),
+      ...(ocr ? { [Attr.ocrEngine]: ocr } : {}),
+      ...(speech ? { [Attr.speechEngine]: speech } : {}),
+    };
+    return inSpan(`extract ${kind}`, { attributes }, () => this.attempt(delivery));
+  }
+
+  private async attempt(delivery: Delivery<`file.uploaded.${FileType}`>): Promise<void> {
     const { fileId, userId, blobKey } = delivery.message;
     const ref = { fileId, userId };
     const started = Date.now();
@@ -108,6 +125,8 @@ export class ExtractionJob<Data = Buffer> {
       await this.run(delivery.message, started, delivery.publishedAt);
     } catch (err) {
       if (err instanceof FileRejectedError) {
+        const span = activeSpan();
+        if (span) failSpan(span, err);
         await this.deps.bus.publish("file.failed", {
           ...ref,
           error: { code: err.code, message: err.message },
@@ -177,6 +196,10 @@ export class ExtractionJob<Data = Buffer> {
       if (data instanceof Readable) data.destroy();
     }
     await Promise.all(pending);
+    activeSpan()?.setAttributes({
+      [Attr.filePassages]: passageCount,
+      ...(summary.pageCount === null ? {} : { [Attr.filePages]: summary.pageCount }),
+    });
     await bus.publish("file.extracted", {
       fileId,
       userId,

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import type { Logger } from "@locus/runtime";
-import { requestContext } from "./request-context.ts";
+import { Attr, contextFrom, SpanKind, SpanStatusCode, startSpan, withSpan } from "@locus/telemetry";
+import { keepRequestScope, requestContext } from "./request-context.ts";
 import { errorHandler, notFound, type ErrorMapper } from "./errors.ts";
 
 /** What the process's HTTP side tells whoever counts: each answer, by its declared route. */
@@ -13,6 +14,9 @@ export interface HttpObserver {
 export interface MetricsExposition {
   exposition(): Promise<{ contentType: string; body: string }>;
 }
+
+/** Probes and scrapes: every few seconds from the orchestrator and Prometheus, each no trace of its own. */
+const UNTRACED_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /**
  * A request's route as declared (`/api/files/:file_id`), never the path itself, so an id or a
@@ -69,7 +73,37 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
     const started = process.hrtime.bigint();
     res.setHeader("X-Request-Id", requestId);
     res.setHeader("X-Content-Type-Options", "nosniff");
+    // A SERVER span per request, continuing the caller's trace when it sent one (another Locus
+    // service, or a client's own tracing); named by its declared route once routing is done.
+    const traced = !UNTRACED_PATHS.has(req.path);
+    const parent = contextFrom(traced ? req.headers : undefined);
+    const span = traced
+      ? startSpan(req.method, {
+          kind: SpanKind.SERVER,
+          attributes: { [Attr.httpMethod]: req.method },
+          parent,
+        })
+      : undefined;
+    // Ended when the answer is sent ("finish"), or when the client leaves before it ("close").
+    const endSpan = (answered: boolean) => {
+      if (!span?.isRecording()) return;
+      const route = routeLabel(req);
+      if (route !== "unmatched") {
+        span.updateName(`${req.method} ${route}`);
+        span.setAttribute(Attr.httpRoute, route);
+      }
+      if (answered) {
+        span.setAttribute(Attr.httpStatus, res.statusCode);
+        if (res.statusCode >= 500) {
+          span.setAttribute(Attr.errorType, String(res.statusCode));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+      }
+      span.end();
+    };
+    res.on("close", () => endSpan(false));
     res.on("finish", () => {
+      endSpan(true);
       // The path only: query strings carry search text, and no part of a log line may carry a secret.
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       options.observer?.requestAnswered(req.method, routeLabel(req), res.statusCode, ms / 1000);
@@ -79,7 +113,13 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
         "request",
       );
     });
-    requestContext.run({ requestId }, next);
+    const run = () =>
+      requestContext.run({ requestId }, () => {
+        keepRequestScope(req);
+        next();
+      });
+    if (span) withSpan(span, run, parent);
+    else run();
   });
 
   app.get("/healthz", (_req, res) => {

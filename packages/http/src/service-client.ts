@@ -1,4 +1,5 @@
 import { ErrorCodes, Errors, LocusError, type ErrorCode } from "@locus/contracts";
+import { Attr, failSpan, SpanKind, startSpan, traceHeaders, withSpan, type Span } from "@locus/telemetry";
 import type { ZodType } from "zod";
 import { currentRequestId } from "./request-context.ts";
 import type { ServiceIdentity } from "./service-identity.ts";
@@ -72,6 +73,37 @@ export class ServiceClient {
     path: string,
     init: RequestInit & { timeoutMs?: number },
   ): Promise<{ res: Response; done: () => void }> {
+    // A CLIENT span for the call, named by the service and method only (paths hold ids and the
+    // query search text); its context goes in the request's headers, so the callee's SERVER span
+    // continues the trace. Ended with the call: answered, refused or failed.
+    const method = init.method ?? "GET";
+    const span = startSpan(`${method} ${this.audience}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { [Attr.httpMethod]: method, [Attr.peerService]: this.audience },
+    });
+    try {
+      const sent = await withSpan(span, () => this.sendTraced(userId, path, init, span));
+      const done = sent.done;
+      return {
+        res: sent.res,
+        done: () => {
+          done();
+          span.end();
+        },
+      };
+    } catch (err) {
+      failSpan(span, err);
+      span.end();
+      throw err;
+    }
+  }
+
+  private async sendTraced(
+    userId: string,
+    path: string,
+    init: RequestInit & { timeoutMs?: number },
+    span: Span,
+  ): Promise<{ res: Response; done: () => void }> {
     const url = new URL(`${this.baseUrl}${path}`);
     // The token is good for this one request: its method, path and query, as the callee sees them.
     const token = await this.identity.sign(userId, this.audience, {
@@ -91,6 +123,7 @@ export class ServiceClient {
           Authorization: `Bearer ${token}`,
           // The same id in the callee's logs as in the gateway's.
           ...(requestId ? { "X-Request-Id": requestId } : {}),
+          ...traceHeaders(),
         },
         signal: init.signal ?? limit!.signal,
       });
@@ -98,6 +131,7 @@ export class ServiceClient {
       done();
       throw Errors.serviceUnavailable(this.audience, err);
     }
+    span.setAttribute(Attr.httpStatus, res.status);
     if (res.ok) return { res, done };
     const code = res.headers.get("x-locus-error-code");
     const body = (await res.json().catch(() => null)) as { detail?: unknown } | null;

@@ -248,6 +248,38 @@ const Settings = z.object({
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
     "The least severe log lines written.",
   ),
+  /**
+   * Traces (OpenTelemetry), off unless an OTLP endpoint is set: then `url` is where spans are
+   * posted (see startTracing in @locus/telemetry). OpenTelemetry's other variables (headers,
+   * sampler, resource attributes…) are read by its SDK itself.
+   */
+  tracing: z
+    .object({
+      endpoint: setting(
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        NONE,
+        httpUrl().optional(),
+        "An OTLP/HTTP collector (port 4318): traces go to its /v1/traces. Unset, with the next: no traces.",
+      ),
+      tracesEndpoint: setting(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        NONE,
+        httpUrl().optional(),
+        "The whole URL traces are posted to, instead of the endpoint's /v1/traces.",
+      ),
+      protocol: setting(
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "http/protobuf",
+        z.enum(["http/protobuf", "http/json"], {
+          error: "must be http/protobuf or http/json (grpc is not supported: use the collector's HTTP port)",
+        }),
+        "How spans are encoded: http/protobuf or http/json.",
+      ),
+    })
+    .transform(({ endpoint, tracesEndpoint, protocol }) => ({
+      url: tracesEndpoint ?? (endpoint ? `${endpoint.replace(/\/+$/, "")}/v1/traces` : undefined),
+      protocol,
+    })),
   adapters: z.object({
     metadataStore: setting(
       "LOCUS_METADATA_STORE",

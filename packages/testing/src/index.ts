@@ -15,3 +15,4 @@ export * from "./quality-fixtures.ts";
 export * from "./rate-limit-burst.ts";
 export * from "./metrics-scrape.ts";
 export * from "./prometheus.ts";
+export * from "./otlp-receiver.ts";

@@ -45,6 +45,7 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
       logger: deps.logger,
       kindName: "recording",
       heartbeatMs: deps.heartbeatMs,
+      engines: { speech: deps.speech.name },
     },
     // MediaReadError and SpeechEngineError are FileRejectedErrors: the file fails with their reason.
     async function* (data, progress, file) {

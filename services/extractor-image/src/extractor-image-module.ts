@@ -30,6 +30,7 @@ export async function startExtractorImageModule(deps: ExtractorImageDeps): Promi
       logger: deps.logger,
       kindName: "image",
       heartbeatMs: deps.heartbeatMs,
+      engines: { ocr: deps.engine.kind },
     },
     // An image that cannot be read throws ImageReadError or OcrTimeoutError: FileRejectedErrors.
     async function* (data, progress) {

@@ -37,7 +37,13 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
     (err: unknown) => deps.logger.warn({ err }, "the PDF reader could not warm up"),
   );
   const job = pdfExtractionJob(
-    { blobs: deps.blobs, bus: deps.bus, logger: deps.logger, heartbeatMs: deps.heartbeatMs },
+    {
+      blobs: deps.blobs,
+      bus: deps.bus,
+      logger: deps.logger,
+      heartbeatMs: deps.heartbeatMs,
+      engines: { pdf: deps.poppler ? "poppler" : "pdfjs", ocr: deps.scans?.engine.kind },
+    },
     pool,
     deps.scans,
   );

@@ -61,6 +61,7 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
       logger: deps.logger,
       kindName: "video",
       heartbeatMs: deps.heartbeatMs,
+      engines: { speech: deps.speech.name, ocr: deps.engine.kind },
     },
     // Media, speech and image errors are FileRejectedErrors: the file fails with their reason.
     async function* (data, progress, file) {

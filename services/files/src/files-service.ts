@@ -18,9 +18,10 @@ import {
   type FileType,
 } from "@locus/contracts";
 import { BlobNotFoundError, readExtraction, type BlobStore, type ByteRange } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
+import { abandonFile, type Bus } from "@locus/bus";
 import type { FileRecord, MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
+import { Attr, inSpan, type Span } from "@locus/telemetry";
 import { toFileDto } from "./file-dto.ts";
 import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import { SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
@@ -123,7 +124,11 @@ export class FilesService implements FilesApi {
    * request that breaks off after its file part (the client leaves, a later part breaks a limit) is
    * discarded and refunded, and so must never have cost an extraction.
    */
-  async upload(user: User, input: UploadInput): Promise<FileRecordDto> {
+  upload(user: User, input: UploadInput): Promise<FileRecordDto> {
+    return inSpan("upload", {}, (span) => this.storeUpload(user, input, span));
+  }
+
+  private async storeUpload(user: User, input: UploadInput, span: Span): Promise<FileRecordDto> {
     const name = cleanFileName(input.originalName);
     if (name.length === 0) {
       input.body.resume();
@@ -156,7 +161,9 @@ export class FilesService implements FilesApi {
       // reach the blob store's write, which then removes what it wrote; with pipe it would escape
       // as an uncaught exception. The failure itself surfaces through `put` below.
       pipeline(stream, limit).catch(() => undefined);
+      span.setAttributes({ [Attr.fileId]: fileId, [Attr.fileKind]: kind });
       const { sizeBytes } = await this.blobs.put(blobKey, limit);
+      span.setAttribute(Attr.fileBytes, sizeBytes);
       stored = true;
       if (sizeBytes === 0) throw Errors.fileEmpty();
 
@@ -327,8 +334,13 @@ export class FilesService implements FilesApi {
    * in-process bus (its messages died with the process), or those that have not moved for
    * stalledAfterMs (a lost message, a crashed worker). Consumers are idempotent, so a file that
    * was in fact still moving is only redone.
+   *
+   * With `maxRequeues` (the in-process bus, swept once at each start), a file whose started work
+   * has been re-queued more often than that is failed instead (`processing_abandoned`): the
+   * process stopped with it unfinished each time, so it may be what stops it, and must not do so
+   * at every start. On RabbitMQ the broker counts such deliveries (see @locus/bus's abandon).
    */
-  async recoverUnfinished(stalledAfterMs?: number): Promise<number> {
+  async recoverUnfinished(stalledAfterMs?: number, maxRequeues?: number): Promise<number> {
     const updatedBefore =
       stalledAfterMs === undefined ? undefined : new Date(Date.now() - stalledAfterMs).toISOString();
     const records = await this.store.listUnfinishedFiles({
@@ -342,6 +354,15 @@ export class FilesService implements FilesApi {
       const mine = await this.store.claimUnfinishedFile(record.id, record.updatedAt);
       if (!mine) continue;
       claimed += 1;
+      if (maxRequeues !== undefined && mine.requeues > maxRequeues) {
+        await abandonFile(
+          { bus: this.bus, logger: this.logger },
+          { fileId: mine.id, userId: mine.userId },
+          "processing",
+          `the process stopped ${mine.requeues} times while the file was processing`,
+        );
+        continue;
+      }
       await this.requestProcessing(mine);
     }
     if (claimed > 0) this.logger.info({ count: claimed }, "re-queued unfinished files");

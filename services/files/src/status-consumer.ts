@@ -1,7 +1,8 @@
 import { CONSUMER_GROUPS, secondsBetween, type FileStages, type FileType } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
-import type { FileStore } from "@locus/metadata-store";
+import type { FileRecord, FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
+import { Attr, inSpan } from "@locus/telemetry";
 
 /** What the files service tells whoever counts (metrics). */
 export interface FilesObserver {
@@ -54,14 +55,16 @@ export async function subscribeStatusUpdates(
         }
         case "file.indexed": {
           const { passageCount, pageCount, durationS, stages } = delivery.message;
-          await store.updateFile(record.id, {
-            status: "ready",
-            progress: 1,
-            error: null,
-            passageCount,
-            pageCount,
-            durationS: durationS ?? null,
-          });
+          await changeStatus(record, "ready", undefined, () =>
+            store.updateFile(record.id, {
+              status: "ready",
+              progress: 1,
+              error: null,
+              passageCount,
+              pageCount,
+              durationS: durationS ?? null,
+            }),
+          );
           const totalS = secondsSince(record.createdAt);
           logger.info({ fileId: record.id, passageCount, pageCount, totalS, stages }, "file ready");
           // A redelivered report changes nothing, and is not counted again.
@@ -73,7 +76,9 @@ export async function subscribeStatusUpdates(
         }
         case "file.failed": {
           const { error } = delivery.message;
-          await store.updateFile(record.id, { status: "failed", progress: null, error });
+          await changeStatus(record, "failed", error.code, () =>
+            store.updateFile(record.id, { status: "failed", progress: null, error }),
+          );
           const totalS = secondsSince(record.createdAt);
           logger.warn({ fileId: record.id, code: error.code, totalS }, "file failed");
           if (record.status !== "failed") observer?.fileFinished(record.fileType, error.code, totalS);
@@ -82,4 +87,20 @@ export async function subscribeStatusUpdates(
       }
     },
   );
+}
+
+/** A file's move to ready or failed, as a span `file ready` / `file failed` in its upload's trace. */
+function changeStatus(
+  record: FileRecord,
+  status: "ready" | "failed",
+  code: string | undefined,
+  change: () => Promise<unknown>,
+): Promise<unknown> {
+  const attributes = {
+    [Attr.fileId]: record.id,
+    [Attr.fileKind]: record.fileType,
+    [Attr.fileStatus]: status,
+    ...(code === undefined ? {} : { [Attr.errorType]: code }),
+  };
+  return inSpan(`file ${status}`, { attributes }, change);
 }

@@ -2,6 +2,7 @@ import type { Request } from "express";
 import type { StorageEngine } from "multer";
 import type { FileRecordDto } from "@locus/contracts";
 import type { FilesApi } from "@locus/files";
+import { inRequestScope } from "@locus/http";
 import type { User } from "@locus/metadata-store";
 
 type IncomingFile = Parameters<StorageEngine["_handleFile"]>[1];
@@ -25,17 +26,19 @@ export class UploadStorage implements StorageEngine {
     private readonly files: FilesApi,
   ) {}
 
-  _handleFile(_req: Request, file: IncomingFile, callback: Callback): void {
+  _handleFile(req: Request, file: IncomingFile, callback: Callback): void {
     // multer's engine interface is callback-based: settle the promise into the callback.
     const done = (result: Promise<StoredUpload>) =>
       void result.then(
         (stored) => callback(null, stored as unknown as Partial<IncomingFile>),
         (err: unknown) => callback(err as Error),
       );
+    // Called from the multipart parser's events: the upload is the request's own work again
+    // (its trace, its request id in the files service's logs).
     done(
-      this.files
-        .upload(this.user, { originalName: file.originalname, body: file.stream })
-        .then((dto) => ({ dto, fileId: dto.id })),
+      inRequestScope(req, () =>
+        this.files.upload(this.user, { originalName: file.originalname, body: file.stream }),
+      ).then((dto) => ({ dto, fileId: dto.id })),
     );
   }
 

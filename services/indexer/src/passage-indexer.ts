@@ -4,6 +4,7 @@ import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bu
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
+import { Attr, inSpan } from "@locus/telemetry";
 import { withVectors, type PassageEmbedders } from "./passage-vectors.ts";
 
 /**
@@ -39,8 +40,14 @@ export class PassageIndexer {
 
   async handle(delivery: Delivery<"file.extracted" | "file.deleted">): Promise<void> {
     switch (delivery.topic) {
-      case "file.extracted":
-        return this.indexFile(delivery.message, delivery.final, delivery.publishedAt);
+      case "file.extracted": {
+        const { message } = delivery;
+        // The passages written and their vectors, in a span of their own (the bus's is the delivery's).
+        return inSpan("index", { attributes: { [Attr.fileId]: message.fileId } }, (span) => {
+          span.setAttribute(Attr.filePassages, message.passageCount);
+          return this.indexFile(message, delivery.final, delivery.publishedAt);
+        });
+      }
       case "file.deleted": {
         // Everything derived from the file: a file deleted mid-processing may get its extraction
         // written after the files service removed the rest.

@@ -11,6 +11,7 @@ import { dot, EmbedderError, type Embedder } from "@locus/embedder";
 import { queryStems, sentenceSpans, toCodePoints } from "@locus/passages";
 import type { FileRecord, FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
+import { Attr, inSpan } from "@locus/telemetry";
 import type { PassageHit, SearchIndex, VectorSlot } from "@locus/search-index";
 import { SummarizerError, type CitablePassage, type Summarizer, type Summary } from "@locus/summarizer";
 import { rankAi } from "./hybrid-ranking.ts";
@@ -81,7 +82,7 @@ export class SearchService implements SearchApi {
     // for the duplicates dropped below.
     const pool = Math.min(request.limit * 2, 200);
     if (request.mode === "quick") {
-      const hits = await this.index.search({ userId: request.userId, text: request.q, limit: pool });
+      const hits = await this.keywordHits(request, pool);
       const results = (await this.present(request, hits)).map((p) => p.result);
       return { results, count: results.length, mode: "quick" };
     }
@@ -91,7 +92,7 @@ export class SearchService implements SearchApi {
   private async searchAi(request: SearchRequest, pool: number): Promise<SearchResponseDto> {
     const fallbacks: AiFallbackDto[] = [];
     const [keyword, semantic] = await Promise.all([
-      this.index.search({ userId: request.userId, text: request.q, limit: pool }),
+      this.keywordHits(request, pool),
       this.semanticHits(request, pool, fallbacks),
     ]);
     // Fused by rank, the vectors above their floor (see rankAi).
@@ -141,6 +142,15 @@ export class SearchService implements SearchApi {
     };
   }
 
+  /** The passages with the query's words, ranked by BM25 in the index (a span of its own). */
+  private keywordHits(request: SearchRequest, limit: number): Promise<PassageHit[]> {
+    return inSpan("index search", { attributes: { [Attr.indexQuery]: "bm25" } }, async (span) => {
+      const hits = await this.index.search({ userId: request.userId, text: request.q, limit });
+      span.setAttribute(Attr.indexHits, hits.length);
+      return hits;
+    });
+  }
+
   /**
    * The question's nearest passages: by the remote engine's vectors when there is one and it
    * answers, otherwise by the local vectors every passage has.
@@ -152,9 +162,23 @@ export class SearchService implements SearchApi {
   ): Promise<{ hits: PassageHit[]; source: string }> {
     const { local, remote } = this.ai.embedders;
     const nearest = async (embedder: Embedder, slot: VectorSlot) => {
-      const [vector] = await embedder.embed([request.q]);
+      const [vector] = await inSpan(
+        "embed question",
+        { attributes: { [Attr.aiEngine]: embedder.name } },
+        () => embedder.embed([request.q]),
+      );
       if (!vector || vector.every((v) => v === 0)) return [];
-      return this.index.vectorSearch({ userId: request.userId, slot, space: embedder.space, vector, limit });
+      return inSpan("index search", { attributes: { [Attr.indexQuery]: "vector" } }, async (span) => {
+        const hits = await this.index.vectorSearch({
+          userId: request.userId,
+          slot,
+          space: embedder.space,
+          vector,
+          limit,
+        });
+        span.setAttribute(Attr.indexHits, hits.length);
+        return hits;
+      });
     };
     if (remote) {
       try {
@@ -178,9 +202,13 @@ export class SearchService implements SearchApi {
     fallbacks: AiFallbackDto[],
   ): Promise<Summary> {
     const { local, remote } = this.ai.summarizers;
+    const summarize = (summarizer: Summarizer) =>
+      inSpan("summarize", { attributes: { [Attr.aiEngine]: summarizer.name } }, () =>
+        summarizer.summarize(question, passages),
+      );
     if (remote && passages.length > 0) {
       try {
-        return await remote.summarize(question, passages);
+        return await summarize(remote);
       } catch (err) {
         this.logger?.warn({ err, engine: remote.name }, "summary failed; using the local summary");
         fallbacks.push({
@@ -191,7 +219,7 @@ export class SearchService implements SearchApi {
         });
       }
     }
-    return local.summarize(question, passages);
+    return summarize(local);
   }
 
   /**
