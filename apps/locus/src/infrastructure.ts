@@ -9,7 +9,12 @@ import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embed
 import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/ocr-reader";
 import { findPoppler, type PopplerTools } from "@locus/pdf-reader";
-import { OpenAiSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
+import {
+  ObservedSpeechToText,
+  OpenAiSpeechToText,
+  PocketsphinxSpeechToText,
+  type SpeechToText,
+} from "@locus/speech-to-text";
 import { memoryCounters, redisCounters, type LimiterCounters } from "@locus/gateway";
 import { ServiceIdentity } from "@locus/http";
 import { LocusMetrics } from "@locus/metrics";
@@ -110,8 +115,15 @@ export class Infrastructure {
     this.optional.add(name);
   }
 
-  /** The configured speech-to-text engine (checked by the audio extractor when it starts). */
+  /**
+   * The configured speech-to-text engine (checked by the audio extractor when it starts), timing
+   * each chunk for metrics.
+   */
   speechToText(): SpeechToText {
+    return new ObservedSpeechToText(this.speechEngine(), this.metrics, this.config.speech.engine);
+  }
+
+  private speechEngine(): SpeechToText {
     const { speech, openai } = this.config;
     if (speech.engine === "openai") {
       if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
@@ -245,6 +257,7 @@ export class Infrastructure {
         languages: this.config.ocr.languages,
         workers: this.config.ocr.workers,
         timeoutMs: this.config.ocr.timeoutMs,
+        observer: this.metrics,
       });
       this.logger.info(
         { ocrEngine: engine.kind, workers: engine.workers },
@@ -395,6 +408,7 @@ export class Infrastructure {
         return new PostgresSearchIndex({
           ...this.postgres(),
           vectorCacheBytes: this.config.ai.vectorCacheBytes,
+          vectorCacheObserver: this.metrics,
           postingsCacheBytes: this.config.postgres?.postingsCacheBytes,
           onPostingsLoaded: ({ userId, passages, bytes, ms, kept }) =>
             this.logger.info(
@@ -425,6 +439,7 @@ export class Infrastructure {
       case "sqlite":
         return new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"), {
           vectorCacheBytes: this.config.ai.vectorCacheBytes,
+          vectorCacheObserver: this.metrics,
         });
     }
   }

@@ -99,6 +99,7 @@ export function moduleDescriptors(
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
           heartbeatMs,
+          observer: infra.metrics,
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
           poppler: infra.pdfTools(),
@@ -127,6 +128,7 @@ export function moduleDescriptors(
           passages: await ocrPassages(),
           maxAttempts: config.maxAttempts,
           heartbeatMs,
+          observer: infra.metrics,
         }),
     },
     {
@@ -146,6 +148,7 @@ export function moduleDescriptors(
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
           heartbeatMs,
+          observer: infra.metrics,
         });
       },
     },
@@ -169,6 +172,7 @@ export function moduleDescriptors(
           concurrency: config.extractConcurrency,
           maxAttempts: config.maxAttempts,
           heartbeatMs,
+          observer: infra.metrics,
         });
       },
     },
@@ -185,6 +189,7 @@ export function moduleDescriptors(
           store: await infra.metadataStore(),
           maxAttempts: config.maxAttempts,
           heartbeatMs,
+          observer: infra.metrics,
         }),
     },
     {

@@ -2,12 +2,17 @@ import {
   client,
   createUserWithKey,
   makePdf,
+  makeTextImage,
   metricValue,
   pageWith,
+  recording,
   removeDataDir,
   scrapeMetrics,
+  speak,
   startLocus,
+  uploadAndWait,
   waitForFile,
+  type Client,
   type LocusProcess,
   type Sample,
 } from "@locus/testing";
@@ -32,6 +37,13 @@ beforeAll(async () => {
   metricsUrl = found[1];
 }, 60_000);
 
+/** One pro user's client, made on first use and shared: each user made costs two CLI runs. */
+let proClient: Promise<Client> | undefined;
+const pro = () =>
+  (proClient ??= createUserWithKey(locus.dataDir, { plan: "pro" }).then(({ key }) =>
+    client(locus.baseUrl, key),
+  ));
+
 afterAll(async () => {
   await locus.stop();
   removeDataDir(locus.dataDir);
@@ -45,13 +57,13 @@ it("keeps /metrics off the public port", async () => {
 
 it("counts an upload, its file's pipeline and a search, by route, kind, topic and mode, never by id", async () => {
   const before = await scrapeMetrics(metricsUrl);
-  const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
-  const c = client(locus.baseUrl, key);
+  const c = await pro();
   const pdf = await makePdf({ pages: [pageWith("A census of the harbour's pelicans.", 3)] });
   const res = await c.upload(pdf, "pelicans.pdf");
   expect(res.status).toBe(200);
   const { file } = (await res.json()) as { file: { id: string } };
-  expect(await waitForFile(c, file.id)).toMatchObject({ status: "ready" });
+  const ready = await waitForFile(c, file.id);
+  expect(ready).toMatchObject({ status: "ready", page_count: 1 });
   expect((await c.get("/api/search?q=pelicans")).status).toBe(200);
   expect((await c.get(`/api/files/${file.id}`)).status).toBe(200);
   expect((await fetch(`${locus.baseUrl}/api/files`)).status).toBe(401);
@@ -70,9 +82,11 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
       grew: 1,
     });
   }
+  expect(grew("locus_extracted_pages_total", { kind: "pdf" })).toBe(1);
+  expect(grew("locus_index_passages_written_total", { kind: "pdf" })).toBe(ready.passage_count);
   // The "file ready" line says how long each stage took.
-  const ready = locus.logs.find((line) => line.includes(file.id) && line.includes('"msg":"file ready"'));
-  expect(ready).toMatch(
+  const readyLine = locus.logs.find((line) => line.includes(file.id) && line.includes('"msg":"file ready"'));
+  expect(readyLine).toMatch(
     /"stages":\{"waited":[\d.]+,"extraction":[\d.]+,"indexWaited":[\d.]+,"indexing":[\d.]+\}/,
   );
   expect(grew("locus_bus_messages_total", { topic: "file.uploaded.pdf", event: "published" })).toBe(1);
@@ -112,6 +126,58 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
     expect(value).not.toMatch(/sk_(live|test)_|pelican/);
   }
 }, 120_000);
+
+it("counts the images, pages and seconds of sound read, OCR and speech times, passages indexed and vector cache lookups", async () => {
+  const c = await pro();
+  const before = await scrapeMetrics(metricsUrl);
+  const image = await makeTextImage({ lines: ["Gannets nest on the northern cliffs."] });
+  const spoken = recording([1, await speak("Welcome to the quarterly planning meeting."), 1]);
+  const [scan, talk] = await Promise.all([
+    uploadAndWait(c, image.data, "gannets.png"),
+    uploadAndWait(c, spoken, "meeting.wav"),
+  ]);
+  expect(scan).toMatchObject({ status: "ready", page_count: 1 });
+  expect(talk).toMatchObject({ status: "ready" });
+  // The first ai search reads the user's vectors into memory; the second finds them there.
+  for (const q of ["cliffs where gannets nest", "the planning meeting"])
+    expect((await c.get(`/api/search?q=${encodeURIComponent(q)}&mode=ai`)).status).toBe(200);
+  const after = await scrapeMetrics(metricsUrl);
+  const grew = (name: string, labels: Record<string, string>) =>
+    metricValue(after, name, labels) - metricValue(before, name, labels);
+
+  expect(grew("locus_extracted_pages_total", { kind: "image" })).toBe(1);
+  expect(grew("locus_extracted_audio_seconds_total", { kind: "audio" })).toBeCloseTo(talk.duration_s ?? 0, 1);
+  // One image read by whichever engine this machine has (the tesseract command or tesseract.js):
+  // once, or twice when its print is small enough to be read again scaled up.
+  expect(grew("locus_ocr_duration_seconds_count", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
+  expect(grew("locus_ocr_duration_seconds_count", { outcome: "ok" })).toBeLessThanOrEqual(2);
+  const engines = after
+    .filter((s) => s.name === "locus_ocr_duration_seconds_count")
+    .map((s) => s.labels.engine);
+  expect(engines.every((engine) => engine === "native" || engine === "wasm")).toBe(true);
+  expect(grew("locus_ocr_duration_seconds_sum", { outcome: "ok" })).toBeGreaterThan(0);
+  // The recording's sound in one chunk or a few, each timed once; the seconds heard are the real-time factor's divisor.
+  expect(
+    grew("locus_speech_duration_seconds_count", { engine: "pocketsphinx", outcome: "ok" }),
+  ).toBeGreaterThanOrEqual(1);
+  expect(grew("locus_speech_audio_seconds_total", { engine: "pocketsphinx" })).toBeGreaterThan(2);
+  expect(grew("locus_speech_audio_seconds_total", { engine: "pocketsphinx" })).toBeLessThanOrEqual(
+    (talk.duration_s ?? 0) + 0.5,
+  );
+  expect(grew("locus_index_passages_written_total", { kind: "image" })).toBe(scan.passage_count);
+  expect(grew("locus_index_passages_written_total", { kind: "audio" })).toBe(talk.passage_count);
+  expect(grew("locus_vector_cache_lookups_total", { result: "miss" })).toBe(1);
+  expect(grew("locus_vector_cache_lookups_total", { result: "hit" })).toBe(1);
+}, 120_000);
+
+it("says in the file failed line how long the file waited and was read before the extractor refused it", async () => {
+  const c = await pro();
+  const pdf = await makePdf({ pages: [pageWith("Half of a report.", 2)] });
+  const failed = await uploadAndWait(c, pdf.subarray(0, Math.floor(pdf.length / 2)), "half.pdf");
+  expect(failed).toMatchObject({ status: "failed", error: { code: "pdf_corrupt" } });
+  const line = locus.logs.find((l) => l.includes(failed.id) && l.includes('"msg":"file failed"'));
+  expect(line).toMatch(/"stages":\{"waited":[\d.]+,"extraction":[\d.]+\}/);
+});
 
 it("counts rate-limited requests by plan", async () => {
   const { key } = await createUserWithKey(locus.dataDir, { plan: "free" });

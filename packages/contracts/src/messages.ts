@@ -56,7 +56,12 @@ export const FileIndexed = z.object({
 });
 export type FileIndexed = z.infer<typeof FileIndexed>;
 
-export const FileFailed = z.object({ ...FileRef, error: FileError });
+export const FileFailed = z.object({
+  ...FileRef,
+  error: FileError,
+  /** The stages the file went through before it failed, as far as whoever failed it knows them. */
+  stages: FileStages.optional(),
+});
 export type FileFailed = z.infer<typeof FileFailed>;
 
 export const FileDeleted = z.object({ ...FileRef });

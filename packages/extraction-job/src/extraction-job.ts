@@ -5,6 +5,7 @@ import {
   secondsBetween,
   FileRejectedError,
   type ExtractedPassage,
+  type FileStages,
   type FileType,
   type FileUploaded,
 } from "@locus/contracts";
@@ -58,6 +59,12 @@ export const streamedBlob: BlobRead<Readable> = async (blobs, key) => {
   return stream;
 };
 
+/** What an extraction job tells whoever counts (metrics). */
+export interface ExtractionObserver {
+  /** A file of `kind` was extracted: its pages or its length in seconds, as its summary says. */
+  fileExtracted(kind: FileType, summary: ExtractionSummary): void;
+}
+
 export interface ExtractionJobDeps {
   blobs: BlobStore;
   bus: Bus;
@@ -66,6 +73,7 @@ export interface ExtractionJobDeps {
   kindName: string;
   /** How often a file being extracted says it is alive (a quarter of the stall delay, say). */
   heartbeatMs?: number | undefined;
+  observer?: ExtractionObserver | undefined;
   /** What reads this kind (the PDF reader, the OCR and speech engines), said on each extraction's span. */
   engines?: { pdf?: string | undefined; ocr?: string | undefined; speech?: string | undefined } | undefined;
 }
@@ -130,6 +138,8 @@ export class ExtractionJob<Data = Buffer> {
         await this.deps.bus.publish("file.failed", {
           ...ref,
           error: { code: err.code, message: err.message },
+          // The "file failed" line then says how long the file waited and was read before it failed.
+          stages: stagesSoFar(started, delivery.publishedAt),
         });
         return;
       }
@@ -207,10 +217,16 @@ export class ExtractionJob<Data = Buffer> {
       passageCount,
       pageCount: summary.pageCount,
       ...(summary.durationS === undefined ? {} : { durationS: summary.durationS }),
-      stages: {
-        ...(publishedAt === undefined ? {} : { waited: secondsBetween(publishedAt, started) }),
-        extraction: secondsBetween(started, Date.now()),
-      },
+      stages: stagesSoFar(started, publishedAt),
     });
+    this.deps.observer?.fileExtracted(message.kind, summary);
   }
+}
+
+/** The stages of an extraction that began at `started`, up to now (`waited` when the bus says when the upload's message was published). */
+function stagesSoFar(started: number, publishedAt: number | undefined): FileStages {
+  return {
+    ...(publishedAt === undefined ? {} : { waited: secondsBetween(publishedAt, started) }),
+    extraction: secondsBetween(started, Date.now()),
+  };
 }

@@ -5,6 +5,7 @@ export {
   type BlobRead,
   type Extract,
   type ExtractionJobDeps,
+  type ExtractionObserver,
   type ExtractionSummary,
 } from "./extraction-job.ts";
 // Where extractors have long found it; it lives with the codes it carries, in @locus/contracts.

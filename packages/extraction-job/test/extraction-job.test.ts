@@ -7,7 +7,7 @@ import { fileBlobKey, type FileStages } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { createLogger } from "@locus/runtime";
-import { ExtractionJob, streamedBlob } from "../src/index.ts";
+import { ExtractionJob, FileRejectedError, streamedBlob } from "../src/index.ts";
 
 const logger = createLogger("test", "silent");
 let dir: string;
@@ -102,4 +102,60 @@ it("hands a streamed file to its extractor as the blob store's stream, and close
   expect(seen[0]!.read).toBeGreaterThan(0);
   expect(seen[0]!.read).toBeLessThan(bytes.length);
   expect(seen[0]!.stream.destroyed).toBe(true);
+});
+
+it("tells its observer what each extracted file held, and fails a refused file with its stages so far", async () => {
+  const blobs = new LocalBlobStore(join(dir, "observed"));
+  const bus = new InProcessBus(logger);
+  const failures: { code: string; stages?: FileStages | undefined }[] = [];
+  await bus.subscribe(
+    { group: "files-status", topics: ["file.failed"], concurrency: 1, maxAttempts: 1 },
+    (delivery) => {
+      if (delivery.topic === "file.failed")
+        failures.push({ code: delivery.message.error.code, stages: delivery.message.stages });
+      return Promise.resolve();
+    },
+  );
+  const extracted: { kind: string; pageCount: number | null; durationS?: number }[] = [];
+  const job = new ExtractionJob(
+    {
+      blobs,
+      bus,
+      logger,
+      kindName: "recording",
+      observer: { fileExtracted: (kind, summary) => extracted.push({ kind, ...summary }) },
+    },
+    async function* (data) {
+      if (data.toString() === "damaged") {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        throw new FileRejectedError("media_corrupt", "The recording could not be decoded.");
+      }
+      yield { content: "Heard.", locator: { timestamp: 0, timestamp_end: 1, source: "speech" } };
+      return { pageCount: null, durationS: 12.5 };
+    },
+  );
+  const upload = async (content: string) => {
+    const userId = randomUUID();
+    const fileId = randomUUID();
+    const blobKey = fileBlobKey(userId, fileId);
+    await blobs.put(blobKey, Readable.from([Buffer.from(content)]));
+    await job.handle({
+      topic: "file.uploaded.audio",
+      message: { fileId, userId, kind: "audio", blobKey, mimeType: "audio/wav" },
+      attempt: 1,
+      final: false,
+      publishedAt: Date.now() - 1000,
+    });
+  };
+  await upload("spoken");
+  await upload("damaged");
+  await bus.whenIdle();
+  await bus.close();
+  // Counted once, for the file that was extracted; the refused one is not.
+  expect(extracted).toEqual([{ kind: "audio", pageCount: null, durationS: 12.5 }]);
+  expect(failures).toHaveLength(1);
+  expect(failures[0]?.code).toBe("media_corrupt");
+  expect(failures[0]?.stages?.waited).toBeGreaterThanOrEqual(1);
+  expect(failures[0]?.stages?.extraction).toBeGreaterThanOrEqual(0.1);
+  expect(failures[0]?.stages?.extraction).toBeLessThan(60);
 });

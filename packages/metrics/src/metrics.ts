@@ -7,6 +7,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** Seconds: handling one message, from a deletion to the extraction of a long recording. */
 const WORK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+/** Seconds: one step of an extraction (an image read, a chunk of speech transcribed), to its time limit. */
+const STEP_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
 
 /**
  * The process's metrics. Label values come from small fixed sets (routes as declared, file kinds,
@@ -119,13 +121,65 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly extractedPages = new Counter({
+    name: "locus_extracted_pages_total",
+    help: "Pages of the files whose extraction succeeded, by kind: a PDF's pages, an image's (one, or each page of a TIFF).",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly extractedAudio = new Counter({
+    name: "locus_extracted_audio_seconds_total",
+    help: "Seconds of the recordings whose extraction succeeded, by kind (audio, video).",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly ocrDuration = new Histogram({
+    name: "locus_ocr_duration_seconds",
+    help: "Time a recogniser took over one image or scanned page (not the wait for a free one; a page of small print is read again scaled up), by engine (native: the tesseract command; wasm: tesseract.js) and outcome (ok or error).",
+    labelNames: ["engine", "outcome"] as const,
+    buckets: STEP_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly speechDuration = new Histogram({
+    name: "locus_speech_duration_seconds",
+    help: "Time the speech-to-text engine took over one chunk of a recording (tens of seconds of sound), by engine and outcome (ok or error).",
+    labelNames: ["engine", "outcome"] as const,
+    buckets: STEP_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly speechAudio = new Counter({
+    name: "locus_speech_audio_seconds_total",
+    help: 'Seconds of sound the speech-to-text engine transcribed (chunks it answered; silent ones are never sent), by engine. Over locus_speech_duration_seconds_sum{outcome="ok"}: the real-time factor.',
+    labelNames: ["engine"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly passagesWritten = new Counter({
+    name: "locus_index_passages_written_total",
+    help: "Passages written into the search index by the indexer (a file indexed again counts again), by kind.",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly vectorCacheLookups = new Counter({
+    name: "locus_vector_cache_lookups_total",
+    help: "Semantic searches' lookups of a user's vectors in memory (LOCUS_VECTOR_CACHE_MB), by result: hit, or miss (read from the database).",
+    labelNames: ["result"] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     // CPU, memory, event-loop lag, handles and GC: the standard names (process_*, nodejs_*).
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
   // The observers the services take (HttpObserver, GatewayObserver, FilesObserver, BusObserver,
-  // SearchObserver), all answered here: the services know nothing of Prometheus.
+  // SearchObserver, ExtractionObserver, OcrObserver, SpeechObserver, IndexerObserver,
+  // VectorCacheObserver), all answered here: the services know nothing of Prometheus.
 
   requestAnswered(method: string, route: string, status: number, seconds: number): void {
     this.httpRequests.inc({ method, route, status: String(status) });
@@ -209,6 +263,28 @@ export class LocusMetrics {
 
   searchFellBack(component: string): void {
     this.searchFallbacks.inc({ component });
+  }
+
+  fileExtracted(kind: string, summary: { pageCount: number | null; durationS?: number }): void {
+    if (summary.pageCount !== null) this.extractedPages.inc({ kind }, summary.pageCount);
+    if (summary.durationS !== undefined) this.extractedAudio.inc({ kind }, summary.durationS);
+  }
+
+  imageRecognised(engine: string, outcome: "ok" | "error", seconds: number): void {
+    this.ocrDuration.observe({ engine, outcome }, seconds);
+  }
+
+  chunkTranscribed(engine: string, outcome: "ok" | "error", seconds: number, audioSeconds: number): void {
+    this.speechDuration.observe({ engine, outcome }, seconds);
+    if (outcome === "ok") this.speechAudio.inc({ engine }, audioSeconds);
+  }
+
+  passagesIndexed(kind: string, count: number): void {
+    this.passagesWritten.inc({ kind }, count);
+  }
+
+  vectorCacheLookedUp(result: "hit" | "miss"): void {
+    this.vectorCacheLookups.inc({ result });
   }
 
   /** The text a Prometheus scrape reads. */

@@ -30,6 +30,7 @@ export {
   type OcrEngineKind,
   type OcrEngineOptions,
   type OcrLine,
+  type OcrObserver,
   type OcrPage,
   type PixelBox,
 } from "./ocr-engine.ts";

@@ -55,6 +55,15 @@ export interface OcrEngine {
   close(): Promise<void>;
 }
 
+/** What an OCR engine tells whoever counts (metrics). */
+export interface OcrObserver {
+  /**
+   * A recogniser was done with one image (read, or failed or timed out: `error`) after `seconds`,
+   * from when it took the image, so the wait for a free one is not counted.
+   */
+  imageRecognised(engine: OcrEngineKind, outcome: "ok" | "error", seconds: number): void;
+}
+
 export interface OcrEngineOptions {
   /** Tesseract language codes, each from its `@tesseract.js-data/<code>` package or the system's. */
   languages: readonly string[];
@@ -66,6 +75,7 @@ export interface OcrEngineOptions {
   timeoutMs?: number;
   /** Recognisers idle this long are ended, giving their memory back; the next image starts one. */
   idleMs?: number;
+  observer?: OcrObserver | undefined;
 }
 
 /** An image the recogniser gave up on; a property of the image, so retrying will not help. */
@@ -121,6 +131,7 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
   private readonly queue: Job[] = [];
   private readonly timeoutMs: number;
   private readonly idleMs: number;
+  private readonly observer: OcrObserver | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
   /** Rejects when the engine is closed: the images being read are given up at once. */
@@ -133,6 +144,7 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
     this.slots = Array.from({ length: workers }, () => ({ worker: null, busy: false }));
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
+    this.observer = options.observer;
     this.closing = new Promise<never>((_, reject) => (this.rejectClosing = reject));
     this.closing.catch(() => undefined);
   }
@@ -185,17 +197,27 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
 
   private async run(slot: Slot<W>, job: Job): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
+    // From when a started recogniser takes the image: its start (once per idle period) is not OCR.
+    let readingSince: number | undefined;
+    const recognised = (outcome: "ok" | "error") => {
+      if (readingSince !== undefined && !this.closed)
+        this.observer?.imageRecognised(this.kind, outcome, (performance.now() - readingSince) / 1000);
+    };
     try {
       slot.worker ??= this.startWorker();
       const worker = await slot.worker;
+      readingSince = performance.now();
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new OcrTimeoutError(this.timeoutMs)), this.timeoutMs);
       });
       const page = job.lean === undefined ? readPgm(job.image) : null;
       const lean = job.lean ?? (page ? estimateLean(page) : 0);
       const reading = readStraightened((rotation) => this.read(worker, job.image, rotation), lean);
-      job.resolve(await Promise.race([reading, timeout, this.closing]));
+      const read = await Promise.race([reading, timeout, this.closing]);
+      recognised("ok");
+      job.resolve(read);
     } catch (err) {
+      recognised("error");
       // A recogniser that timed out or failed may be stuck or broken: never hand it another image.
       await this.endSlot(slot);
       job.reject(err);

@@ -214,8 +214,40 @@ for (const { kind, name, describe: suite } of ENGINES) {
         }
       });
 
+      it("tells its observer how long each image took its recogniser, by engine and outcome", async () => {
+        const seen: { engine: string; outcome: string; seconds: number }[] = [];
+        const observed = createOcrEngine({
+          languages: ["eng"],
+          workers: 1,
+          engine: kind,
+          observer: {
+            imageRecognised: (engine, outcome, seconds) => seen.push({ engine, outcome, seconds }),
+          },
+        });
+        try {
+          const { data } = await makeTextImage({ lines: LINES });
+          await observed.recognize(data);
+          await expect(observed.recognize(Buffer.from("not an image"))).rejects.toThrow();
+        } finally {
+          await observed.close();
+        }
+        expect(seen.map(({ engine, outcome }) => ({ engine, outcome }))).toEqual([
+          { engine: kind, outcome: "ok" },
+          { engine: kind, outcome: "error" },
+        ]);
+        expect(seen[0]?.seconds).toBeGreaterThan(0);
+        expect(seen[0]?.seconds).toBeLessThan(60);
+      });
+
       it("gives up on an image that takes too long, ends that recogniser, and keeps serving", async () => {
-        const impatient = createOcrEngine({ languages: ["eng"], workers: 1, timeoutMs: 1, engine: kind });
+        const outcomes: string[] = [];
+        const impatient = createOcrEngine({
+          languages: ["eng"],
+          workers: 1,
+          timeoutMs: 1,
+          engine: kind,
+          observer: { imageRecognised: (_engine, outcome) => outcomes.push(outcome) },
+        });
         const { data } = await makeTextImage({ lines: LINES });
         try {
           await expect(impatient.recognize(data)).rejects.toBeInstanceOf(OcrTimeoutError);
@@ -223,6 +255,8 @@ for (const { kind, name, describe: suite } of ENGINES) {
         } finally {
           await impatient.close();
         }
+        // Each time out is an image its recogniser failed on.
+        expect(outcomes).toEqual(["error", "error"]);
         // The shared engine was not touched.
         expect((await engine.recognize(data)).lines.length).toBe(3);
       });

@@ -1,6 +1,6 @@
 export * from "./search-index.ts";
 export { SqliteSearchIndex, type SqliteSearchIndexOptions } from "./sqlite-search-index.ts";
-export { VectorCache, VectorMatrix, vectorBytes } from "./vector-matrix.ts";
+export { VectorCache, VectorMatrix, vectorBytes, type VectorCacheObserver } from "./vector-matrix.ts";
 export {
   PostgresSearchIndex,
   type PostgresSearchIndexOptions,

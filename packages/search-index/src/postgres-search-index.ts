@@ -13,7 +13,7 @@ import {
   type SearchIndex,
   type VectorQuery,
 } from "./search-index.ts";
-import { VectorCache, VectorMatrix } from "./vector-matrix.ts";
+import { VectorCache, VectorMatrix, type VectorCacheObserver } from "./vector-matrix.ts";
 import type { UserPostings } from "./postings.ts";
 import { rollbackAndRelease, searchIndexPool, unavailableIfDown } from "./postgres-connection.ts";
 import { VECTOR_SLOTS, migrate, postgresTables, type PostgresTables } from "./postgres-schema.ts";
@@ -35,6 +35,8 @@ export interface PostgresSearchIndexOptions {
   poolSize?: number;
   /** Memory for users' vectors kept between ai searches, per process (default 256 MB). */
   vectorCacheBytes?: number;
+  /** Told whether each ai search found the user's vectors in that memory (metrics). */
+  vectorCacheObserver?: VectorCacheObserver | undefined;
   /**
    * Memory for users' postings kept between quick searches, per process (default 128 MB; 0: every
    * quick search is scored in SQL). See UserPostings.
@@ -87,7 +89,10 @@ export class PostgresSearchIndex implements SearchIndex {
 
   constructor(options: PostgresSearchIndexOptions) {
     this.tables = postgresTables(options.schema ?? "locus_search");
-    this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
+    this.vectors = new VectorCache(
+      options.vectorCacheBytes ?? 256 * 1024 * 1024,
+      options.vectorCacheObserver,
+    );
     this.pool = searchIndexPool(options.connectionString, options.poolSize);
     this.postings = new PostingsLoader(
       this.pool,

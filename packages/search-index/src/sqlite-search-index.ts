@@ -14,7 +14,7 @@ import {
   type SearchIndex,
   type VectorQuery,
 } from "./search-index.ts";
-import { VectorCache, VectorMatrix } from "./vector-matrix.ts";
+import { VectorCache, VectorMatrix, type VectorCacheObserver } from "./vector-matrix.ts";
 import { VECTOR_SLOTS, migrate } from "./sqlite-schema.ts";
 import { deleteFile, replaceFile } from "./sqlite-passage-writes.ts";
 import { generationOf, hitOf, rowsInRanges, userPassagesById, vectorRows } from "./sqlite-passage-reads.ts";
@@ -23,6 +23,8 @@ import { Fts5Search } from "./sqlite-fts5-search.ts";
 export interface SqliteSearchIndexOptions {
   /** Memory for users' vectors kept between ai searches (default 256 MB). */
   vectorCacheBytes?: number;
+  /** Told whether each ai search found the user's vectors in that memory (metrics). */
+  vectorCacheObserver?: VectorCacheObserver | undefined;
 }
 
 /**
@@ -51,7 +53,10 @@ export class SqliteSearchIndex implements SearchIndex {
   private readonly vectors: VectorCache;
 
   constructor(path: string, options: SqliteSearchIndexOptions = {}) {
-    this.vectors = new VectorCache(options.vectorCacheBytes ?? 256 * 1024 * 1024);
+    this.vectors = new VectorCache(
+      options.vectorCacheBytes ?? 256 * 1024 * 1024,
+      options.vectorCacheObserver,
+    );
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new BetterSqlite3(path);
     this.db.pragma("journal_mode = WAL");

@@ -59,6 +59,15 @@ export class VectorMatrix {
   }
 }
 
+/** What the vector cache tells whoever counts (metrics). */
+export interface VectorCacheObserver {
+  /**
+   * A search looked up a user's matrix: `hit` when it was kept (or being loaded by another search),
+   * `miss` when it had to be read.
+   */
+  vectorCacheLookedUp(result: "hit" | "miss"): void;
+}
+
 /**
  * Users' matrices, kept while their passages do not change: each is tagged with the user's
  * generation (a counter the index bumps in every transaction that changes the user's passages),
@@ -70,16 +79,21 @@ export class VectorCache {
   private used = 0;
   private readonly sizes = new Map<string, number>();
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly observer?: VectorCacheObserver,
+  ) {}
 
   async get(key: string, generation: string, load: () => Promise<VectorMatrix>): Promise<VectorMatrix> {
     const entry = this.entries.get(key);
     if (entry && entry.generation === generation) {
+      this.observer?.vectorCacheLookedUp("hit");
       // Most recently used last (Map keeps insertion order).
       this.entries.delete(key);
       this.entries.set(key, entry);
       return entry.matrix;
     }
+    this.observer?.vectorCacheLookedUp("miss");
     this.forget(key);
     // Concurrent searches of one user share one load.
     const matrix = load();

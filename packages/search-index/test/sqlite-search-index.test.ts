@@ -281,6 +281,33 @@ describe("SqliteSearchIndex on disk", () => {
     }
   });
 
+  it("tells its observer whether each vector search found the user's vectors in memory", async () => {
+    const lookups: string[] = [];
+    const index = new SqliteSearchIndex(":memory:", {
+      vectorCacheObserver: { vectorCacheLookedUp: (result) => lookups.push(result) },
+    });
+    try {
+      const file = { userId: randomUUID(), fileId: randomUUID() };
+      const vector = Float32Array.from([1, 0, 0, 0]);
+      const withVector = (content: string) => ({
+        ...textPassage(content),
+        vectors: { local: { space: "s", vector } },
+      });
+      const nearest = () =>
+        index.vectorSearch({ userId: file.userId, slot: "local", space: "s", vector, limit: 5 });
+      await index.replaceFilePassages(file, streamOf([withVector("a gannet")]));
+      expect(await nearest()).toHaveLength(1);
+      expect(await nearest()).toHaveLength(1);
+      // The user's passages changed: their vectors are read again, once.
+      await index.replaceFilePassages(file, streamOf([withVector("a gannet"), withVector("a skua")]));
+      expect(await nearest()).toHaveLength(2);
+      expect(await nearest()).toHaveLength(2);
+      expect(lookups).toEqual(["miss", "hit", "miss", "hit"]);
+    } finally {
+      await index.close();
+    }
+  });
+
   it("works in memory", async () => {
     const index = new SqliteSearchIndex(":memory:");
     try {

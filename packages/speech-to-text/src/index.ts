@@ -5,4 +5,11 @@ export {
   PocketsphinxSpeechToText,
   type PocketsphinxOptions,
 } from "./pocketsphinx.ts";
-export { SpeechEngineError, wavFile, type SpeechSegment, type SpeechToText } from "./speech-to-text.ts";
+export {
+  PCM_BYTES_PER_SECOND,
+  SpeechEngineError,
+  wavFile,
+  type SpeechSegment,
+  type SpeechToText,
+} from "./speech-to-text.ts";
+export { ObservedSpeechToText, type SpeechObserver } from "./observed-speech-to-text.ts";

@@ -28,6 +28,9 @@ export interface SpeechToText {
   transcribe(pcm: Buffer, signal?: AbortSignal): Promise<SpeechSegment[]>;
 }
 
+/** Bytes of one second of the PCM engines are given (16 kHz, 2 bytes a sample, mono). */
+export const PCM_BYTES_PER_SECOND = 32_000;
+
 /** The engine cannot work here (not installed, not configured): every recording will fail alike. */
 export class SpeechEngineError extends FileRejectedError {
   declare readonly code: "speech_engine_unavailable";
@@ -48,7 +51,7 @@ export function wavFile(pcm: Buffer): Buffer {
   header.writeUInt16LE(1, 20); // PCM
   header.writeUInt16LE(1, 22); // mono
   header.writeUInt32LE(16_000, 24);
-  header.writeUInt32LE(32_000, 28); // bytes a second
+  header.writeUInt32LE(PCM_BYTES_PER_SECOND, 28);
   header.writeUInt16LE(2, 32); // bytes a frame
   header.writeUInt16LE(16, 34); // bits a sample
   header.write("data", 36, "latin1");

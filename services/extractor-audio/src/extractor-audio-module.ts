@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { transcribeRecording, useFfmpeg } from "@locus/media-reader";
-import { ExtractionJob, streamedBlob } from "@locus/extraction-job";
+import { ExtractionJob, streamedBlob, type ExtractionObserver } from "@locus/extraction-job";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 
@@ -17,6 +17,8 @@ export interface ExtractorAudioDeps {
   maxAttempts: number;
   /** How often a file in hand says it is alive (see ExtractionJobDeps). */
   heartbeatMs?: number | undefined;
+  /** Told what each extracted file held (metrics). */
+  observer?: ExtractionObserver | undefined;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
       logger: deps.logger,
       kindName: "recording",
       heartbeatMs: deps.heartbeatMs,
+      observer: deps.observer,
       engines: { speech: deps.speech.name },
     },
     // MediaReadError and SpeechEngineError are FileRejectedErrors: the file fails with their reason.

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { extractImage, type ImageLimits, type OcrEngine, type OcrPassageOptions } from "@locus/ocr-reader";
-import { ExtractionJob } from "@locus/extraction-job";
+import { ExtractionJob, type ExtractionObserver } from "@locus/extraction-job";
 import type { Logger, Stoppable } from "@locus/runtime";
 
 export interface ExtractorImageDeps {
@@ -15,6 +15,8 @@ export interface ExtractorImageDeps {
   maxAttempts: number;
   /** How often a file in hand says it is alive (see ExtractionJobDeps). */
   heartbeatMs?: number | undefined;
+  /** Told what each extracted file held (metrics). */
+  observer?: ExtractionObserver | undefined;
 }
 
 /**
@@ -30,6 +32,7 @@ export async function startExtractorImageModule(deps: ExtractorImageDeps): Promi
       logger: deps.logger,
       kindName: "image",
       heartbeatMs: deps.heartbeatMs,
+      observer: deps.observer,
       engines: { ocr: deps.engine.kind },
     },
     // An image that cannot be read throws ImageReadError or OcrTimeoutError: FileRejectedErrors.

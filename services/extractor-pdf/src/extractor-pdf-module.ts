@@ -1,5 +1,6 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
+import type { ExtractionObserver } from "@locus/extraction-job";
 import type { PopplerTools } from "@locus/pdf-reader";
 import type { Logger, Stoppable } from "@locus/runtime";
 import { ExtractionPool } from "./extraction-pool.ts";
@@ -13,6 +14,8 @@ export interface ExtractorPdfDeps {
   maxAttempts: number;
   /** How often a file in hand says it is alive (see ExtractionJobDeps). */
   heartbeatMs?: number | undefined;
+  /** Told what each extracted file held (metrics). */
+  observer?: ExtractionObserver | undefined;
   pageTimeoutMs: number;
   maxHeapMb: number;
   /** Poppler's tools to read PDFs with (pdf.js taking over where they fail); without, pdf.js alone. */
@@ -42,6 +45,7 @@ export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<S
       bus: deps.bus,
       logger: deps.logger,
       heartbeatMs: deps.heartbeatMs,
+      observer: deps.observer,
       engines: { pdf: deps.poppler ? "poppler" : "pdfjs", ocr: deps.scans?.engine.kind },
     },
     pool,

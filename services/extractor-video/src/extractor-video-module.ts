@@ -2,7 +2,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { useFfmpeg } from "@locus/media-reader";
 import type { OcrEngine } from "@locus/ocr-reader";
-import { ExtractionJob, streamedBlob } from "@locus/extraction-job";
+import { ExtractionJob, streamedBlob, type ExtractionObserver } from "@locus/extraction-job";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
@@ -25,6 +25,8 @@ export interface ExtractorVideoDeps {
   maxAttempts: number;
   /** How often a file in hand says it is alive (see ExtractionJobDeps). */
   heartbeatMs?: number | undefined;
+  /** Told what each extracted file held (metrics). */
+  observer?: ExtractionObserver | undefined;
 }
 
 /**
@@ -61,6 +63,7 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
       logger: deps.logger,
       kindName: "video",
       heartbeatMs: deps.heartbeatMs,
+      observer: deps.observer,
       engines: { speech: deps.speech.name, ocr: deps.engine.kind },
     },
     // Media, speech and image errors are FileRejectedErrors: the file fails with their reason.

@@ -75,12 +75,13 @@ export async function subscribeStatusUpdates(
           return;
         }
         case "file.failed": {
-          const { error } = delivery.message;
+          const { error, stages } = delivery.message;
           await changeStatus(record, "failed", error.code, () =>
             store.updateFile(record.id, { status: "failed", progress: null, error }),
           );
           const totalS = secondsSince(record.createdAt);
-          logger.warn({ fileId: record.id, code: error.code, totalS }, "file failed");
+          // The stages its failure's report knows (an extractor's refusal: waited and extraction).
+          logger.warn({ fileId: record.id, code: error.code, totalS, stages }, "file failed");
           if (record.status !== "failed") observer?.fileFinished(record.fileType, error.code, totalS);
           return;
         }

@@ -21,6 +21,12 @@ const deleted: MessageOf<"file.deleted">[] = [];
 // What the consumer reports to metrics: each file's finish, with its kind, outcome and seconds.
 const finished: { fileId?: string; kind: string; outcome: string; seconds: number }[] = [];
 const stagesTaken: { kind: string; stages: FileStages }[] = [];
+// The consumer's warnings (its "file failed" lines), fields and message.
+const warnings: { fields: Record<string, unknown>; message: string | undefined }[] = [];
+const consumerLogger = createLogger("test", "silent");
+consumerLogger.warn = (fields: Record<string, unknown>, message?: string) => {
+  warnings.push({ fields, message });
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "locus-status-"));
@@ -28,7 +34,7 @@ beforeAll(async () => {
   await store.migrate();
   // A short retry base, so a handler that failed would show up as a retry quickly.
   bus = new InProcessBus(logger, 5);
-  await subscribeStatusUpdates(bus, store, logger, {
+  await subscribeStatusUpdates(bus, store, consumerLogger, {
     uploadAccepted: () => undefined,
     fileFinished: (kind, outcome, seconds) => finished.push({ kind, outcome, seconds }),
     stagesTook: (kind, stages) => stagesTaken.push({ kind, stages }),
@@ -131,6 +137,28 @@ it("reports the stages a ready file's report carries, once", async () => {
   };
   await report(report1, report1);
   expect(stagesTaken).toEqual([{ kind: "pdf", stages }]);
+});
+
+it("says in the file failed line each stage its report knows, and only its total when it knows none", async () => {
+  const rejected = await fileWithStatus("processing");
+  const givenUp = await fileWithStatus("processing");
+  const stages = { waited: 0.25, extraction: 1.5 };
+  const stagesReported = stagesTaken.length;
+  await report(
+    {
+      topic: "file.failed" as const,
+      message: { ...rejected, error: { code: "pdf_encrypted", message: "Protected." }, stages },
+    },
+    failed(givenUp, "indexing_failed", "Locus could not index this file's text."),
+  );
+  const lineOf = (fileId: string) =>
+    warnings.find((w) => w.message === "file failed" && w.fields.fileId === fileId)?.fields;
+  expect(lineOf(rejected.fileId)).toMatchObject({ code: "pdf_encrypted", stages });
+  expect(lineOf(rejected.fileId)?.totalS).toBeGreaterThanOrEqual(59);
+  expect(lineOf(givenUp.fileId)).toMatchObject({ code: "indexing_failed" });
+  expect(lineOf(givenUp.fileId)?.stages).toBeUndefined();
+  // A failed file's stages go to the log only: the stage histograms are of files that became ready.
+  expect(stagesTaken.length).toBe(stagesReported);
 });
 
 it("file.progress moves a pending file to processing with its progress", async () => {

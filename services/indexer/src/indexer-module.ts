@@ -4,7 +4,7 @@ import type { Bus } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
-import { PassageIndexer } from "./passage-indexer.ts";
+import { PassageIndexer, type IndexerObserver } from "./passage-indexer.ts";
 import type { PassageEmbedders } from "./passage-vectors.ts";
 
 export interface IndexerDeps {
@@ -18,6 +18,8 @@ export interface IndexerDeps {
   maxAttempts: number;
   /** How often a file being indexed says it is alive (embedding a large file can take minutes). */
   heartbeatMs?: number | undefined;
+  /** Told how many passages each file indexed (metrics). */
+  observer?: IndexerObserver | undefined;
 }
 
 export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> {
@@ -29,6 +31,7 @@ export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> 
     deps.logger,
     deps.store,
     deps.heartbeatMs,
+    deps.observer,
   );
   await deps.bus.subscribe(
     {

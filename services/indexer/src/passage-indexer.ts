@@ -1,4 +1,4 @@
-import { extractionBlobKey, secondsBetween, type FileExtracted } from "@locus/contracts";
+import { extractionBlobKey, secondsBetween, type FileExtracted, type FileType } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
@@ -6,6 +6,12 @@ import type { Logger } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { Attr, inSpan } from "@locus/telemetry";
 import { withVectors, type PassageEmbedders } from "./passage-vectors.ts";
+
+/** What the indexer tells whoever counts (metrics). */
+export interface IndexerObserver {
+  /** `count` passages of a file of `kind` were written into the search index. */
+  passagesIndexed(kind: FileType, count: number): void;
+}
 
 /**
  * Writes a file's stored extraction into the search index with each passage's vectors (replacing
@@ -24,12 +30,13 @@ export class PassageIndexer {
     private readonly logger: Logger,
     private readonly store: Pick<MetadataStore, "getFileById">,
     private readonly heartbeatMs?: number,
+    private readonly observer?: IndexerObserver,
   ) {}
 
-  /** True when the file's record still exists (and is the same user's). */
-  private async exists(fileId: string, userId: string): Promise<boolean> {
+  /** The file's record while it still exists (and is the same user's); null once it is gone. */
+  private async liveRecord(fileId: string, userId: string) {
     const record = await this.store.getFileById(fileId);
-    return record !== null && record.userId === userId;
+    return record !== null && record.userId === userId ? record : null;
   }
 
   /** Everything derived from a file: its passages and its stored extraction. */
@@ -69,7 +76,7 @@ export class PassageIndexer {
       this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
       return;
     }
-    if (!(await this.exists(fileId, userId))) {
+    if (!(await this.liveRecord(fileId, userId))) {
       // Deleted while it was extracted: its extraction was written after the delete removed the rest.
       this.logger.info({ fileId }, "file deleted before it was indexed; removing its extraction");
       await this.removeDerived(fileId, userId);
@@ -89,7 +96,8 @@ export class PassageIndexer {
           ),
       });
       const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
-      if (!(await this.exists(fileId, userId))) {
+      const record = await this.liveRecord(fileId, userId);
+      if (!record) {
         // Deleted while its passages were written (by a request another process served).
         this.logger.info({ fileId }, "file deleted while it was indexed; removing its passages");
         await this.removeDerived(fileId, userId);
@@ -107,6 +115,7 @@ export class PassageIndexer {
           indexing: secondsBetween(started, Date.now()),
         },
       });
+      this.observer?.passagesIndexed(record.fileType, passageCount);
     } catch (err) {
       return await giveUpOnFile({ bus: this.bus, logger: this.logger }, { final }, { fileId, userId }, err, {
         code: "indexing_failed",

@@ -99,9 +99,19 @@ async function eventually(done: () => boolean, what: string, timeoutMs = 20_000)
   }
 }
 
+/** What an indexer tells its observer: the passages it wrote, by file kind. */
+const observed = () => {
+  const written: { kind: string; count: number }[] = [];
+  return {
+    written,
+    observer: { passagesIndexed: (kind: string, count: number) => written.push({ kind, count }) },
+  };
+};
+
 it("indexes a file that still exists, and says it is ready, adding its stages to the extraction's", async () => {
   const file = await extractedFile("Gannets dive from thirty metres.");
-  const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store);
+  const { written, observer } = observed();
+  const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store, undefined, observer);
   await indexer.handle({
     ...file.delivery,
     message: { ...file.delivery.message, stages: { waited: 1, extraction: 3 } },
@@ -115,6 +125,7 @@ it("indexes a file that still exists, and says it is ready, adding its stages to
   expect(stages?.indexWaited).toBeGreaterThanOrEqual(1.5);
   expect(stages?.indexWaited).toBeLessThan(60);
   expect(stages?.indexing).toBeGreaterThanOrEqual(0);
+  expect(written).toEqual([{ kind: "pdf", count: 1 }]);
 });
 
 it("does not index a file deleted while it was extracted, and removes its extraction", async () => {
@@ -140,10 +151,22 @@ it("removes what it wrote for a file deleted while it was indexed", async () => 
       return local.embed(texts);
     },
   };
-  const indexer = new PassageIndexer(blobs, index, { local: deletingMidway }, bus, logger, store);
+  const { written, observer } = observed();
+  const indexer = new PassageIndexer(
+    blobs,
+    index,
+    { local: deletingMidway },
+    bus,
+    logger,
+    store,
+    undefined,
+    observer,
+  );
   await indexer.handle(file.delivery);
   expect(await found(file.userId, "puffins fish")).toEqual([]);
   expect(await blobs.stat(file.extractionKey)).toBeNull();
   await settle();
   expect(indexed).not.toContain(file.fileId);
+  // Its passages were removed again: not counted as indexed.
+  expect(written).toEqual([]);
 });

@@ -1,0 +1,96 @@
+import { LocusMetrics } from "../src/index.ts";
+
+/**
+ * The metrics the extractors, OCR, speech, the indexer and the vector cache report through their
+ * observers: what each report adds, under which labels. (Every metric moving after a real upload
+ * is metrics.e2e's.)
+ */
+let metrics: LocusMetrics;
+beforeEach(() => {
+  metrics = new LocusMetrics({ processMetrics: false });
+});
+
+/** The sum of the samples named `name` (a histogram's `_count` or `_sum` too) whose labels include `labels`. */
+async function valueOf(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric =
+    metrics.registry.getSingleMetric(name) ??
+    metrics.registry.getSingleMetric(name.replace(/_(count|sum)$/, ""));
+  if (!metric) throw new Error(`no metric ${name}`);
+  const data = await metric.get();
+  return (
+    data.values
+      // A histogram's values name their series (`_bucket`, `_sum`, `_count`); a counter's do not.
+      .filter((v) => ((v as { metricName?: string }).metricName ?? data.name) === name)
+      .filter((v) =>
+        Object.entries(labels).every(
+          ([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want,
+        ),
+      )
+      .reduce((sum, v) => sum + v.value, 0)
+  );
+}
+
+it("counts a PDF's and an image's pages, and a recording's seconds, by kind", async () => {
+  metrics.fileExtracted("pdf", { pageCount: 12 });
+  metrics.fileExtracted("pdf", { pageCount: 3 });
+  metrics.fileExtracted("image", { pageCount: 1 });
+  metrics.fileExtracted("audio", { pageCount: null, durationS: 93.5 });
+  metrics.fileExtracted("video", { pageCount: null, durationS: 30 });
+  expect(await valueOf("locus_extracted_pages_total", { kind: "pdf" })).toBe(15);
+  expect(await valueOf("locus_extracted_pages_total", { kind: "image" })).toBe(1);
+  // Recordings have no pages: no series of theirs.
+  expect(await valueOf("locus_extracted_pages_total", { kind: "audio" })).toBe(0);
+  expect(await valueOf("locus_extracted_audio_seconds_total", { kind: "audio" })).toBe(93.5);
+  expect(await valueOf("locus_extracted_audio_seconds_total", { kind: "video" })).toBe(30);
+  expect(await valueOf("locus_extracted_audio_seconds_total", { kind: "pdf" })).toBe(0);
+});
+
+it("times each image read by engine and outcome", async () => {
+  metrics.imageRecognised("native", "ok", 1.5);
+  metrics.imageRecognised("native", "ok", 0.5);
+  metrics.imageRecognised("wasm", "error", 120);
+  expect(await valueOf("locus_ocr_duration_seconds_count", { engine: "native", outcome: "ok" })).toBe(2);
+  expect(await valueOf("locus_ocr_duration_seconds_sum", { engine: "native", outcome: "ok" })).toBe(2);
+  expect(await valueOf("locus_ocr_duration_seconds_count", { engine: "wasm", outcome: "error" })).toBe(1);
+});
+
+it("times each chunk of speech, and counts the seconds of sound only of chunks the engine answered", async () => {
+  metrics.chunkTranscribed("pocketsphinx", "ok", 6, 30);
+  metrics.chunkTranscribed("pocketsphinx", "ok", 3, 20);
+  metrics.chunkTranscribed("pocketsphinx", "error", 1, 25);
+  expect(await valueOf("locus_speech_duration_seconds_count", { engine: "pocketsphinx" })).toBe(3);
+  // The real-time factor, as a dashboard computes it: engine seconds per second of sound.
+  const engineSeconds = await valueOf("locus_speech_duration_seconds_sum", { outcome: "ok" });
+  const soundSeconds = await valueOf("locus_speech_audio_seconds_total", { engine: "pocketsphinx" });
+  expect(soundSeconds).toBe(50);
+  expect(engineSeconds / soundSeconds).toBeCloseTo(0.18);
+});
+
+it("counts the passages indexed by kind, and the vector cache's hits and misses", async () => {
+  metrics.passagesIndexed("pdf", 40);
+  metrics.passagesIndexed("pdf", 2);
+  metrics.passagesIndexed("audio", 7);
+  metrics.vectorCacheLookedUp("miss");
+  metrics.vectorCacheLookedUp("hit");
+  metrics.vectorCacheLookedUp("hit");
+  expect(await valueOf("locus_index_passages_written_total", { kind: "pdf" })).toBe(42);
+  expect(await valueOf("locus_index_passages_written_total", { kind: "audio" })).toBe(7);
+  expect(await valueOf("locus_vector_cache_lookups_total", { result: "hit" })).toBe(2);
+  expect(await valueOf("locus_vector_cache_lookups_total", { result: "miss" })).toBe(1);
+});
+
+it("exposes every new metric with its help and type, in Prometheus's text format", async () => {
+  const { body } = await metrics.exposition();
+  for (const [name, type] of [
+    ["locus_extracted_pages_total", "counter"],
+    ["locus_extracted_audio_seconds_total", "counter"],
+    ["locus_ocr_duration_seconds", "histogram"],
+    ["locus_speech_duration_seconds", "histogram"],
+    ["locus_speech_audio_seconds_total", "counter"],
+    ["locus_index_passages_written_total", "counter"],
+    ["locus_vector_cache_lookups_total", "counter"],
+  ]) {
+    expect(body).toContain(`# TYPE ${name} ${type}`);
+    expect(body).toMatch(new RegExp(`# HELP ${name} \\S`));
+  }
+});
