@@ -8,7 +8,14 @@ import { FileType } from "@locus/contracts";
 import { rebuildSearchIndex } from "./index-rebuild.ts";
 import { queueReextraction } from "./reextract.ts";
 import { createMetadataStore, Infrastructure } from "./infrastructure.ts";
-import { columns, deadLetters, OperatorError, printStatus, retryFile } from "./operator-commands.ts";
+import {
+  columns,
+  deadLetters,
+  migrateQueues,
+  OperatorError,
+  printStatus,
+  retryFile,
+} from "./operator-commands.ts";
 
 /**
  * Operator commands against the same data as the running server, through the same configuration
@@ -24,6 +31,7 @@ import { columns, deadLetters, OperatorError, printStatus, retryFile } from "./o
  *   locus status                                              (dependencies, queues, stalled and failed files)
  *   locus files retry FILE_ID                                 (a failed or stalled file extracted again)
  *   locus dead-letters list|replay [--group G] [--limit N]    (RabbitMQ's dead letters, read or handed back)
+ *   locus bus migrate-queues                                  (classic work queues made quorum queues)
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
@@ -37,6 +45,7 @@ const USAGE = `Usage:
   pnpm locus status                        (exit code 1 when a dependency is unavailable)
   pnpm locus files retry FILE_ID
   pnpm locus dead-letters list|replay [--group G] [--limit N]
+  pnpm locus bus migrate-queues            (with the consumers stopped; exit code 1 if any refused)
 `;
 
 class UsageError extends Error {}
@@ -134,10 +143,16 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     return 0;
   }
 
-  if (noun === "status" || (noun === "files" && verb === "retry") || noun === "dead-letters") {
+  if (
+    noun === "status" ||
+    (noun === "files" && verb === "retry") ||
+    noun === "dead-letters" ||
+    (noun === "bus" && verb === "migrate-queues")
+  ) {
     const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
     try {
       if (noun === "status") return (await printStatus(infra, store, config, out)) ? 0 : 1;
+      if (noun === "bus") return (await migrateQueues(infra, config, out)) ? 0 : 1;
       if (noun === "files") {
         if (!arg) throw new UsageError("Give the file's id: pnpm locus files retry FILE_ID");
         out(await retryFile(infra, store, config, arg));

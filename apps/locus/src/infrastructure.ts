@@ -352,6 +352,7 @@ export class Infrastructure {
           url: this.config.amqpUrl,
           logger,
           prefix: this.config.amqpPrefix,
+          workQueue: { type: this.config.busQueueType, deliveryLimit: this.config.busDeliveryLimit },
           connectionName: `locus ${this.config.serviceName}`,
         });
         this.rabbit = rabbit;

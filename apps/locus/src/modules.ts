@@ -78,6 +78,7 @@ export function moduleDescriptors(
           stalledAfterMs: config.stalledAfterMs,
           identity,
           recovery: infra.busIsInProcess ? "everything" : "stalled",
+          maxRequeues: config.busDeliveryLimit,
           observer: infra.metrics,
         });
         return {

@@ -1,6 +1,7 @@
 // The operator's commands about a running deployment's state, beside the account commands in
-// cli.ts: `status`, `files retry` and `dead-letters list|replay`.
+// cli.ts: `status`, `files retry`, `dead-letters list|replay` and `bus migrate-queues`.
 
+import { QueueInUseError } from "@locus/bus";
 import { CONSUMER_GROUPS, FileUploaded } from "@locus/contracts";
 import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { LocusConfig } from "@locus/runtime";
@@ -69,20 +70,28 @@ export async function printStatus(
   out("");
   const broker = unreachable.bus ? undefined : await infra.broker();
   if (broker) {
-    const rows = [["GROUP", "WAITING", "DEAD LETTERS"]];
+    const rows = [["GROUP", "WAITING", "DEAD LETTERS", "QUEUE TYPE"]];
+    let classic = false;
     for (const group of GROUPS) {
       try {
+        const { [group]: type = "unknown" } = await broker.queueTypes([group]);
+        classic ||= type === "classic" && config.busQueueType === "quorum";
         rows.push([
           group,
           String(await broker.queueDepth(group)),
           String(await broker.deadLetterCount(group)),
+          type,
         ]);
       } catch (err) {
-        rows.push([group, `unknown: ${errorText(err)}`, ""]);
+        rows.push([group, `unknown: ${errorText(err)}`, "", ""]);
       }
     }
     out("Queues:");
     for (const line of columns(rows)) out(`  ${line}`);
+    if (classic) {
+      out("Classic queues redeliver a message that crashes every worker for ever: stop their consumers and");
+      out("run pnpm locus bus migrate-queues (see the README's Operating section).");
+    }
   } else if (adapters.bus === "memory") {
     out("Queues: in the server's process (LOCUS_BUS=memory); its /metrics has locus_bus_queue_depth.");
   }
@@ -137,7 +146,13 @@ export async function retryFile(
         `Retry it once it has failed, or made no progress for ${Math.round(config.stalledAfterMs / 1000)} s`,
     );
   }
-  const updated = await store.updateFile(record.id, { status: "pending", progress: null, error: null });
+  // A fresh start: the count of interrupted runs that fails a file again (FilesService) restarts too.
+  const updated = await store.updateFile(record.id, {
+    status: "pending",
+    progress: null,
+    error: null,
+    requeues: 0,
+  });
   if (!updated) throw new OperatorError(`File ${fileId} was deleted meanwhile`);
   if (config.adapters.bus !== "rabbitmq") {
     return `Marked ${fileId} to be extracted again: start (or restart) the server with pnpm start and it extracts it.`;
@@ -203,4 +218,51 @@ export async function deadLetters(
         : `${total} dead letters (up to ${limit} per group). Replay them, once their cause is fixed, with: pnpm locus dead-letters replay`
       : `Replayed ${total} dead letters; each is handled again from its first attempt.`,
   );
+}
+
+/**
+ * `bus migrate-queues`: makes each consumer group's classic work queue (a deployment made before
+ * Locus used quorum queues) a quorum queue, keeping its messages. Groups whose consumers still
+ * run are refused and named; the others are migrated.
+ */
+export async function migrateQueues(
+  infra: Infrastructure,
+  config: LocusConfig,
+  out: (line: string) => void,
+): Promise<boolean> {
+  if (config.adapters.bus !== "rabbitmq") {
+    throw new OperatorError(
+      "Only RabbitMQ's queues have a type (LOCUS_BUS=rabbitmq); the in-process bus has none",
+    );
+  }
+  if (config.busQueueType !== "quorum") {
+    throw new OperatorError(
+      "LOCUS_BUS_QUEUE_TYPE is classic: unset it (or set quorum) to migrate to quorum queues",
+    );
+  }
+  const broker = await infra.broker();
+  if (!broker) throw new OperatorError("No RabbitMQ bus is configured (AMQP_URL)");
+  let refused = 0;
+  for (const [group, topics] of Object.entries(CONSUMER_GROUPS)) {
+    try {
+      const [result] = await broker.migrateQueues({ [group]: topics });
+      if (!result) continue;
+      const said = {
+        migrated: `migrated to a quorum queue, ${result.moved} message(s) kept`,
+        quorum: "a quorum queue already",
+        absent: "not declared yet (declared as a quorum queue when a process starts)",
+      }[result.outcome];
+      out(`  ${group}: ${said}`);
+    } catch (err) {
+      if (!(err instanceof QueueInUseError)) throw err;
+      refused += 1;
+      out(`  ${group}: refused: ${err.message}`);
+    }
+  }
+  out(
+    refused === 0
+      ? "Every work queue is a quorum queue; start the consumers again."
+      : `${refused} group(s) refused: stop their consumers and run this again (the others are done).`,
+  );
+  return refused === 0;
 }

@@ -50,7 +50,7 @@ export async function queueReextraction(
   }
   let queued = 0;
   for (const record of chosen) {
-    const updated = await store.updateFile(record.id, { status: "pending", progress: null });
+    const updated = await store.updateFile(record.id, { status: "pending", progress: null, requeues: 0 });
     if (!updated) continue; // deleted meanwhile
     if (bus) await publishForExtraction(bus, updated);
     queued += 1;

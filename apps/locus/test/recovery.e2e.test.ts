@@ -98,4 +98,33 @@ describe("crash recovery", () => {
       expect(await again.stop()).toBe(0);
     }
   }, 120_000);
+
+  it("fails a file instead of processing it at every start when each run it began stopped unfinished", async () => {
+    const locus = await startLocus({ dataDir });
+    const { key } = await createUserWithKey(dataDir, { plan: "pro" });
+    const pdf = await makePdf({ pages: [pageWith("A file every run stops on.", 3)] });
+    let fileId = "";
+    try {
+      const c = client(locus.baseUrl, key);
+      fileId = ((await (await c.upload(pdf, "fatal.pdf")).json()) as { file: { id: string } }).file.id;
+      await waitForFile(c, fileId);
+    } finally {
+      await locus.kill();
+    }
+    // As if the process had died with the file processing twice: re-queued once at the start
+    // after the first death, and processing again when the second came.
+    const db = new BetterSqlite3(join(dataDir, "metadata.sqlite"));
+    db.prepare("UPDATE files SET status = 'processing', requeues = 1 WHERE id = ?").run(fileId);
+    db.close();
+
+    const again = await startLocus({ dataDir, env: { LOCUS_BUS_DELIVERY_LIMIT: "1" } });
+    try {
+      const failed = await waitForFile(client(again.baseUrl, key), fileId);
+      expect(failed).toMatchObject({ status: "failed", error: { code: "processing_abandoned" } });
+      expect((failed.error as { message: string }).message).toMatch(/^Locus gave up on this file/);
+      expect(again.logs.join("\n")).toMatch(/processing abandoned/);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  }, 120_000);
 });

@@ -409,8 +409,13 @@ it("the CLI, on the deployment's settings: status of every dependency and queue,
   for (const dependency of ["metadata_store", "blob_store", "bus", "search_index"]) {
     expect(status.stdout).toMatch(new RegExp(`${dependency} +ok`));
   }
-  expect(status.stdout).toMatch(/extractor-pdf +\d+ +\d+/);
+  // Every group's work queue a quorum queue: a message that kills every worker cannot loop.
+  expect(status.stdout).toMatch(/extractor-pdf +\d+ +\d+ +quorum/);
+  expect(status.stdout).not.toMatch(/classic/);
   expect(status.stdout).toContain(file.id);
+  const migrated = await runCli(stack.dataDir, ["bus", "migrate-queues"], stack.cliEnv);
+  expect(migrated.code).toBe(0);
+  expect(migrated.stdout).toMatch(/extractor-audio: a quorum queue already/);
 
   const retried = await runCli(stack.dataDir, ["files", "retry", file.id], stack.cliEnv);
   expect(retried.code).toBe(0);

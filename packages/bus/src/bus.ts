@@ -14,8 +14,19 @@ export type Delivery<T extends Topic = Topic> = T extends Topic
        * timestamp property is in seconds), kept across retries; absent when the publisher did not say.
        */
       publishedAt?: number;
+      /** The headers the message was published with (see PublishOptions), kept across retries. */
+      headers?: Readonly<Record<string, string>>;
     }
   : never;
+
+export interface PublishOptions {
+  /**
+   * Text that travels with the message to every delivery of it, its retries and its dead letter
+   * included, apart from the payload (trace context: `traceparent`, `tracestate`). Names are
+   * lower-case; those starting with `x-` belong to the bus and are not carried.
+   */
+  headers?: Readonly<Record<string, string>>;
+}
 
 export interface SubscribeOptions<T extends Topic> {
   /** Consumer group: each group gets its own copy of every message (a durable queue per group). */
@@ -25,6 +36,14 @@ export interface SubscribeOptions<T extends Topic> {
   concurrency: number;
   /** Deliveries before a failing message goes to dead letters. */
   maxAttempts: number;
+  /**
+   * Called instead of the handler for a message whose deliveries kept ending without an answer
+   * (every worker that took it crashed or was killed: the broker counts them; see
+   * WorkQueueSettings.deliveryLimit), so its work can be failed with a reason; the message then
+   * goes to dead letters. A handler's own failures never come here: they are retried, then given
+   * up on the final attempt. Never called by the in-process bus, whose messages die with it.
+   */
+  abandon?(delivery: Delivery<T>, reason: string): Promise<void>;
 }
 
 export type Handler<T extends Topic> = (delivery: Delivery<T>) => Promise<void>;
@@ -36,7 +55,7 @@ export type Handler<T extends Topic> = (delivery: Delivery<T>) => Promise<void>;
  */
 export interface Bus {
   /** Resolves once the message is safely accepted (for a broker: confirmed). Validates the payload. */
-  publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void>;
+  publish<T extends Topic>(topic: T, message: MessageOf<T>, options?: PublishOptions): Promise<void>;
   subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void>;
   check(): Promise<void>;
   /** Messages waiting in a consumer group's queue (not those being handled), for metrics. */

@@ -1,4 +1,4 @@
-import type { FileFailureCode } from "@locus/contracts";
+import type { FileFailureCode, FileStages } from "@locus/contracts";
 import type { Logger } from "@locus/runtime";
 import type { Bus } from "./bus.ts";
 
@@ -10,6 +10,8 @@ export interface GiveUp {
   /** The log line, and what it names besides the error and the file id. */
   log: string;
   logFields?: Record<string, unknown>;
+  /** The stages the file went through, as far as the giver-up knows them (for the "file failed" line). */
+  stages?: FileStages;
 }
 
 /**
@@ -31,7 +33,35 @@ export async function giveUpOnFile(
       fileId: file.fileId,
       userId: file.userId,
       error: { code: giveUp.code, message: giveUp.message },
+      ...(giveUp.stages ? { stages: giveUp.stages } : {}),
     });
   }
   throw err;
+}
+
+/**
+ * SubscribeOptions.abandon for file work: the message came back unanswered too often (each worker
+ * that took it crashed or was killed, likely by the file itself), so the file fails with
+ * `processing_abandoned` instead of stopping worker after worker; the bus dead-letters the message.
+ */
+export async function abandonFile(
+  deps: { bus: Bus; logger: Logger },
+  file: { fileId: string; userId: string },
+  what: string,
+  reason: string,
+): Promise<void> {
+  deps.logger.error(
+    { fileId: file.fileId, reason },
+    `${what} abandoned: its workers kept stopping before an answer`,
+  );
+  await deps.bus.publish("file.failed", {
+    fileId: file.fileId,
+    userId: file.userId,
+    error: {
+      code: "processing_abandoned",
+      message:
+        `Locus gave up on this file: the ${what} stopped before finishing each time it was tried ` +
+        "(the file may need more memory or time than Locus allows).",
+    },
+  });
 }

@@ -3,14 +3,20 @@ import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
 import type { Logger } from "@locus/runtime";
 import amqp from "amqplib";
 import type { Options } from "amqplib";
-import type { Bus, Handler, SubscribeOptions } from "./bus.ts";
+import type { Bus, Handler, PublishOptions, SubscribeOptions } from "./bus.ts";
+import { carriedHeaders } from "./message-headers.ts";
 import {
   AttemptHeader,
   CONTENT_TYPE,
+  DEFAULT_WORK_QUEUE,
   PERMANENT_CHANNEL_ERRORS,
   declareGroupQueues,
+  declareWorkQueue,
   groupQueues,
+  type QueueType,
+  type WorkQueueSettings,
 } from "./rabbitmq-topology.ts";
+import { migrateToQuorum, type QueueMigration } from "./rabbitmq-queue-migration.ts";
 import { RabbitMqConnection, errorMessage } from "./rabbitmq-connection.ts";
 import { GroupConsumers, type Subscription } from "./rabbitmq-consumers.ts";
 import { peekDeadLetters, replayDeadLetters, type DeadLetterRecord } from "./rabbitmq-dead-letters.ts";
@@ -21,7 +27,10 @@ export {
   ReasonHeader,
   groupQueues,
   type GroupQueues,
+  type QueueType,
+  type WorkQueueSettings,
 } from "./rabbitmq-topology.ts";
+export { QueueInUseError, type QueueMigration } from "./rabbitmq-queue-migration.ts";
 
 export interface RabbitMqBusOptions {
   /** amqp://user:password@host:port/vhost; never logged with its password. */
@@ -41,6 +50,8 @@ export interface RabbitMqBusOptions {
   reconnectMaxMs?: number;
   /** Shown by the broker (`rabbitmqctl list_connections client_properties`) to tell processes apart. */
   connectionName?: string;
+  /** The work queues' type and delivery limit (default: quorum, 5). */
+  workQueue?: Partial<WorkQueueSettings>;
 }
 
 /**
@@ -65,12 +76,14 @@ export class RabbitMqBus implements Bus {
   private readonly operationTimeoutMs: number;
   private readonly connection: RabbitMqConnection;
   private readonly consumers: GroupConsumers;
+  private readonly workQueue: WorkQueueSettings;
   private closePromise: Promise<void> | undefined;
 
   constructor(options: RabbitMqBusOptions) {
     this.prefix = options.prefix ?? "";
     this.exchange = `${this.prefix}${options.exchange ?? "locus"}`;
     this.operationTimeoutMs = options.operationTimeoutMs ?? 30_000;
+    this.workQueue = { ...DEFAULT_WORK_QUEUE, ...options.workQueue };
     this.connection = new RabbitMqConnection(
       {
         url: options.url,
@@ -94,6 +107,7 @@ export class RabbitMqBus implements Bus {
       retryBaseMs: options.retryBaseMs ?? 1_000,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
       operationTimeoutMs: this.operationTimeoutMs,
+      workQueue: this.workQueue,
     });
   }
 
@@ -107,7 +121,7 @@ export class RabbitMqBus implements Bus {
     await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
   }
 
-  async publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
+  async publish<T extends Topic>(topic: T, message: MessageOf<T>, options?: PublishOptions): Promise<void> {
     if (this.connection.closed) throw new Error("Bus is closed");
     // A publisher bug must surface at the publisher, not as a poison message downstream.
     const payload: unknown = MessageSchemas[topic].parse(message);
@@ -118,7 +132,7 @@ export class RabbitMqBus implements Bus {
       messageId: randomUUID(),
       type: topic,
       timestamp: Math.floor(Date.now() / 1000),
-      headers: { [AttemptHeader]: 1 },
+      headers: { ...carriedHeaders(options?.headers), [AttemptHeader]: 1 },
     };
     this.connection.start();
     const deadline = Date.now() + this.operationTimeoutMs;
@@ -150,7 +164,8 @@ export class RabbitMqBus implements Bus {
     try {
       await channel.assertExchange(this.exchange, "topic", { durable: true });
       for (const [group, topics] of Object.entries(groups)) {
-        await declareGroupQueues(channel, this.exchange, groupQueues(group, this.prefix), topics);
+        const queues = groupQueues(group, this.prefix);
+        await declareGroupQueues(live.connection, channel, this.exchange, queues, topics, this.workQueue);
       }
     } finally {
       await channel.close().catch(() => undefined);
@@ -234,6 +249,39 @@ export class RabbitMqBus implements Bus {
     await this.connect();
     const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
     return replayDeadLetters(live.connection, groupQueues(group, this.prefix), group, limit);
+  }
+
+  /** Each group's work queue type as the broker has it (declaring it if missing), for `locus status`. */
+  async queueTypes(groups: readonly string[]): Promise<Record<string, QueueType>> {
+    await this.connect();
+    const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
+    const types: Record<string, QueueType> = {};
+    for (const group of groups) {
+      const declared = await declareWorkQueue(
+        live.connection,
+        groupQueues(group, this.prefix),
+        this.workQueue,
+      );
+      types[group] = declared.type;
+    }
+    return types;
+  }
+
+  /**
+   * Makes each group's classic work queue a quorum queue of the same name, keeping its messages
+   * (see migrateToQuorum). Refuses a group whose queue still has consumers.
+   */
+  async migrateQueues(groups: Readonly<Record<string, readonly Topic[]>>): Promise<QueueMigration[]> {
+    await this.connect();
+    const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
+    const results: QueueMigration[] = [];
+    for (const [group, topics] of Object.entries(groups)) {
+      const queues = groupQueues(group, this.prefix);
+      results.push(
+        await migrateToQuorum(live.connection, this.exchange, group, queues, topics, this.workQueue),
+      );
+    }
+    return results;
   }
 
   close(): Promise<void> {

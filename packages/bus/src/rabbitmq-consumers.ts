@@ -9,12 +9,16 @@ import type { Delivery, Handler, SubscribeOptions } from "./bus.ts";
 import {
   AttemptHeader,
   CONTENT_TYPE,
+  DeliveryCountHeader,
   GroupHeader,
   ReasonHeader,
   declareGroupQueues,
   type GroupQueues,
+  type QueueType,
+  type WorkQueueSettings,
 } from "./rabbitmq-topology.ts";
 import { errorMessage, type Live, type RabbitMqConnection } from "./rabbitmq-connection.ts";
+import { carriedHeaders } from "./message-headers.ts";
 
 // AMQP header tables are capped at 64 KiB; a long error message must not make the dead letter unsendable.
 const MAX_REASON_LENGTH = 2_000;
@@ -31,6 +35,8 @@ export interface Subscription {
   inFlight: Set<Promise<void>>;
   /** Deliveries held back while a previous connection's handlers still use the concurrency. */
   waiting: (() => void)[];
+  /** The work queue's type on the broker, once declared (a classic queue counts no deliveries). */
+  queueType?: QueueType;
 }
 
 function isTopic(value: unknown): value is Topic {
@@ -44,6 +50,7 @@ export interface ConsumerSettings {
   retryBaseMs: number;
   maxRetryDelayMs: number;
   operationTimeoutMs: number;
+  workQueue: WorkQueueSettings;
 }
 
 /** The bus's subscriptions, and the handling of their deliveries. */
@@ -56,6 +63,7 @@ export class GroupConsumers {
   private readonly retryBaseMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly operationTimeoutMs: number;
+  private readonly workQueue: WorkQueueSettings;
 
   constructor(settings: ConsumerSettings) {
     this.logger = settings.logger;
@@ -64,6 +72,7 @@ export class GroupConsumers {
     this.retryBaseMs = settings.retryBaseMs;
     this.maxRetryDelayMs = settings.maxRetryDelayMs;
     this.operationTimeoutMs = settings.operationTimeoutMs;
+    this.workQueue = settings.workQueue;
   }
 
   /** Declares and consumes every subscription on a new connection. */
@@ -110,7 +119,19 @@ export class GroupConsumers {
     });
     try {
       await channel.assertExchange(this.exchange, "topic", { durable: true });
-      await declareGroupQueues(channel, this.exchange, sub.queues, sub.options.topics);
+      const declared = await declareGroupQueues(
+        live.connection,
+        channel,
+        this.exchange,
+        sub.queues,
+        sub.options.topics,
+        this.workQueue,
+      );
+      // Said once per group, not on every reconnection.
+      if (declared.note && sub.queueType === undefined) {
+        this.logger.warn({ group: sub.options.group, queueType: declared.type }, declared.note);
+      }
+      sub.queueType = declared.type;
       // Per consumer (global false): the broker never has more unacked deliveries out than handlers may run.
       await channel.prefetch(sub.options.concurrency);
       // Before consuming: a queue with messages waiting delivers them before consume() resolves.
@@ -190,16 +211,24 @@ export class GroupConsumers {
       await this.deadLetter(sub, channel, msg, attempt, `invalid message: ${parsed.error.message}`);
       return;
     }
+    const delivery = {
+      topic,
+      message: parsed.data as MessageOf<Topic>,
+      attempt,
+      final: attempt >= maxAttempts,
+      ...(typeof msg.properties.timestamp === "number"
+        ? { publishedAt: msg.properties.timestamp * 1000 }
+        : {}),
+    } as Delivery;
+    const unanswered = readDeliveryCount(msg);
+    if (unanswered >= this.workQueue.deliveryLimit) {
+      await this.abandon(sub, channel, msg, delivery, unanswered);
+      return;
+    }
     try {
-      await sub.handler({
-        topic,
-        message: parsed.data as MessageOf<Topic>,
-        attempt,
-        final: attempt >= maxAttempts,
-        ...(typeof msg.properties.timestamp === "number"
-          ? { publishedAt: msg.properties.timestamp * 1000 }
-          : {}),
-      } as Delivery);
+      // The publisher's headers (trace context), for the handler's span.
+      const headers = carriedHeaders(msg.properties.headers);
+      await sub.handler(headers ? { ...delivery, headers } : delivery);
     } catch (err) {
       const reason = errorMessage(err);
       if (attempt >= maxAttempts) await this.deadLetter(sub, channel, msg, attempt, reason);
@@ -207,6 +236,26 @@ export class GroupConsumers {
       return;
     }
     this.ack(sub, channel, msg);
+  }
+
+  /**
+   * A message that every worker taking it left without an answer, `unanswered` times: running its
+   * handler again would only stop another worker. Its subscriber fails the work (abandon), then it
+   * goes to dead letters. If that cannot be done now, the caller requeues it, and the broker's own
+   * limit (one more) dead-letters it the next time it comes back unanswered.
+   */
+  private async abandon(
+    sub: Subscription,
+    channel: Channel,
+    msg: ConsumeMessage,
+    delivery: Delivery,
+    unanswered: number,
+  ): Promise<void> {
+    const reason =
+      `abandoned: delivered ${unanswered + 1} times, the first ${unanswered} ending without an answer ` +
+      "(the worker that took it crashed, was killed or lost its connection)";
+    await sub.options.abandon?.(delivery, reason);
+    await this.deadLetter(sub, channel, msg, delivery.attempt, reason);
   }
 
   private async retryLater(
@@ -235,7 +284,7 @@ export class GroupConsumers {
         // RabbitMQ expires messages only at the head of a queue, so a retry can wait behind an older
         // one with a longer back-off: later than asked, never sooner, and at most maxRetryDelayMs.
         expiration: String(delay),
-        headers: { [AttemptHeader]: attempt + 1 },
+        headers: { ...carriedHeaders(msg.properties.headers), [AttemptHeader]: attempt + 1 },
       },
       Date.now() + this.operationTimeoutMs,
     );
@@ -266,6 +315,7 @@ export class GroupConsumers {
       {
         ...carriedProperties(msg, typeof topic === "string" ? topic : undefined),
         headers: {
+          ...carriedHeaders(msg.properties.headers),
           [AttemptHeader]: attempt,
           [ReasonHeader]: reason.slice(0, MAX_REASON_LENGTH),
           [GroupHeader]: group,
@@ -296,6 +346,12 @@ export class GroupConsumers {
       this.logger.warn({ err, group: sub.options.group }, `${what} failed; the broker will redeliver`);
     }
   }
+}
+
+/** How many deliveries of this message ended without an answer (quorum queues count; classic ones do not). */
+function readDeliveryCount(msg: ConsumeMessage): number {
+  const value: unknown = msg.properties.headers?.[DeliveryCountHeader];
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
 }
 
 function readAttempt(msg: ConsumeMessage): number {

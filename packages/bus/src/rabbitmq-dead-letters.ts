@@ -26,6 +26,20 @@ export interface DeadLetterRecord {
 
 const header = (msg: GetMessage, name: string): unknown => msg.properties.headers?.[name];
 
+/**
+ * Why it is here: the consumer's reason header, or, for a message the broker dead-lettered itself
+ * (a quorum queue's delivery limit, the backstop when even abandoning it failed), the broker's.
+ */
+function reasonOf(msg: GetMessage): string {
+  const reason = header(msg, ReasonHeader);
+  if (typeof reason === "string") return reason;
+  const brokerReason = header(msg, "x-first-death-reason");
+  if (brokerReason === "delivery_limit") {
+    return "the broker's delivery limit: every worker that took it stopped before answering";
+  }
+  return typeof brokerReason === "string" ? `dead-lettered by the broker (${brokerReason})` : "";
+}
+
 function recordOf(msg: GetMessage, group: string): DeadLetterRecord {
   let payload: unknown;
   try {
@@ -40,7 +54,7 @@ function recordOf(msg: GetMessage, group: string): DeadLetterRecord {
     topic: typeof msg.properties.type === "string" ? msg.properties.type : msg.fields.routingKey,
     messageId: typeof msg.properties.messageId === "string" ? msg.properties.messageId : undefined,
     attempt: Number.isInteger(attempt) ? attempt : 1,
-    reason: typeof header(msg, ReasonHeader) === "string" ? (header(msg, ReasonHeader) as string) : "",
+    reason: reasonOf(msg),
     publishedAt: typeof timestamp === "number" ? new Date(timestamp * 1000).toISOString() : undefined,
     payload,
   };

@@ -6,7 +6,7 @@ import type { MessageOf, Topic } from "@locus/contracts";
 import { createLogger } from "@locus/runtime";
 import amqp from "amqplib";
 import type { ChannelModel, GetMessage } from "amqplib";
-import type { Bus, Delivery, Handler, SubscribeOptions } from "../src/bus.ts";
+import type { Bus, Delivery, Handler, PublishOptions, SubscribeOptions } from "../src/bus.ts";
 import {
   AttemptHeader,
   GroupHeader,
@@ -84,8 +84,8 @@ async function removeTopology(prefix: string, groups: Iterable<string>): Promise
 class TrackedBus implements Bus {
   readonly groups = new Set<string>();
   constructor(readonly inner: RabbitMqBus) {}
-  publish<T extends Topic>(topic: T, message: MessageOf<T>): Promise<void> {
-    return this.inner.publish(topic, message);
+  publish<T extends Topic>(topic: T, message: MessageOf<T>, options?: PublishOptions): Promise<void> {
+    return this.inner.publish(topic, message, options);
   }
   subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void> {
     this.groups.add(options.group);
@@ -466,6 +466,161 @@ describe("RabbitMqBus on the broker", () => {
     const validating = Date.now();
     await expect(patient.publish("file.deleted", { fileId: "x", userId: "y" })).rejects.toThrow(/uuid/i);
     expect(Date.now() - validating).toBeLessThan(30_000);
+  });
+
+  /** Takes the group's next message and closes the channel unanswered, as a worker that crashed would. */
+  async function leaveUnanswered(queue: string): Promise<GetMessage> {
+    const channel = await admin.createChannel();
+    let message: GetMessage | false = false;
+    await waitFor(
+      async () => (message = await channel.get(queue, { noAck: false })) !== false,
+      5_000,
+      `a message in ${queue}`,
+    );
+    await channel.close();
+    return message as unknown as GetMessage;
+  }
+
+  it("gives up on a message whose deliveries keep ending unanswered: abandon hears why, the handler never runs again, and it is dead-lettered", async () => {
+    const g = group("crashing");
+    const publisher = make({ workQueue: { deliveryLimit: 3 } });
+    await publisher.declareGroups({ [g]: ["file.deleted"] });
+    const message = deleted();
+    await publisher.publish("file.deleted", message);
+    const { queue, dead } = groupQueues(g, prefix);
+    // A quorum queue counts the deliveries that ended without an answer, and says so.
+    for (let crashed = 0; crashed < 3; crashed++) {
+      const taken = await leaveUnanswered(queue);
+      expect(taken.properties.headers?.["x-delivery-count"] ?? 0).toBe(crashed);
+    }
+
+    const handled: string[] = [];
+    const abandoned: { delivery: Delivery<"file.deleted">; reason: string }[] = [];
+    const worker = make({ workQueue: { deliveryLimit: 3 } });
+    await worker.subscribe(
+      {
+        group: g,
+        topics: ["file.deleted"],
+        concurrency: 1,
+        maxAttempts: 3,
+        abandon: (delivery, reason) => {
+          abandoned.push({ delivery, reason });
+          return Promise.resolve();
+        },
+      },
+      (d) => {
+        handled.push(d.message.fileId);
+        return Promise.resolve();
+      },
+    );
+    await waitFor(async () => (await peek(dead)).length === 1, 5_000, "the dead letter");
+    expect(handled).toEqual([]);
+    expect(abandoned).toHaveLength(1);
+    expect(abandoned[0]!.delivery).toMatchObject({ topic: "file.deleted", message, attempt: 1 });
+    expect(abandoned[0]!.reason).toMatch(
+      /^abandoned: delivered 4 times, the first 3 ending without an answer/,
+    );
+    const [letter] = await worker.deadLetters(g, 10);
+    expect(letter).toMatchObject({ group: g, topic: "file.deleted", payload: message });
+    expect(letter!.reason).toBe(abandoned[0]!.reason);
+    // Below the limit nothing changes: the next message is handled.
+    const next = deleted();
+    await publisher.publish("file.deleted", next);
+    await waitFor(() => handled.length === 1, 5_000, "the next message");
+    expect(handled).toEqual([next.fileId]);
+  });
+
+  it("dead-letters through the broker's own limit when even abandoning cannot be done", async () => {
+    const g = group("stuck");
+    const publisher = make({ workQueue: { deliveryLimit: 1 } });
+    await publisher.declareGroups({ [g]: ["file.deleted"] });
+    const message = deleted();
+    await publisher.publish("file.deleted", message);
+    const { queue, dead } = groupQueues(g, prefix);
+    await leaveUnanswered(queue);
+
+    let tries = 0;
+    const worker = make({ workQueue: { deliveryLimit: 1 } });
+    await worker.subscribe(
+      {
+        group: g,
+        topics: ["file.deleted"],
+        concurrency: 1,
+        maxAttempts: 3,
+        abandon: () => {
+          tries += 1;
+          return Promise.reject(new Error("the bus to fail the file is down too"));
+        },
+      },
+      () => Promise.reject(new Error("never reached")),
+    );
+    // Abandoning fails and the delivery is requeued unanswered; the broker allows one more
+    // unanswered delivery than Locus's limit, then dead-letters the message itself.
+    await waitFor(async () => (await peek(dead)).length === 1, 5_000, "the broker's dead letter");
+    expect(tries).toBe(2);
+    const [letter] = await worker.deadLetters(g, 10);
+    expect(letter).toMatchObject({ topic: "file.deleted", payload: message });
+    expect(letter!.reason).toMatch(/delivery limit/);
+  });
+
+  it("uses a classic queue left by an older Locus as it is, and migrates it to quorum keeping every message", async () => {
+    const g = group("legacy");
+    const { queue } = groupQueues(g, prefix);
+    const exchange = `${prefix}locus`;
+    // What Locus declared before quorum queues.
+    const channel = await admin.createConfirmChannel();
+    await channel.assertExchange(exchange, "topic", { durable: true });
+    await channel.assertQueue(queue, { durable: true });
+    await channel.bindQueue(queue, exchange, "file.deleted");
+    await channel.close();
+
+    const warnings: string[] = [];
+    const watched = createLogger("test", "warn");
+    const warn = watched.warn.bind(watched);
+    watched.warn = (fields: unknown, message?: string) => {
+      warnings.push(typeof fields === "string" ? fields : (message ?? ""));
+      return warn(fields as object, message);
+    };
+    const old = make({ logger: watched });
+    const received: string[] = [];
+    await old.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, (d) => {
+      received.push(d.message.fileId);
+      return Promise.resolve();
+    });
+    expect(warnings.join("\n")).toMatch(/is a classic queue.*pnpm locus bus migrate-queues/);
+    expect(await old.queueTypes([g])).toEqual({ [g]: "classic" });
+    const first = deleted();
+    await old.publish("file.deleted", first);
+    await waitFor(() => received.length === 1, 5_000, "a message through the classic queue");
+
+    const operator = make();
+    await expect(operator.migrateQueues({ [g]: ["file.deleted"] })).rejects.toThrow(
+      /has 1 consumer\(s\): stop them/,
+    );
+    await old.close();
+    // Messages waiting in the classic queue when the migration starts.
+    const publisher = make();
+    const waiting = [deleted(), deleted()];
+    for (const m of waiting) await publisher.publish("file.deleted", m);
+    const [migration] = await operator.migrateQueues({ [g]: ["file.deleted"] });
+    expect(migration).toEqual({ group: g, queue, outcome: "migrated", moved: 2 });
+    expect(await operator.queueTypes([g])).toEqual({ [g]: "quorum" });
+    expect(await operator.migrateQueues({ [g]: ["file.deleted"] })).toEqual([
+      { group: g, queue, outcome: "quorum", moved: 0 },
+    ]);
+
+    // A publisher that routed to the classic queue goes on publishing (on RabbitMQ 3.10 its
+    // channel fails once with INTERNAL_ERROR, and the bus reconnects and publishes again).
+    const later = deleted();
+    await publisher.publish("file.deleted", later);
+    const upgraded = make();
+    await upgraded.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, (d) => {
+      received.push(d.message.fileId);
+      return Promise.resolve();
+    });
+    await waitFor(() => received.length === 4, 5_000, "every message after the migration");
+    expect([...received].sort()).toEqual([first, ...waiting, later].map((m) => m.fileId).sort());
+    expect(await peek(`${queue}.migrating`)).toEqual([]);
   });
 
   it("refuses a second subscription of a group, and everything after close()", async () => {

@@ -43,6 +43,7 @@ export const FileFailureCodes = [
   "file_missing",
   "extraction_failed",
   "indexing_failed",
+  "processing_abandoned",
 ] as const;
 
 export type FileFailureCode = (typeof FileFailureCodes)[number];

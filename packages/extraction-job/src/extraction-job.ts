@@ -10,7 +10,7 @@ import {
   type FileUploaded,
 } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
-import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
+import { abandonFile, giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { Logger } from "@locus/runtime";
 import { activeSpan, Attr, failSpan, inSpan } from "@locus/telemetry";
 
@@ -106,6 +106,8 @@ export class ExtractionJob<Data = Buffer> {
         topics: CONSUMER_GROUPS[group],
         concurrency: options.concurrency,
         maxAttempts: options.maxAttempts,
+        abandon: ({ message }, reason) =>
+          abandonFile(this.deps, message, `${this.deps.kindName} extraction`, reason),
       },
       (delivery) => this.handle(delivery),
     );
@@ -148,6 +150,7 @@ export class ExtractionJob<Data = Buffer> {
         message: `Locus could not extract text from this ${this.deps.kindName}.`,
         log: `${this.deps.kindName} extraction failed on its last attempt`,
         logFields: { blobKey },
+        stages: stagesSoFar(started, delivery.publishedAt),
       });
     }
   }

@@ -21,7 +21,19 @@ export interface FileRecord {
 
 export type FileUpdate = Partial<
   Pick<FileRecord, "status" | "error" | "pageCount" | "durationS" | "passageCount" | "progress">
->;
+> & {
+  /** Sets the count of ClaimedFile.requeues (0: an operator's retry gives the file a fresh start). */
+  requeues?: number;
+};
+
+/** A file claimed for re-publishing (claimUnfinishedFile). */
+export type ClaimedFile = FileRecord & {
+  /**
+   * Times its work was re-queued after it had started (status `processing`), this claim included,
+   * since its upload or an operator's retry: each one a process that stopped with the file unfinished.
+   */
+  requeues: number;
+};
 
 export interface FilePage {
   files: FileRecord[];
@@ -48,7 +60,7 @@ export interface FileStore {
    * read (its `updated_at` is still `seenUpdatedAt`), in one statement. Of several sweepers that
    * read the same stalled file, one gets the record back; the others get null and leave it alone.
    */
-  claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null>;
+  claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<ClaimedFile | null>;
   /** Every user's files in one status, by id, a page at a time (afterId: the last id of the previous page). */
   listFilesWithStatus(
     status: FileStatus,

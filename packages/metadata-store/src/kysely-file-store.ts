@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from "kysely";
 import type { FileStatus, FileType } from "@locus/contracts";
-import type { FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
+import type { ClaimedFile, FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
 import type { Database, FilesTable } from "./schema.ts";
 
 const toFile = (r: Selectable<FilesTable>): FileRecord => ({
@@ -139,16 +139,25 @@ export class KyselyFileStore implements FileStore {
     return rows.map(toFile);
   }
 
-  async claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<FileRecord | null> {
+  async claimUnfinishedFile(fileId: string, seenUpdatedAt: string): Promise<ClaimedFile | null> {
     const row = await this.db
       .updateTable("files")
-      .set({ updated_at: new Date().toISOString() })
+      .set((eb) => ({
+        updated_at: new Date().toISOString(),
+        // Only work that had started counts: a file still waiting in line did not stop anything.
+        requeues: eb
+          .case()
+          .when("status", "=", "processing")
+          .then(eb("requeues", "+", 1))
+          .else(eb.ref("requeues"))
+          .end(),
+      }))
       .where("id", "=", fileId)
       .where("updated_at", "=", seenUpdatedAt)
       .where("status", "in", ["pending", "processing"])
       .returningAll()
       .executeTakeFirst();
-    return row ? toFile(row) : null;
+    return row ? { ...toFile(row), requeues: row.requeues } : null;
   }
 
   async updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null> {
@@ -162,6 +171,7 @@ export class KyselyFileStore implements FileStore {
     if (update.durationS !== undefined) set.duration_s = update.durationS;
     if (update.passageCount !== undefined) set.passage_count = update.passageCount;
     if (update.progress !== undefined) set.progress = update.progress;
+    if (update.requeues !== undefined) set.requeues = update.requeues;
     const row = await this.db
       .updateTable("files")
       .set(set)

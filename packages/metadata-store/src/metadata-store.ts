@@ -7,7 +7,7 @@ import type { UserStore } from "./user-store.ts";
 export type { Plan, User, UserStore } from "./user-store.ts";
 export type { Session, SessionStore } from "./session-store.ts";
 export type { ApiKey, ApiKeyStore, KeyType } from "./api-key-store.ts";
-export type { FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
+export type { ClaimedFile, FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
 export type { UsageStore } from "./usage-store.ts";
 
 /**

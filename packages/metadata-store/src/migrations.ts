@@ -86,6 +86,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("sessions_user_idx").on("sessions").column("user_id").execute();
     },
   },
+  "0004_file_requeues": {
+    // How often a file's started work was re-queued after its process stopped: a file that
+    // crashes Locus every time is failed instead of crashing it at every start (FilesService).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable("files")
+        .addColumn("requeues", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

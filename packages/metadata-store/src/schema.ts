@@ -44,6 +44,8 @@ export interface FilesTable {
   duration_s: number | null;
   passage_count: number | null;
   progress: number | null;
+  /** See ClaimedFile.requeues. */
+  requeues: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -482,6 +482,28 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         expect(await store.claimUnfinishedFile(done.id, done.updatedAt)).toBeNull();
       });
 
+      it("claimUnfinishedFile counts the re-queues of started work only, and updateFile starts the count again", async () => {
+        const user = await newUser();
+        const started = fileFor(user.id, { status: "processing", updatedAt: "2025-01-01T00:05:00.000Z" });
+        const waiting = fileFor(user.id, { status: "pending", updatedAt: "2025-01-01T00:05:00.000Z" });
+        for (const f of [started, waiting]) await store.createFile(f);
+
+        let seen = started.updatedAt;
+        for (const expected of [1, 2, 3]) {
+          const claimed = await store.claimUnfinishedFile(started.id, seen);
+          expect(claimed?.requeues).toBe(expected);
+          seen = claimed!.updatedAt;
+        }
+        // Still waiting in line when its process stopped: nothing of it had run.
+        expect((await store.claimUnfinishedFile(waiting.id, waiting.updatedAt))?.requeues).toBe(0);
+
+        const retried = await store.updateFile(started.id, { status: "pending", requeues: 0 });
+        await store.updateFile(started.id, { status: "processing" });
+        const again = await store.getFileById(started.id);
+        expect((await store.claimUnfinishedFile(started.id, again!.updatedAt))?.requeues).toBe(1);
+        expect(retried).not.toHaveProperty("requeues");
+      });
+
       it("updateFile changes only the given fields and moves updatedAt forward", async () => {
         const user = await newUser();
         const file = fileFor(user.id, { status: "pending", pageCount: 3 });

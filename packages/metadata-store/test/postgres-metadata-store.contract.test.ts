@@ -288,6 +288,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "0001_initial",
       "0002_file_duration",
       "0003_dashboard_accounts",
+      "0004_file_requeues",
     ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });

@@ -352,6 +352,19 @@ const Settings = z.object({
     z.string().regex(/^[a-z0-9_.-]*$/, "may hold only a-z, 0-9, '_', '.' and '-'"),
     "Put before every exchange and queue name: deployments sharing a vhost stay apart.",
   ),
+  /** The work queues on RabbitMQ (see WorkQueueSettings in @locus/bus). */
+  busQueueType: setting(
+    "LOCUS_BUS_QUEUE_TYPE",
+    "quorum",
+    z.enum(["quorum", "classic"]),
+    "What each consumer group's work queue is on RabbitMQ.",
+  ),
+  busDeliveryLimit: integer(
+    "LOCUS_BUS_DELIVERY_LIMIT",
+    5,
+    [1, 100],
+    "Times a file's work may end unanswered (a crashed worker or process) before the file fails.",
+  ),
   redisUrl: setting("REDIS_URL", NONE, z.url({ protocol: /^rediss?$/ }).optional(), "Redis: shared counts."),
   /** Set when S3_BUCKET is (LOCUS_BLOB_STORE=s3 needs it). */
   s3: z

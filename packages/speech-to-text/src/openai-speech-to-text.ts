@@ -1,5 +1,11 @@
 import OpenAI, { APIError, toFile } from "openai";
-import { SpeechEngineError, wavFile, type SpeechSegment, type SpeechToText } from "./speech-to-text.ts";
+import {
+  PCM_BYTES_PER_SECOND,
+  SpeechEngineError,
+  wavFile,
+  type SpeechSegment,
+  type SpeechToText,
+} from "./speech-to-text.ts";
 
 export interface OpenAiSpeechOptions {
   /** Any OpenAI-compatible server: OpenAI itself, or a local one (faster-whisper-server, vLLM, …). */
@@ -62,7 +68,7 @@ export class OpenAiSpeechToText implements SpeechToText {
       }
       throw err;
     }
-    const seconds = pcm.length / 32_000;
+    const seconds = pcm.length / PCM_BYTES_PER_SECOND;
     const clamp = (t: number) => Math.min(seconds, Math.max(0, t));
     const words = (response.words ?? []).map((w) => ({
       word: w.word,

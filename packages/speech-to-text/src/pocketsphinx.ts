@@ -2,7 +2,13 @@ import { spawn } from "node:child_process";
 import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SpeechEngineError, wavFile, type SpeechSegment, type SpeechToText } from "./speech-to-text.ts";
+import {
+  PCM_BYTES_PER_SECOND,
+  SpeechEngineError,
+  wavFile,
+  type SpeechSegment,
+  type SpeechToText,
+} from "./speech-to-text.ts";
 
 export interface PocketsphinxOptions {
   /** The decoder: Debian's `pocketsphinx` package installs it on the PATH. */
@@ -80,7 +86,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       const file = join(dir, "chunk.wav");
       await writeFile(file, wavFile(pcm));
       const { hmm, lm, dict } = this.modelFiles;
-      const seconds = pcm.length / 32_000;
+      const seconds = pcm.length / PCM_BYTES_PER_SECOND;
       const output = await this.run(
         ["-infile", file, "-time", "yes", "-logfn", "/dev/null", "-hmm", hmm, "-lm", lm, "-dict", dict],
         (5 + seconds * this.timeoutFactor) * 1000,

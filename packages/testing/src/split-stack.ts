@@ -345,9 +345,8 @@ export async function dropTestSchema(schema: string): Promise<void> {
   }
 }
 
-/** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
-async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
-  await dropTestSchema(schema);
+/** Deletes the queues and exchanges whose names start with `prefix` (a test's own) from the test broker. */
+export async function deleteBrokerTopology(prefix: string): Promise<void> {
   // The broker's own tool lists names; amqplib deletes them. For a broker in a container (see
   // scripts/test-services.mjs) the tool runs inside it.
   const [ctl = "rabbitmqctl", ...ctlArgs] = (process.env.LOCUS_TEST_RABBITMQCTL ?? "rabbitmqctl").split(" ");
@@ -365,6 +364,12 @@ async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, data
   } finally {
     await connection.close();
   }
+}
+
+/** Drops what a run made: its Postgres schema, its queues and exchanges, its S3 server. */
+async function cleanUp(schema: string, prefix: string, s3: SigningS3Server, dataDir: string): Promise<void> {
+  await dropTestSchema(schema);
+  await deleteBrokerTopology(prefix);
   await s3.stop();
   removeDataDir(dataDir);
 }

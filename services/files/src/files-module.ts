@@ -33,6 +33,8 @@ export interface FilesModuleDeps {
    * line. "stalled" (a durable bus): work untouched for `stalledAfterMs` is re-queued, periodically.
    */
   recovery: "everything" | "stalled";
+  /** "everything": how often a file's started work may be re-queued before it fails instead. */
+  maxRequeues: number;
 }
 
 export interface FilesModule extends Stoppable {
@@ -61,9 +63,9 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
   );
   await subscribeStatusUpdates(deps.bus, deps.store, deps.logger, deps.observer);
   let timer: NodeJS.Timeout | undefined;
-  const sweep = async (stalledAfterMs?: number) => {
+  const sweep = async (stalledAfterMs?: number, maxRequeues?: number) => {
     try {
-      await service.recoverUnfinished(stalledAfterMs);
+      await service.recoverUnfinished(stalledAfterMs, maxRequeues);
     } catch (err) {
       deps.logger.error({ err }, "recovery sweep failed");
     }
@@ -76,7 +78,7 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
     ],
     async afterStart() {
       if (deps.recovery === "everything") {
-        await sweep();
+        await sweep(undefined, deps.maxRequeues);
         return;
       }
       await sweep(deps.stalledAfterMs);

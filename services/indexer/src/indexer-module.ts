@@ -1,6 +1,6 @@
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
+import { abandonFile, type Bus } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
 import type { Logger, Stoppable } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
@@ -40,6 +40,11 @@ export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> 
       // The embedded index has one writer; more at once would only queue on its lock.
       concurrency: 1,
       maxAttempts: deps.maxAttempts,
+      // A deleted file's clean-up has no file left to fail: its dead letter is the record.
+      abandon: (delivery, reason) =>
+        delivery.topic === "file.extracted"
+          ? abandonFile(deps, delivery.message, "indexing", reason)
+          : Promise.resolve(),
     },
     (delivery) => indexer.handle(delivery),
   );

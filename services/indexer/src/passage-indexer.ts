@@ -1,4 +1,10 @@
-import { extractionBlobKey, secondsBetween, type FileExtracted, type FileType } from "@locus/contracts";
+import {
+  extractionBlobKey,
+  secondsBetween,
+  type FileExtracted,
+  type FileStages,
+  type FileType,
+} from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
@@ -71,6 +77,12 @@ export class PassageIndexer {
     publishedAt: number | undefined,
   ): Promise<void> {
     const started = Date.now();
+    // The extraction's stages, and this one's so far.
+    const stagesSoFar = (): FileStages => ({
+      ...message.stages,
+      ...(publishedAt === undefined ? {} : { indexWaited: secondsBetween(publishedAt, started) }),
+      indexing: secondsBetween(started, Date.now()),
+    });
     const { fileId, userId, extractionKey, pageCount, durationS } = message;
     if (!(await this.blobs.stat(extractionKey))) {
       this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
@@ -109,11 +121,7 @@ export class PassageIndexer {
         passageCount,
         pageCount,
         ...(durationS === undefined ? {} : { durationS }),
-        stages: {
-          ...message.stages,
-          ...(publishedAt === undefined ? {} : { indexWaited: secondsBetween(publishedAt, started) }),
-          indexing: secondsBetween(started, Date.now()),
-        },
+        stages: stagesSoFar(),
       });
       this.observer?.passagesIndexed(record.fileType, passageCount);
     } catch (err) {
@@ -121,6 +129,7 @@ export class PassageIndexer {
         code: "indexing_failed",
         message: "Locus could not index this file's text.",
         log: "indexing failed on its last attempt",
+        stages: stagesSoFar(),
       });
     } finally {
       stopHeartbeat();
