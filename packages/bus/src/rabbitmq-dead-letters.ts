@@ -7,6 +7,7 @@ import {
   CONTENT_TYPE,
   GroupHeader,
   ReasonHeader,
+  withConfirmChannel,
   type GroupQueues,
 } from "./rabbitmq-topology.ts";
 
@@ -74,19 +75,6 @@ async function eachDeadLetter(
   }
 }
 
-/** Runs `work` on a confirm channel of its own, closed after (its unacked messages go back). */
-async function withChannel<R>(
-  connection: ChannelModel,
-  work: (channel: ConfirmChannel) => Promise<R>,
-): Promise<R> {
-  const channel = await connection.createConfirmChannel();
-  try {
-    return await work(channel);
-  } finally {
-    await channel.close().catch(() => undefined);
-  }
-}
-
 /**
  * Up to `limit` of the group's dead letters, oldest first. Each is taken and then handed back
  * (a nack with requeue, which RabbitMQ puts back where it was), so reading changes nothing.
@@ -97,7 +85,7 @@ export function peekDeadLetters(
   group: string,
   limit: number,
 ): Promise<DeadLetterRecord[]> {
-  return withChannel(connection, async (channel) => {
+  return withConfirmChannel(connection, async (channel) => {
     const records: DeadLetterRecord[] = [];
     await eachDeadLetter(channel, queues, limit, (msg) => {
       records.push(recordOf(msg, group));
@@ -119,7 +107,7 @@ export function replayDeadLetters(
   group: string,
   limit: number,
 ): Promise<DeadLetterRecord[]> {
-  return withChannel(connection, async (channel) => {
+  return withConfirmChannel(connection, async (channel) => {
     const replayed: DeadLetterRecord[] = [];
     await eachDeadLetter(channel, queues, limit, async (msg) => {
       const record = recordOf(msg, group);

@@ -8,6 +8,7 @@ import {
   DeliveryCountHeader,
   declareWorkQueue,
   quorumQueueArguments,
+  withConfirmChannel,
   type GroupQueues,
   type WorkQueueSettings,
 } from "./rabbitmq-topology.ts";
@@ -99,19 +100,6 @@ export async function migrateToQuorum(
     return count;
   });
   return { group, queue: queues.queue, outcome: "migrated", moved };
-}
-
-async function withConfirmChannel<R>(
-  connection: ChannelModel,
-  work: (channel: ConfirmChannel) => Promise<R>,
-): Promise<R> {
-  const channel = await connection.createConfirmChannel();
-  channel.on("error", () => undefined);
-  try {
-    return await work(channel);
-  } finally {
-    await channel.close().catch(() => undefined);
-  }
 }
 
 /** A queue's counts, or undefined when it does not exist (asked on a channel of its own: a 404 closes it). */

@@ -1,7 +1,7 @@
 // What the bus declares on the broker: each consumer group's queues (work, retry, dead letters),
 // bound to the topic exchange, and the headers its messages carry.
 
-import type { Channel, ChannelModel } from "amqplib";
+import type { Channel, ChannelModel, ConfirmChannel } from "amqplib";
 import type { Topic } from "@locus/contracts";
 
 /** The queues a consumer group owns; exported so tests and operators' tools agree on the names. */
@@ -29,6 +29,23 @@ export const GroupHeader = "x-locus-group";
 // Channel-level errors that mean our request is wrong (topology declared differently elsewhere,
 // access refused), not that the connection went away: retrying cannot help.
 export const PERMANENT_CHANNEL_ERRORS = new Set([403, 404, 405, 406]);
+
+/**
+ * Runs `work` on a confirm channel of its own, closed after (its unacked messages go back). A
+ * channel the broker closes (a refused declaration) rejects `work`'s pending call, never the process.
+ */
+export async function withConfirmChannel<R>(
+  connection: ChannelModel,
+  work: (channel: ConfirmChannel) => Promise<R>,
+): Promise<R> {
+  const channel = await connection.createConfirmChannel();
+  channel.on("error", () => undefined);
+  try {
+    return await work(channel);
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
+}
 
 /**
  * What a group's work queue is on the broker. "quorum" (the default): replicated in a cluster, and
