@@ -352,7 +352,11 @@ export class Infrastructure {
           url: this.config.amqpUrl,
           logger,
           prefix: this.config.amqpPrefix,
-          workQueue: { type: this.config.busQueueType, deliveryLimit: this.config.busDeliveryLimit },
+          workQueue: {
+            type: this.config.busQueueType,
+            deliveryLimit: this.config.busDeliveryLimit,
+            consumerTimeoutMs: consumerTimeoutMs(this.config.speech.maxDurationS),
+          },
           connectionName: `locus ${this.config.serviceName}`,
         });
         this.rabbit = rabbit;
@@ -541,4 +545,14 @@ export class Infrastructure {
     }
     this.closers.length = 0;
   }
+}
+
+/**
+ * How long a delivery may be held before RabbitMQ (3.12 on) closes its consumer's channel: the
+ * longest work any group does, a video of the longest allowed length read at 0.75 s a second
+ * (twice the measured speech and frame speeds, as the extractors' grace periods in k8s/base
+ * assume), with five minutes to spare; never below RabbitMQ's own default of 30 minutes.
+ */
+export function consumerTimeoutMs(maxMediaDurationS: number): number {
+  return Math.max(30 * 60, Math.ceil(maxMediaDurationS * 0.75) + 300) * 1000;
 }

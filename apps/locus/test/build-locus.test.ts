@@ -7,6 +7,7 @@ import { generateApiKey } from "@locus/gateway";
 import { loadConfig } from "@locus/runtime";
 import { client, makePdf, pageWith, uploadAndWait, type Client } from "@locus/testing";
 import { buildLocus, type Locus } from "../src/index.ts";
+import { consumerTimeoutMs } from "../src/infrastructure.ts";
 
 /**
  * Locus built in the test's own process on its embedded defaults (SQLite, a temp data folder, the
@@ -97,4 +98,10 @@ describe("buildLocus start that fails", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+it("gives RabbitMQ consumers time for the longest allowed video, and never less than RabbitMQ's default", () => {
+  // Four hours at 0.75 s a second, plus five minutes: the extractors' grace period in k8s/base.
+  expect(consumerTimeoutMs(4 * 3600)).toBe(11_100_000);
+  expect(consumerTimeoutMs(60)).toBe(30 * 60 * 1000);
 });

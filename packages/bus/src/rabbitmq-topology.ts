@@ -65,6 +65,13 @@ export interface WorkQueueSettings {
    * message itself: a backstop for when even abandoning fails (the consumer then requeues it).
    */
   deliveryLimit: number;
+  /**
+   * How long a consumer may hold a delivery unanswered before the broker closes its channel
+   * (`x-consumer-timeout`; honoured from RabbitMQ 3.12, older brokers read only their global
+   * `consumer_timeout`, 30 minutes by default). It must outlast the longest work a group does (the
+   * transcription of the longest allowed recording), or that work is cut and redelivered until abandoned.
+   */
+  consumerTimeoutMs?: number;
 }
 
 export const DEFAULT_WORK_QUEUE: WorkQueueSettings = { type: "quorum", deliveryLimit: 5 };
@@ -86,6 +93,7 @@ export function quorumQueueArguments(
     "x-dead-letter-routing-key": queues.dead,
     "x-dead-letter-strategy": "at-least-once",
     "x-overflow": "reject-publish",
+    ...(settings.consumerTimeoutMs === undefined ? {} : { "x-consumer-timeout": settings.consumerTimeoutMs }),
   };
 }
 

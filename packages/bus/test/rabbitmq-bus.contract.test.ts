@@ -15,6 +15,7 @@ import {
   groupQueues,
   type RabbitMqBusOptions,
 } from "../src/rabbitmq-bus.ts";
+import { quorumQueueArguments } from "../src/rabbitmq-topology.ts";
 import { busContract, type DeadLetterView } from "./bus.contract.ts";
 
 // Real RabbitMQ, never a mock: CI starts it, and a missing broker fails this file loudly.
@@ -561,6 +562,36 @@ describe("RabbitMqBus on the broker", () => {
     const [letter] = await worker.deadLetters(g, 10);
     expect(letter).toMatchObject({ topic: "file.deleted", payload: message });
     expect(letter!.reason).toMatch(/delivery limit/);
+  });
+
+  it("declares each work queue as a quorum queue with the delivery limit, dead letters and consumer timeout asked", async () => {
+    const g = group("declared");
+    const settings = { type: "quorum" as const, deliveryLimit: 4, consumerTimeoutMs: 11_100_000 };
+    await make({ workQueue: settings }).declareGroups({ [g]: ["file.deleted"] });
+    const queues = groupQueues(g, prefix);
+    // A declaration is accepted only when it says exactly what the queue has (406 otherwise).
+    const declare = async (args: Record<string, unknown>) => {
+      const channel = await admin.createChannel();
+      channel.on("error", () => undefined);
+      try {
+        await channel.assertQueue(queues.queue, { durable: true, arguments: args });
+        return "same";
+      } catch (err) {
+        return (err as { code?: number }).code === 406 ? "different" : String(err);
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    };
+    const args = quorumQueueArguments(queues, settings);
+    expect(args).toMatchObject({
+      "x-queue-type": "quorum",
+      "x-delivery-limit": 5,
+      "x-dead-letter-routing-key": queues.dead,
+      "x-consumer-timeout": 11_100_000,
+    });
+    expect(await declare(args)).toBe("same");
+    // (RabbitMQ 3.10 holds x-consumer-timeout without comparing it: only the delivery limit can tell.)
+    expect(await declare({ ...args, "x-delivery-limit": 6 })).toBe("different");
   });
 
   it("uses a classic queue left by an older Locus as it is, and migrates it to quorum keeping every message", async () => {
