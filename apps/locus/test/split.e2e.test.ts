@@ -58,16 +58,25 @@ it("traces an upload across the processes, over HTTP and RabbitMQ's headers, to 
   const { file } = (await res.json()) as { file: { id: string } };
   expect(await waitForFile(c, file.id)).toMatchObject({ status: "ready" });
   const isReady = (s: ReceivedSpan) => s.name === "file ready" && s.attributes["locus.file.id"] === file.id;
-  const spans = await traces.waitFor((all) => all.some(isReady), 20_000, "the file ready span");
-  // From ready back to the gateway's request: each step's span is its parent's child, whichever
-  // process made it, so the context crossed every call and message.
-  const chain: ReceivedSpan[] = [];
-  for (let span = spans.find(isReady); span;) {
-    chain.unshift(span);
-    const { traceId, parentSpanId } = span;
-    span = parentSpanId ? spans.find((s) => s.traceId === traceId && s.spanId === parentSpanId) : undefined;
-    if (parentSpanId && !span) throw new Error(`the parent of ${chain[0]?.name} was not received`);
-  }
+  // From ready back to the trace's root: each step's span is its parent's child, whichever process
+  // made it, so the context crossed every call and message. Undefined while a parent has not
+  // arrived yet: each process sends its spans on its own schedule.
+  const chainFrom = (all: ReceivedSpan[]): ReceivedSpan[] | undefined => {
+    const chain: ReceivedSpan[] = [];
+    for (let span = all.find(isReady); span;) {
+      chain.unshift(span);
+      const { traceId, parentSpanId } = span;
+      if (!parentSpanId) return chain;
+      span = all.find((s) => s.traceId === traceId && s.spanId === parentSpanId);
+    }
+    return undefined;
+  };
+  const spans = await traces.waitFor(
+    (all) => chainFrom(all) !== undefined,
+    20_000,
+    "the trace, ready to root",
+  );
+  const chain = chainFrom(spans)!;
   const steps = chain.map((s) => `${s.service}: ${s.name}`);
   expect(steps[0]).toMatch(/^gateway-\d: POST \/api\/files\/upload$/);
   expect(steps).toEqual(
