@@ -52,6 +52,7 @@ export interface LocusProcess {
 export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;
+  /** How long the start may take before the process is killed and the start fails (90 s). */
   timeoutMs?: number;
 }
 
@@ -75,7 +76,9 @@ export function startLocus(options: StartOptions = {}): Promise<LocusProcess> {
     dataDir,
     cliEnv: {},
     ready: /"url":"(http:\/\/[^"]+)".*"msg":"listening"/,
-    timeoutMs: options.timeoutMs ?? 30_000,
+    // A hang detector, not a speed check: a start takes about 9 s on an idle 2-core machine, and
+    // once took over 30 s in a fresh clone's CI run with every e2e suite compiling at once.
+    timeoutMs: options.timeoutMs ?? 90_000,
   });
 }
 
