@@ -14,6 +14,8 @@ export interface BusObserver {
   /** A delivery starts, `ageSeconds` after its message was first published (when known). */
   deliveryStarted(topic: Topic, group: string, ageSeconds: number | undefined): void;
   deliveryEnded(topic: Topic, group: string, outcome: DeliveryOutcome, seconds: number): void;
+  /** A message given up on without running its handler (see SubscribeOptions.abandon): dead-lettered. */
+  deliveryAbandoned(topic: Topic, group: string): void;
 }
 
 /**
@@ -69,7 +71,16 @@ export class ObservedBus implements Bus {
 
   subscribe<T extends Topic>(options: SubscribeOptions<T>, handler: Handler<T>): Promise<void> {
     this.groups.add(options.group);
-    return this.bus.subscribe(options, async (delivery) => {
+    const subscribed: SubscribeOptions<T> = {
+      ...options,
+      // The adapter dead-letters an abandoned message without the handler below: counted here too,
+      // whether or not the subscriber has a hook of its own.
+      abandon: async (delivery, reason) => {
+        await options.abandon?.(delivery, reason);
+        this.observer.deliveryAbandoned(delivery.topic, options.group);
+      },
+    };
+    return this.bus.subscribe(subscribed, async (delivery) => {
       const started = performance.now();
       const age =
         delivery.publishedAt === undefined

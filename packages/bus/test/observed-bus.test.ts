@@ -1,5 +1,11 @@
 import { createLogger } from "@locus/runtime";
-import { InProcessBus, ObservedBus, type DeliveryOutcome } from "../src/index.ts";
+import {
+  InProcessBus,
+  ObservedBus,
+  type Bus,
+  type DeliveryOutcome,
+  type SubscribeOptions,
+} from "../src/index.ts";
 
 /** What the observed bus reports, around the in-process bus: publishes, and how deliveries end. */
 describe("ObservedBus", () => {
@@ -18,6 +24,7 @@ describe("ObservedBus", () => {
       messagePublished: (topic) => published.push(topic),
       deliveryStarted: (_topic, _group, age) => ages.push(age),
       deliveryEnded: (topic, group, outcome, seconds) => ended.push({ topic, group, outcome, seconds }),
+      deliveryAbandoned: () => undefined,
     });
     // Fails its first attempt at every message, and every attempt at a file.deleted.
     await bus.subscribe(
@@ -56,9 +63,53 @@ describe("ObservedBus", () => {
       messagePublished: (topic) => published.push(topic),
       deliveryStarted: () => undefined,
       deliveryEnded: () => undefined,
+      deliveryAbandoned: () => undefined,
     });
     await bus.close();
     await expect(bus.publish("file.deleted", message)).rejects.toThrow(/closed/);
     expect(published).toEqual([]);
+  });
+
+  it("counts a message the adapter abandons as dead-lettered, after the subscriber's own hook", async () => {
+    // An adapter that only remembers what it was asked to subscribe (abandoning is RabbitMQ's; its
+    // contract suite runs it for real).
+    let given: SubscribeOptions<"file.deleted"> | undefined;
+    const inner = {
+      subscribe: (options: SubscribeOptions<"file.deleted">) => {
+        given = options;
+        return Promise.resolve();
+      },
+    } as unknown as Bus;
+    const events: string[] = [];
+    const bus = new ObservedBus(inner, {
+      messagePublished: () => undefined,
+      deliveryStarted: () => undefined,
+      deliveryEnded: () => undefined,
+      deliveryAbandoned: (topic, group) => events.push(`counted ${topic} ${group}`),
+    });
+    const delivery = { topic: "file.deleted" as const, message, attempt: 1, final: false };
+    await bus.subscribe(
+      {
+        group: "g",
+        topics: ["file.deleted"],
+        concurrency: 1,
+        maxAttempts: 3,
+        abandon: (_delivery, reason) => {
+          events.push(`hook ${reason}`);
+          return Promise.resolve();
+        },
+      },
+      () => Promise.resolve(),
+    );
+    await given?.abandon?.(delivery, "abandoned: delivered 6 times");
+    expect(events).toEqual(["hook abandoned: delivered 6 times", "counted file.deleted g"]);
+
+    // A subscriber without a hook is counted all the same: the adapter dead-letters it regardless.
+    events.length = 0;
+    await bus.subscribe({ group: "h", topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, () =>
+      Promise.resolve(),
+    );
+    await given?.abandon?.(delivery, "abandoned");
+    expect(events).toEqual(["counted file.deleted h"]);
   });
 });

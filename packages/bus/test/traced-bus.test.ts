@@ -33,6 +33,7 @@ describe("ObservedBus traces", () => {
       messagePublished: () => undefined,
       deliveryStarted: () => undefined,
       deliveryEnded: () => undefined,
+      deliveryAbandoned: () => undefined,
     });
     const deliveries: Delivery[] = [];
     await bus.subscribe(

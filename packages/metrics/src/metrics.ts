@@ -257,6 +257,10 @@ export class LocusMetrics {
     this.busHandlerDuration.observe({ topic, group, outcome }, seconds);
   }
 
+  deliveryAbandoned(topic: string): void {
+    this.busMessages.inc({ topic, event: "dead_lettered" });
+  }
+
   searchAnswered(mode: string, backend: string, outcome: string, seconds: number): void {
     this.searchDuration.observe({ mode, backend, outcome }, seconds);
   }
