@@ -12,6 +12,17 @@ import {
 } from "./files.ts";
 import { Locator, PassageSource } from "./locator.ts";
 import { CitationDto, HighlightDto, SearchMode, SearchResponseDto, SearchResultDto } from "./search.ts";
+import {
+  WebhookAttemptDto,
+  WebhookDeletedDto,
+  WebhookDeliveryDto,
+  WebhookDeliveryPageDto,
+  WebhookDeliverySummaryDto,
+  WebhookEndpointDto,
+  WebhookEndpointListDto,
+  WebhookEndpointWithSecretDto,
+  WebhookEventType,
+} from "./webhooks.ts";
 
 /**
  * The public API's bodies under the names /openapi.json gives them (its `components.schemas`).
@@ -36,6 +47,15 @@ export const API_SCHEMAS = {
   SearchResult: SearchResultDto,
   Citation: CitationDto,
   SearchResponse: SearchResponseDto,
+  WebhookEventType,
+  WebhookEndpoint: WebhookEndpointDto,
+  WebhookEndpointWithSecret: WebhookEndpointWithSecretDto,
+  WebhookEndpointList: WebhookEndpointListDto,
+  WebhookAttempt: WebhookAttemptDto,
+  WebhookDeliverySummary: WebhookDeliverySummaryDto,
+  WebhookDelivery: WebhookDeliveryDto,
+  WebhookDeliveryPage: WebhookDeliveryPageDto,
+  WebhookDeleted: WebhookDeletedDto,
 } as const;
 
 export type ApiSchemaName = keyof typeof API_SCHEMAS;

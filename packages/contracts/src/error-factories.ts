@@ -46,6 +46,22 @@ export const Errors = {
       headers: { "Content-Range": `bytes */${sizeBytes}` },
     }),
 
+  // Webhooks.
+  webhookNotFound: () => new LocusError("not_found", "Webhook endpoint not found"),
+  webhookDeliveryNotFound: () => new LocusError("not_found", "Webhook delivery not found"),
+  tooManyWebhooks: (limit: number) =>
+    new LocusError(
+      "conflict",
+      `An account has at most ${limit} webhook endpoints: delete one to add another.`,
+    ),
+  webhooksUnavailable: () =>
+    new LocusError(
+      "unavailable",
+      "Webhooks are not available from this gateway: the operator has not set LOCUS_WEBHOOKS_URL.",
+    ),
+  jsonBodyTooLarge: (limit: string) =>
+    new LocusError("payload_too_large", `The JSON body is larger than the ${limit} limit.`),
+
   // API keys and limits. `challenge`: the WWW-Authenticate header the refusal carries.
   missingApiKey: (challenge: Headers) =>
     new LocusError("unauthorized", "Missing API key: send the header Authorization: Bearer <API key>.", {

@@ -23,6 +23,99 @@ const FAILURE_CODES = FileFailureCodes.map((code) => `\`${code}\``);
 /** Timestamps are written by Locus with Date.toISOString(): UTC, with a `Z`. */
 const timestamp = z.iso.datetime({ offset: true });
 
+/**
+ * Limits of a file's `metadata` (the upload's optional JSON object): few, short, flat values, so a
+ * record stays small and every index backend can filter on them the same way. Keys are safe as
+ * field names everywhere (no dots: Elasticsearch would read one as a path).
+ */
+export const METADATA_LIMITS = {
+  maxBytes: 4096,
+  maxKeys: 32,
+  keyPattern: /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/,
+  maxStringLength: 256,
+  maxListItems: 32,
+} as const;
+
+export const MetadataValue = z.union([
+  z.string().max(METADATA_LIMITS.maxStringLength),
+  z.number().refine(Number.isFinite, "Input should be a finite number"),
+  z.boolean(),
+  z.array(z.string().max(METADATA_LIMITS.maxStringLength)).max(METADATA_LIMITS.maxListItems),
+]);
+export type MetadataValue = z.infer<typeof MetadataValue>;
+
+export const FileMetadata = z
+  .record(z.string().regex(METADATA_LIMITS.keyPattern), MetadataValue)
+  .describe(
+    "What the uploader said about the file (the upload's `metadata` field): a flat object of strings, " +
+      "numbers, booleans and lists of strings; `{}` when none was given. Search and the file list " +
+      "filter on it with `metadata.<key>=<value>`.",
+  );
+export type FileMetadata = z.infer<typeof FileMetadata>;
+
+/**
+ * A metadata value as filters compare it: a string as it is, a number as JavaScript and JSON write
+ * it (`2024`, `1.5`), a boolean as `true`/`false`; a list matches each of its items. One rule for
+ * every backend, so `metadata.year=2024` finds the same files in SQLite, PostgreSQL and Elasticsearch.
+ */
+export function metadataTerms(metadata: FileMetadata): Array<[key: string, value: string]> {
+  const terms: Array<[string, string]> = [];
+  for (const [key, value] of Object.entries(metadata)) {
+    for (const item of Array.isArray(value) ? value : [value]) terms.push([key, String(item)]);
+  }
+  return terms;
+}
+
+/** An instant as filters hold it: ISO 8601 in UTC with milliseconds, as Locus writes `created_at`. */
+const instant = z.iso.datetime();
+
+/**
+ * Which files a search or a file list covers; every condition given must hold. Applied inside each
+ * backend's query, before results are ranked and cut to `limit`, never to the cut list afterwards.
+ * A schema as well as a type: it crosses process boundaries (gateway to files and search).
+ */
+export const FileFilter = z.object({
+  /** Only these files (any of them). */
+  fileIds: z.array(z.string()).optional(),
+  /** Only files of these kinds (any of them). */
+  fileTypes: z.array(FileType).optional(),
+  /** Uploaded strictly after this instant. */
+  createdAfter: instant.optional(),
+  /** Uploaded strictly before this instant. */
+  createdBefore: instant.optional(),
+  /** For each key, the file's metadata has this value under it (see metadataTerms). */
+  metadata: z.record(z.string(), z.string()).optional(),
+});
+export type FileFilter = z.infer<typeof FileFilter>;
+
+/** True when the filter restricts nothing. */
+export const isEmptyFilter = (filter: FileFilter | undefined): boolean =>
+  !filter ||
+  (!filter.fileIds?.length &&
+    !filter.fileTypes?.length &&
+    filter.createdAfter === undefined &&
+    filter.createdBefore === undefined &&
+    Object.keys(filter.metadata ?? {}).length === 0);
+
+/**
+ * Whether a file passes a filter, judged in memory: for answers built without an index (test keys'
+ * mock files). Backends apply filters in their own queries, by the same rules.
+ */
+export function fileMatchesFilter(
+  file: { id: string; fileType: FileType; createdAt: string; metadata: FileMetadata },
+  filter: FileFilter | undefined,
+): boolean {
+  if (!filter) return true;
+  if (filter.fileIds?.length && !filter.fileIds.includes(file.id)) return false;
+  if (filter.fileTypes?.length && !filter.fileTypes.includes(file.fileType)) return false;
+  if (filter.createdAfter !== undefined && !(file.createdAt > filter.createdAfter)) return false;
+  if (filter.createdBefore !== undefined && !(file.createdAt < filter.createdBefore)) return false;
+  const terms = metadataTerms(file.metadata);
+  return Object.entries(filter.metadata ?? {}).every(([key, value]) =>
+    terms.some(([k, v]) => k === key && v === value),
+  );
+}
+
 /** The file record as the HTTP interface shows it. */
 export const FileRecordDto = z.object({
   id: z.string().describe("UUID; `file_sandbox_example` for test keys."),
@@ -44,6 +137,7 @@ export const FileRecordDto = z.object({
     .max(1)
     .nullable()
     .describe("Share of the work done while `processing`: pages read, for long scans too."),
+  metadata: FileMetadata,
   error: FileError.nullable().describe(
     `Why processing failed, when status is \`failed\`. Codes: ${FAILURE_CODES.join(", ")}.`,
   ),

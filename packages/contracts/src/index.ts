@@ -4,6 +4,7 @@ export * from "./files.ts";
 export * from "./locator.ts";
 export * from "./messages.ts";
 export * from "./search.ts";
+export * from "./webhooks.ts";
 export * from "./blob-keys.ts";
 export * from "./kinds.ts";
 export * from "./error-bodies.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FileError, FileType } from "./files.ts";
+import { FileError, FileRecordDto, FileType } from "./files.ts";
 
 /**
  * Every message on the bus, pinned to its payload. Consumers validate what they receive with these
@@ -67,6 +67,26 @@ export type FileFailed = z.infer<typeof FileFailed>;
 export const FileDeleted = z.object({ ...FileRef });
 export type FileDeleted = z.infer<typeof FileDeleted>;
 
+/** What webhooks announce about a file (see FileEvent). */
+export const FILE_EVENT_TYPES = ["file.ready", "file.failed", "file.deleted"] as const;
+export const FileEventType = z.enum(FILE_EVENT_TYPES);
+export type FileEventType = z.infer<typeof FileEventType>;
+
+/**
+ * A change to a file, published by the files service once the change is recorded, for webhooks.
+ * `id` names the event: the same on every redelivery of the report that caused it, so a consumer
+ * can deliver it once per endpoint. `file` is the record as clients see it (for `file.deleted`,
+ * as it was before the delete).
+ */
+export const FileEvent = z.object({
+  id: z.uuid(),
+  type: FileEventType,
+  ...FileRef,
+  occurredAt: z.iso.datetime({ offset: true }),
+  file: FileRecordDto,
+});
+export type FileEvent = z.infer<typeof FileEvent>;
+
 export const MessageSchemas = {
   "file.uploaded.pdf": FileUploaded,
   "file.uploaded.image": FileUploaded,
@@ -77,6 +97,7 @@ export const MessageSchemas = {
   "file.indexed": FileIndexed,
   "file.failed": FileFailed,
   "file.deleted": FileDeleted,
+  "file.event": FileEvent,
 } as const;
 
 export type Topic = keyof typeof MessageSchemas;
@@ -98,6 +119,7 @@ export const CONSUMER_GROUPS = {
   "extractor-audio": ["file.uploaded.audio"],
   "extractor-video": ["file.uploaded.video"],
   indexer: ["file.extracted", "file.deleted"],
+  webhooks: ["file.event"],
 } as const satisfies Record<string, readonly Topic[]>;
 
 export type ConsumerGroup = keyof typeof CONSUMER_GROUPS;

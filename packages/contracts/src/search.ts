@@ -12,6 +12,11 @@ export const SEARCH_LIMITS = {
   limitMin: 1,
   limitMax: 100,
   limitDefault: 50,
+  /** Paging reaches this deep: results past offsetMax + limitMax are not served (as Elasticsearch's result window). */
+  offsetMax: 1000,
+  /** At most this many `file_id` values in one filter, and this many `metadata.<key>` conditions. */
+  fileIdsMax: 100,
+  metadataFiltersMax: 32,
 } as const;
 
 export const HighlightDto = z
@@ -68,7 +73,17 @@ export type AiFallbackDto = z.infer<typeof AiFallbackDto>;
 
 export const SearchResponseDto = z.object({
   results: z.array(SearchResultDto),
-  count: z.number().int().min(0),
+  count: z.number().int().min(0).describe("Number of results returned (in this page)."),
+  next_offset: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .describe(
+      "The `offset` that asks for the next page of the same search (same `q`, `mode`, filters and " +
+        "`limit`), or null when this page is the last. In ai mode only the first page carries the " +
+        "summary and citations.",
+    ),
   mode: SearchMode,
   sandbox: z.literal(true).optional(),
   // ai mode only:

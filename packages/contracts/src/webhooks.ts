@@ -1,0 +1,117 @@
+import { z } from "zod";
+import { FileEventType } from "./messages.ts";
+
+/**
+ * The webhooks API (`/api/webhooks`): endpoints per account, their deliveries and attempts. Each
+ * delivery is a POST of `{type, timestamp, data: {file}}` signed the Standard Webhooks way
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>` with the
+ * endpoint's `whsec_` secret).
+ */
+const timestamp = z.iso.datetime({ offset: true });
+const sandbox = z.literal(true).optional();
+
+export const WEBHOOK_LIMITS = {
+  /** Endpoints per account: each event is sent to every one, so they are few. */
+  endpointsPerAccount: 20,
+  urlMaxLength: 2048,
+  descriptionMaxLength: 500,
+  deliveriesLimitMin: 1,
+  deliveriesLimitMax: 100,
+  deliveriesLimitDefault: 20,
+} as const;
+
+export const WebhookEventType = FileEventType.describe(
+  "`file.ready`: a file was processed and can be searched; `file.failed`: it could not be (see its `error`); " +
+    "`file.deleted`: it was deleted (the record as it was).",
+);
+
+/** An endpoint as its owner sees it: never its secret, which is shown once. */
+export const WebhookEndpointDto = z.object({
+  id: z.string().describe("UUID; `whep_sandbox_example` for test keys."),
+  url: z.string(),
+  description: z.string(),
+  events: z.array(WebhookEventType).min(1),
+  enabled: z
+    .boolean()
+    .describe("False once disabled after persistent failure (or by its owner); PATCH `enabled: true`."),
+  disabled_at: timestamp.nullable(),
+  disabled_reason: z.string().nullable().describe("Why it was disabled: the failures that led to it."),
+  last_success_at: timestamp.nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  sandbox,
+});
+export type WebhookEndpointDto = z.infer<typeof WebhookEndpointDto>;
+
+/** `POST /api/webhooks` and `.../rotate-secret`: the endpoint with its signing secret, shown this once. */
+export const WebhookEndpointWithSecretDto = WebhookEndpointDto.extend({
+  secret: z
+    .string()
+    .describe(
+      "`whsec_` and a base64 key: verifies `webhook-signature` (any Standard Webhooks library). Shown once.",
+    ),
+});
+export type WebhookEndpointWithSecretDto = z.infer<typeof WebhookEndpointWithSecretDto>;
+
+export const WebhookEndpointListDto = z.array(WebhookEndpointDto);
+export type WebhookEndpointListDto = z.infer<typeof WebhookEndpointListDto>;
+
+export const WebhookAttemptDto = z.object({
+  attempted_at: timestamp,
+  status_code: z.number().int().nullable().describe("The receiver's HTTP status; null when none came."),
+  error: z.string().nullable().describe("Why the attempt failed; null when it succeeded."),
+  duration_ms: z.number().int().min(0),
+});
+export type WebhookAttemptDto = z.infer<typeof WebhookAttemptDto>;
+
+export const WebhookDeliveryStatus = z.enum(["pending", "succeeded", "failed"]);
+
+/** One event owed to one endpoint. */
+export const WebhookDeliverySummaryDto = z.object({
+  id: z.string(),
+  event_id: z.string().describe("The `webhook-id` header: the same on every attempt and redelivery."),
+  event_type: WebhookEventType,
+  status: WebhookDeliveryStatus.describe(
+    "`pending` while attempts remain (see `next_attempt_at`), `succeeded` on a 2xx, `failed` when every attempt failed.",
+  ),
+  attempts: z.number().int().min(0),
+  max_attempts: z.number().int().min(1),
+  next_attempt_at: timestamp.nullable(),
+  last_status_code: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  sandbox,
+});
+export type WebhookDeliverySummaryDto = z.infer<typeof WebhookDeliverySummaryDto>;
+
+export const WebhookDeliveryDto = WebhookDeliverySummaryDto.extend({
+  payload: z.record(z.string(), z.unknown()).describe("The body sent: `{type, timestamp, data: {file}}`."),
+  attempt_log: z.array(WebhookAttemptDto).describe("Every attempt, oldest first."),
+});
+export type WebhookDeliveryDto = z.infer<typeof WebhookDeliveryDto>;
+
+/** `GET /api/webhooks/{id}/deliveries`: newest first; `next_cursor` goes in `before` for the next page. */
+export const WebhookDeliveryPageDto = z.object({
+  deliveries: z.array(WebhookDeliveryDto),
+  next_cursor: z.string().nullable(),
+  sandbox,
+});
+export type WebhookDeliveryPageDto = z.infer<typeof WebhookDeliveryPageDto>;
+
+export const WebhookDeletedDto = z.object({ message: z.string(), id: z.string(), sandbox });
+export type WebhookDeletedDto = z.infer<typeof WebhookDeletedDto>;
+
+/** What a request may set on an endpoint, validated by the gateway first (FastAPI-style 422s). */
+export interface WebhookEndpointInput {
+  url: string;
+  events: FileEventType[];
+  description: string;
+}
+
+export interface WebhookEndpointChangeInput {
+  url?: string;
+  events?: FileEventType[];
+  description?: string;
+  enabled?: boolean;
+}
