@@ -33,4 +33,6 @@ export interface ApiKeyStore {
    */
   revokeKey(by: { id: string; userId?: string } | { hash: string }): Promise<ApiKey | null>;
   touchKey(id: string, at: string): Promise<void>;
+  /** Renames a key of this user (revoked or not); returns it renamed, or null when none matched. */
+  renameKey(input: { id: string; userId: string; name: string }): Promise<ApiKey | null>;
 }

@@ -1,4 +1,4 @@
-import type { FileError, FileStatus, FileType } from "@locus/contracts";
+import type { FileError, FileFilter, FileMetadata, FileStatus, FileType } from "@locus/contracts";
 
 export interface FileRecord {
   id: string;
@@ -15,6 +15,8 @@ export interface FileRecord {
   durationS: number | null;
   passageCount: number | null;
   progress: number | null;
+  /** What the uploader said about the file; `{}` when nothing. Set at upload, never changed. */
+  metadata: FileMetadata;
   createdAt: string;
   updatedAt: string;
 }
@@ -48,8 +50,11 @@ export interface FileStore {
   /** Any user's file: for workers that act on messages, never for request handlers. */
   getFileById(fileId: string): Promise<FileRecord | null>;
   getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]>;
-  /** Newest first. */
-  listFiles(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FilePage>;
+  /** Newest first; with a filter, only the files that pass it (the cursor pages within the same filter). */
+  listFiles(
+    userId: string,
+    options: { limit: number; cursor?: string | undefined; filter?: FileFilter | undefined },
+  ): Promise<FilePage>;
   /**
    * Files left pending or processing, oldest first: work to pick up again after a crash. With
    * updatedBefore, only those that have not moved since then (stalled work).

@@ -90,4 +90,15 @@ export class KyselyApiKeyStore implements ApiKeyStore {
   async touchKey(id: string, at: string): Promise<void> {
     await this.db.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", id).execute();
   }
+
+  async renameKey(input: { id: string; userId: string; name: string }): Promise<ApiKey | null> {
+    const row = await this.db
+      .updateTable("api_keys")
+      .set({ name: input.name })
+      .where("id", "=", input.id)
+      .where("user_id", "=", input.userId)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toKey(row) : null;
+  }
 }

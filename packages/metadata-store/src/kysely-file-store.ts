@@ -1,5 +1,11 @@
-import type { Kysely, Selectable } from "kysely";
-import type { FileStatus, FileType } from "@locus/contracts";
+import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
+import {
+  metadataTerms,
+  type FileFilter,
+  type FileMetadata,
+  type FileStatus,
+  type FileType,
+} from "@locus/contracts";
 import type { ClaimedFile, FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
 import type { Database, FilesTable } from "./schema.ts";
 
@@ -18,9 +24,48 @@ const toFile = (r: Selectable<FilesTable>): FileRecord => ({
   durationS: r.duration_s,
   passageCount: r.passage_count,
   progress: r.progress,
+  metadata: parseMetadata(r.metadata),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/** The stored JSON text; Locus writes it from a validated object, so anything else reads as none. */
+function parseMetadata(text: string): FileMetadata {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as FileMetadata)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+type FilesQuery = SelectQueryBuilder<Database, "files", Selectable<FilesTable>>;
+
+/** The filter's conditions on a query of one user's files (file_metadata_terms rows for metadata). */
+function whereFilter(query: FilesQuery, userId: string, filter: FileFilter | undefined): FilesQuery {
+  if (!filter) return query;
+  let q = query;
+  if (filter.fileIds?.length) q = q.where("files.id", "in", [...filter.fileIds]);
+  if (filter.fileTypes?.length) q = q.where("files.file_type", "in", [...filter.fileTypes]);
+  if (filter.createdAfter !== undefined) q = q.where("files.created_at", ">", filter.createdAfter);
+  if (filter.createdBefore !== undefined) q = q.where("files.created_at", "<", filter.createdBefore);
+  for (const [key, value] of Object.entries(filter.metadata ?? {})) {
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("file_metadata_terms as m")
+          .select("m.file_id")
+          .whereRef("m.file_id", "=", "files.id")
+          .where("m.user_id", "=", userId)
+          .where("m.key", "=", key)
+          .where("m.value", "=", value),
+      ),
+    );
+  }
+  return q;
+}
 
 const encodeCursor = (f: { createdAt: string; id: string }) =>
   Buffer.from(JSON.stringify([f.createdAt, f.id])).toString("base64url");
@@ -47,7 +92,21 @@ export class KyselyFileStore implements FileStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async createFile(f: FileRecord): Promise<void> {
-    await this.db
+    const terms = metadataTerms(f.metadata);
+    // The record and its metadata rows together: a filter never sees a file without its metadata.
+    await this.db.transaction().execute(async (trx) => {
+      await this.insertFile(trx, f);
+      if (terms.length > 0) {
+        await trx
+          .insertInto("file_metadata_terms")
+          .values(terms.map(([key, value]) => ({ file_id: f.id, user_id: f.userId, key, value })))
+          .execute();
+      }
+    });
+  }
+
+  private async insertFile(db: Kysely<Database>, f: FileRecord): Promise<void> {
+    await db
       .insertInto("files")
       .values({
         id: f.id,
@@ -64,6 +123,7 @@ export class KyselyFileStore implements FileStore {
         duration_s: f.durationS,
         passage_count: f.passageCount,
         progress: f.progress,
+        metadata: JSON.stringify(f.metadata),
         created_at: f.createdAt,
         updated_at: f.updatedAt,
       })
@@ -98,9 +158,13 @@ export class KyselyFileStore implements FileStore {
 
   async listFiles(
     userId: string,
-    options: { limit: number; cursor?: string | undefined },
+    options: { limit: number; cursor?: string | undefined; filter?: FileFilter | undefined },
   ): Promise<FilePage> {
-    let query = this.db.selectFrom("files").selectAll().where("user_id", "=", userId);
+    let query = whereFilter(
+      this.db.selectFrom("files").selectAll("files").where("files.user_id", "=", userId),
+      userId,
+      options.filter,
+    );
     if (options.cursor !== undefined) {
       const after = decodeCursor(options.cursor);
       if (after) {

@@ -6,6 +6,8 @@ import { KyselyFileStore } from "./kysely-file-store.ts";
 import { KyselySessionStore } from "./kysely-session-store.ts";
 import { KyselyUsageStore } from "./kysely-usage-store.ts";
 import { KyselyUserStore } from "./kysely-user-store.ts";
+import { KyselyWebhookStore } from "./kysely-webhook-store.ts";
+import type { WebhookStore } from "./webhook-store.ts";
 import type { MetadataStore } from "./metadata-store.ts";
 import { migrationProvider } from "./migrations.ts";
 import type { Database } from "./schema.ts";
@@ -47,6 +49,7 @@ export class KyselyMetadataStore implements MetadataStore {
   private readonly keys: KyselyApiKeyStore;
   private readonly files: KyselyFileStore;
   private readonly usage: KyselyUsageStore;
+  private readonly webhooks: KyselyWebhookStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -57,6 +60,7 @@ export class KyselyMetadataStore implements MetadataStore {
     this.keys = new KyselyApiKeyStore(db);
     this.files = new KyselyFileStore(db);
     this.usage = new KyselyUsageStore(db);
+    this.webhooks = new KyselyWebhookStore(db);
   }
 
   async migrate(): Promise<void> {
@@ -122,6 +126,7 @@ export class KyselyMetadataStore implements MetadataStore {
   listKeys: ApiKeyStore["listKeys"] = (...args) => this.keys.listKeys(...args);
   revokeKey: ApiKeyStore["revokeKey"] = (...args) => this.keys.revokeKey(...args);
   touchKey: ApiKeyStore["touchKey"] = (...args) => this.keys.touchKey(...args);
+  renameKey: ApiKeyStore["renameKey"] = (...args) => this.keys.renameKey(...args);
 
   // Files.
   createFile: FileStore["createFile"] = (...args) => this.files.createFile(...args);
@@ -142,4 +147,28 @@ export class KyselyMetadataStore implements MetadataStore {
   reserveUpload: UsageStore["reserveUpload"] = (...args) => this.usage.reserveUpload(...args);
   releaseUpload: UsageStore["releaseUpload"] = (...args) => this.usage.releaseUpload(...args);
   uploadsThisMonth: UsageStore["uploadsThisMonth"] = (...args) => this.usage.uploadsThisMonth(...args);
+  recordActivity: UsageStore["recordActivity"] = (...args) => this.usage.recordActivity(...args);
+  dailyActivity: UsageStore["dailyActivity"] = (...args) => this.usage.dailyActivity(...args);
+
+  // Webhooks.
+  createWebhookEndpoint: WebhookStore["createWebhookEndpoint"] = (...args) =>
+    this.webhooks.createWebhookEndpoint(...args);
+  listWebhookEndpoints: WebhookStore["listWebhookEndpoints"] = (...args) =>
+    this.webhooks.listWebhookEndpoints(...args);
+  getWebhookEndpoint: WebhookStore["getWebhookEndpoint"] = (...args) =>
+    this.webhooks.getWebhookEndpoint(...args);
+  updateWebhookEndpoint: WebhookStore["updateWebhookEndpoint"] = (...args) =>
+    this.webhooks.updateWebhookEndpoint(...args);
+  deleteWebhookEndpoint: WebhookStore["deleteWebhookEndpoint"] = (...args) =>
+    this.webhooks.deleteWebhookEndpoint(...args);
+  endpointsFor: WebhookStore["endpointsFor"] = (...args) => this.webhooks.endpointsFor(...args);
+  enqueueDelivery: WebhookStore["enqueueDelivery"] = (...args) => this.webhooks.enqueueDelivery(...args);
+  claimDueDeliveries: WebhookStore["claimDueDeliveries"] = (...args) =>
+    this.webhooks.claimDueDeliveries(...args);
+  recordAttempt: WebhookStore["recordAttempt"] = (...args) => this.webhooks.recordAttempt(...args);
+  disableWebhookEndpoint: WebhookStore["disableWebhookEndpoint"] = (...args) =>
+    this.webhooks.disableWebhookEndpoint(...args);
+  listDeliveries: WebhookStore["listDeliveries"] = (...args) => this.webhooks.listDeliveries(...args);
+  redeliver: WebhookStore["redeliver"] = (...args) => this.webhooks.redeliver(...args);
+  pruneDeliveries: WebhookStore["pruneDeliveries"] = (...args) => this.webhooks.pruneDeliveries(...args);
 }

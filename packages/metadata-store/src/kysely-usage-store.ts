@@ -1,6 +1,9 @@
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
-import type { UsageStore } from "./usage-store.ts";
+import type { ActivityKind, DailyActivity, UsageStore } from "./usage-store.ts";
+
+/** How daily_usage stores the dashboard page's own activity: a key id no key has (keys are UUIDs). */
+const SESSION_KEY_ID = "";
 
 /** Monthly upload counts over the shared Kysely database, in any dialect. */
 export class KyselyUsageStore implements UsageStore {
@@ -40,5 +43,49 @@ export class KyselyUsageStore implements UsageStore {
       .where("month", "=", month)
       .executeTakeFirst();
     return row ? Number(row.uploads) : 0;
+  }
+
+  async recordActivity(input: {
+    userId: string;
+    keyId: string | null;
+    day: string;
+    kind: ActivityKind;
+  }): Promise<void> {
+    const searches = input.kind === "search" ? 1 : 0;
+    const uploads = input.kind === "upload" ? 1 : 0;
+    // One statement either way: the first event of the day inserts the row, the next ones add to it.
+    await this.db
+      .insertInto("daily_usage")
+      .values({
+        user_id: input.userId,
+        key_id: input.keyId ?? SESSION_KEY_ID,
+        day: input.day,
+        searches,
+        uploads,
+      })
+      .onConflict((oc) =>
+        oc.columns(["user_id", "key_id", "day"]).doUpdateSet((eb) => ({
+          searches: eb("daily_usage.searches", "+", searches),
+          uploads: eb("daily_usage.uploads", "+", uploads),
+        })),
+      )
+      .execute();
+  }
+
+  async dailyActivity(userId: string, since: string): Promise<DailyActivity[]> {
+    const rows = await this.db
+      .selectFrom("daily_usage")
+      .select(["day", "key_id", "searches", "uploads"])
+      .where("user_id", "=", userId)
+      .where("day", ">=", since)
+      .orderBy("day")
+      .orderBy("key_id")
+      .execute();
+    return rows.map((r) => ({
+      day: r.day,
+      keyId: r.key_id === SESSION_KEY_ID ? null : r.key_id,
+      searches: Number(r.searches),
+      uploads: Number(r.uploads),
+    }));
   }
 }

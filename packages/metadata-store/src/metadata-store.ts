@@ -3,19 +3,32 @@ import type { FileStore } from "./file-store.ts";
 import type { SessionStore } from "./session-store.ts";
 import type { UsageStore } from "./usage-store.ts";
 import type { UserStore } from "./user-store.ts";
+import type { WebhookStore } from "./webhook-store.ts";
 
 export type { Plan, User, UserStore } from "./user-store.ts";
 export type { Session, SessionStore } from "./session-store.ts";
 export type { ApiKey, ApiKeyStore, KeyType } from "./api-key-store.ts";
 export type { ClaimedFile, FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
-export type { UsageStore } from "./usage-store.ts";
+export type { ActivityKind, DailyActivity, UsageStore } from "./usage-store.ts";
+export type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryPage,
+  DeliveryStatus,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChange,
+  WebhookStore,
+} from "./webhook-store.ts";
 
 /**
  * Users, sessions, API keys, file records and usage: one port per aggregate, for consumers that
  * need only some of them, and this whole store with its lifecycle. Embedded: SQLite; split:
  * Postgres. Both through one Kysely data layer and one set of migrations.
  */
-export interface MetadataStore extends UserStore, SessionStore, ApiKeyStore, FileStore, UsageStore {
+export interface MetadataStore
+  extends UserStore, SessionStore, ApiKeyStore, FileStore, UsageStore, WebhookStore {
   /** Brings the schema up to date; safe to call from every process at start. */
   migrate(): Promise<void>;
   /** Throws when the store cannot be used (for /readyz). */

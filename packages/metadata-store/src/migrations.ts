@@ -96,6 +96,130 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0005_file_metadata": {
+    // What the uploader said about a file (its `metadata` JSON object, as given), and the same as
+    // one row per key and value (lists: per item, see metadataTerms) so the file list can filter
+    // on `metadata.<key>=<value>` with an index, in SQLite and PostgreSQL alike.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable("files")
+        .addColumn("metadata", "text", (c) => c.notNull().defaultTo("{}"))
+        .execute();
+      await db.schema
+        .createTable("file_metadata_terms")
+        .addColumn("file_id", "text", (c) => c.notNull().references("files.id").onDelete("cascade"))
+        .addColumn("user_id", "text", (c) => c.notNull())
+        .addColumn("key", "text", (c) => c.notNull())
+        .addColumn("value", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("file_metadata_terms_lookup_idx")
+        .on("file_metadata_terms")
+        .columns(["user_id", "key", "value", "file_id"])
+        .execute();
+      await db.schema
+        .createIndex("file_metadata_terms_file_idx")
+        .on("file_metadata_terms")
+        .column("file_id")
+        .execute();
+    },
+  },
+  "0006_webhooks": {
+    // Webhooks (services/webhooks): endpoints per account, one delivery per event and endpoint
+    // (unique, so a redelivered event is owed once), and every HTTP attempt for the delivery log.
+    // Deliveries are leased (lease_owner, lease_until) so two workers never send one at once.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("webhook_endpoints")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("url", "text", (c) => c.notNull())
+        .addColumn("description", "text", (c) => c.notNull())
+        .addColumn("events", "text", (c) => c.notNull())
+        .addColumn("secret", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addColumn("disabled_at", "text")
+        .addColumn("disabled_reason", "text")
+        .addColumn("last_success_at", "text")
+        .execute();
+      await db.schema
+        .createIndex("webhook_endpoints_user_idx")
+        .on("webhook_endpoints")
+        .columns(["user_id", "created_at"])
+        .execute();
+      await db.schema
+        .createTable("webhook_deliveries")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("endpoint_id", "text", (c) =>
+          c.notNull().references("webhook_endpoints.id").onDelete("cascade"),
+        )
+        .addColumn("user_id", "text", (c) => c.notNull())
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .addColumn("event_type", "text", (c) => c.notNull())
+        .addColumn("payload", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("max_attempts", "integer", (c) => c.notNull())
+        .addColumn("next_attempt_at", "text")
+        .addColumn("lease_owner", "text")
+        .addColumn("lease_until", "text")
+        .addColumn("last_status_code", "integer")
+        .addColumn("last_error", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addColumn("redelivered_at", "text")
+        .addUniqueConstraint("webhook_deliveries_event_uq", ["endpoint_id", "event_id"])
+        .execute();
+      await db.schema
+        .createIndex("webhook_deliveries_due_idx")
+        .on("webhook_deliveries")
+        .columns(["status", "next_attempt_at"])
+        .execute();
+      await db.schema
+        .createIndex("webhook_deliveries_finished_idx")
+        .on("webhook_deliveries")
+        .columns(["status", "updated_at"])
+        .execute();
+      await db.schema
+        .createIndex("webhook_deliveries_endpoint_idx")
+        .on("webhook_deliveries")
+        .columns(["endpoint_id", "created_at", "id"])
+        .execute();
+      await db.schema
+        .createTable("webhook_attempts")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("delivery_id", "text", (c) =>
+          c.notNull().references("webhook_deliveries.id").onDelete("cascade"),
+        )
+        .addColumn("attempted_at", "text", (c) => c.notNull())
+        .addColumn("status_code", "integer")
+        .addColumn("error", "text")
+        .addColumn("duration_ms", "integer", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("webhook_attempts_delivery_idx")
+        .on("webhook_attempts")
+        .columns(["delivery_id", "attempted_at"])
+        .execute();
+    },
+  },
+  "0007_daily_usage": {
+    // Searches and uploads per user, key and day, for the usage page's chart and per-key counts.
+    // key_id is "" for a signed-in dashboard page, so the primary key needs no nullable column;
+    // no foreign key on it for that reason (keys are revoked, never deleted).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("daily_usage")
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("day", "text", (c) => c.notNull())
+        .addColumn("searches", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("uploads", "integer", (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint("daily_usage_pk", ["user_id", "day", "key_id"])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

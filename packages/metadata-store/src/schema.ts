@@ -46,8 +46,18 @@ export interface FilesTable {
   progress: number | null;
   /** See ClaimedFile.requeues. */
   requeues: Generated<number>;
+  /** The file's metadata object as JSON text (`{}` when none was given). */
+  metadata: Generated<string>;
   created_at: string;
   updated_at: string;
+}
+
+/** One key and value of a file's metadata (see metadataTerms): what the file list filters on. */
+export interface FileMetadataTermsTable {
+  file_id: string;
+  user_id: string;
+  key: string;
+  value: string;
 }
 
 export interface UsageTable {
@@ -56,10 +66,71 @@ export interface UsageTable {
   uploads: Generated<number>;
 }
 
+/** Searches and uploads per user, key and day (UTC): see UsageStore.recordActivity. */
+export interface DailyUsageTable {
+  user_id: string;
+  /** The key's id; "" for a signed-in dashboard page. */
+  key_id: string;
+  /** YYYY-MM-DD. */
+  day: string;
+  searches: number;
+  uploads: number;
+}
+
+/** See WebhookEndpoint; `events` is a JSON array of event types. */
+export interface WebhookEndpointsTable {
+  id: string;
+  user_id: string;
+  url: string;
+  description: string;
+  events: string;
+  secret: string;
+  created_at: string;
+  updated_at: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  last_success_at: string | null;
+}
+
+/** See WebhookDelivery; the lease columns say which worker holds it, until when. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  user_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  redelivered_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
   files: FilesTable;
+  file_metadata_terms: FileMetadataTermsTable;
   usage: UsageTable;
+  daily_usage: DailyUsageTable;
   sessions: SessionsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

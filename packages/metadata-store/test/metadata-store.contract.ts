@@ -55,6 +55,7 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         durationS: null,
         passageCount: null,
         progress: null,
+        metadata: {},
         createdAt: "2025-03-01T10:00:00.000Z",
         updatedAt: "2025-03-01T10:00:00.000Z",
         ...overrides,
@@ -236,6 +237,17 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         await store.touchKey(key.id, later);
         expect((await store.findActiveKeyByHash("touch-hash"))?.key.lastUsedAt).toBe(later);
       });
+
+      it("renameKey renames only the owner's key, and keeps everything else about it", async () => {
+        const user = await newUser();
+        const other = await newUser();
+        const key = await newKey(user.id, "old name");
+        expect(await store.renameKey({ id: key.id, userId: other.id, name: "taken" })).toBeNull();
+        expect(await store.renameKey({ id: randomUUID(), userId: user.id, name: "x" })).toBeNull();
+        const renamed = await store.renameKey({ id: key.id, userId: user.id, name: "new name" });
+        expect(renamed).toEqual({ ...key, name: "new name" });
+        expect(await store.listKeys(user.id)).toEqual([{ ...key, name: "new name" }]);
+      });
     });
 
     describe("dashboard accounts", () => {
@@ -406,6 +418,75 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         await store.deleteFile(user.id, files[3]!.id);
         const second = await store.listFiles(user.id, { limit: 2, cursor: first.nextCursor ?? undefined });
         expect(second.files.map((f) => f.id)).toEqual([files[2]!.id, files[1]!.id]);
+      });
+
+      it("keeps a file's metadata as given, and {} when none was given", async () => {
+        const user = await newUser();
+        const metadata = { team: "search", year: 2024, draft: false, tags: ["a", "b"], ratio: 0.5 };
+        const described = fileFor(user.id, { metadata });
+        const plain = fileFor(user.id);
+        await store.createFile(described);
+        await store.createFile(plain);
+        expect((await store.getFile(user.id, described.id))?.metadata).toEqual(metadata);
+        expect((await store.getFile(user.id, plain.id))?.metadata).toEqual({});
+        expect((await store.getFiles(user.id, [described.id]))[0]?.metadata).toEqual(metadata);
+      });
+
+      it("listFiles filters by id, kind, creation time and metadata, every condition at once", async () => {
+        const user = await newUser();
+        const other = await newUser();
+        const at = (day: number) => `2025-07-0${day}T12:00:00.000Z`;
+        const a = fileFor(user.id, { createdAt: at(1), metadata: { team: "search", year: 2024 } });
+        const b = fileFor(user.id, {
+          createdAt: at(2),
+          fileType: "audio",
+          metadata: { team: "ops", tags: ["x", "y"] },
+        });
+        const c = fileFor(user.id, { createdAt: at(3), metadata: { team: "search", draft: true } });
+        const d = fileFor(user.id, { createdAt: at(4) });
+        // Another user's file passes every filter below: it must never appear.
+        const theirs = fileFor(other.id, { createdAt: at(3), metadata: { team: "search", year: 2024 } });
+        for (const f of [a, b, c, d, theirs]) await store.createFile(f);
+        const ids = async (filter: Parameters<MetadataStore["listFiles"]>[1]["filter"]) =>
+          (await store.listFiles(user.id, { limit: 10, filter })).files.map((f) => f.id);
+
+        expect(await ids({ fileIds: [a.id, c.id, theirs.id] })).toEqual([c.id, a.id]);
+        expect(await ids({ fileTypes: ["audio"] })).toEqual([b.id]);
+        expect(await ids({ fileTypes: ["audio", "pdf"] })).toEqual([d.id, c.id, b.id, a.id]);
+        // Both bounds exclusive.
+        expect(await ids({ createdAfter: at(1), createdBefore: at(4) })).toEqual([c.id, b.id]);
+        expect(await ids({ metadata: { team: "search" } })).toEqual([c.id, a.id]);
+        // Numbers and booleans compare as they are written; a list matches each of its items.
+        expect(await ids({ metadata: { year: "2024" } })).toEqual([a.id]);
+        expect(await ids({ metadata: { draft: "true" } })).toEqual([c.id]);
+        expect(await ids({ metadata: { tags: "y" } })).toEqual([b.id]);
+        expect(await ids({ metadata: { team: "search", year: "2024" } })).toEqual([a.id]);
+        expect(await ids({ metadata: { team: "nobody" } })).toEqual([]);
+        expect(await ids({ metadata: { team: "search" }, createdAfter: at(1) })).toEqual([c.id]);
+      });
+
+      it("listFiles pages within a filter, and a deleted file's metadata goes with it", async () => {
+        const user = await newUser();
+        const files = [1, 2, 3, 4, 5].map((d) =>
+          fileFor(user.id, {
+            createdAt: `2025-08-0${d}T00:00:00.000Z`,
+            metadata: { batch: d % 2 === 1 ? "odd" : "even" },
+          }),
+        );
+        for (const f of files) await store.createFile(f);
+        const filter = { metadata: { batch: "odd" } };
+        const first = await store.listFiles(user.id, { limit: 2, filter });
+        expect(first.files.map((f) => f.id)).toEqual([files[4]!.id, files[2]!.id]);
+        const second = await store.listFiles(user.id, {
+          limit: 2,
+          filter,
+          cursor: first.nextCursor ?? undefined,
+        });
+        expect(second).toEqual({ files: [files[0]], nextCursor: null });
+
+        await store.deleteFile(user.id, files[4]!.id);
+        const after = await store.listFiles(user.id, { limit: 10, filter });
+        expect(after.files.map((f) => f.id)).toEqual([files[2]!.id, files[0]!.id]);
       });
 
       it("listUnfinishedFiles returns pending and processing files of every user, oldest first", async () => {
@@ -652,6 +733,48 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
           ...Array.from({ length: 3 }, () => store.reserveUpload(user.id, month, 10)),
         ]);
         expect(await store.uploadsThisMonth(user.id, month)).toBe(3);
+      });
+
+      it("records searches and uploads per day and key, the dashboard's own as key null", async () => {
+        const user = await newUser();
+        const other = await newUser();
+        const key = await newKey(user.id);
+        const record = (keyId: string | null, day: string, kind: "search" | "upload", userId = user.id) =>
+          store.recordActivity({ userId, keyId, day, kind });
+        await record(key.id, "2025-03-01", "search");
+        await record(key.id, "2025-03-01", "search");
+        await record(key.id, "2025-03-01", "upload");
+        await record(null, "2025-03-01", "upload");
+        await record(key.id, "2025-03-03", "search");
+        await record(key.id, "2025-02-28", "search");
+        await record(null, "2025-03-02", "search", other.id);
+        expect(await store.dailyActivity(user.id, "2025-03-01")).toEqual([
+          { day: "2025-03-01", keyId: null, searches: 0, uploads: 1 },
+          { day: "2025-03-01", keyId: key.id, searches: 2, uploads: 1 },
+          { day: "2025-03-03", keyId: key.id, searches: 1, uploads: 0 },
+        ]);
+        expect(await store.dailyActivity(other.id, "2025-01-01")).toEqual([
+          { day: "2025-03-02", keyId: null, searches: 1, uploads: 0 },
+        ]);
+        expect(await store.dailyActivity(randomUUID(), "2025-01-01")).toEqual([]);
+      });
+
+      it("concurrent activity of one key on one day is all counted", async () => {
+        const user = await newUser();
+        const key = await newKey(user.id);
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.recordActivity({
+              userId: user.id,
+              keyId: key.id,
+              day: "2025-03-05",
+              kind: i % 4 ? "search" : "upload",
+            }),
+          ),
+        );
+        expect(await store.dailyActivity(user.id, "2025-03-05")).toEqual([
+          { day: "2025-03-05", keyId: key.id, searches: 15, uploads: 5 },
+        ]);
       });
     });
   });

@@ -86,6 +86,7 @@ const fileFor = (userId: string): FileRecord => {
     durationS: null,
     passageCount: null,
     progress: null,
+    metadata: {},
     createdAt: "2025-01-01T00:00:00.000Z",
     updatedAt: "2025-01-01T00:00:00.000Z",
   };
@@ -274,12 +275,17 @@ describe("Postgres metadata store: schemas and migrations", () => {
 
     expect(await tablesIn(schema)).toEqual([
       "api_keys",
+      "daily_usage",
+      "file_metadata_terms",
       "files",
       "kysely_migration",
       "kysely_migration_lock",
       "sessions",
       "usage",
       "users",
+      "webhook_attempts",
+      "webhook_deliveries",
+      "webhook_endpoints",
     ]);
     const { rows } = await adminPool().query<{ name: string }>(
       `select name from "${schema}".kysely_migration`,
@@ -289,6 +295,9 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "0002_file_duration",
       "0003_dashboard_accounts",
       "0004_file_requeues",
+      "0005_file_metadata",
+      "0006_webhooks",
+      "0007_daily_usage",
     ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });

@@ -98,6 +98,7 @@ describe("SQLite metadata store on one file shared by two processes' stores", ()
       durationS: null,
       passageCount: null,
       progress: null,
+      metadata: {},
       createdAt: "2025-01-01T00:00:00.000Z",
       updatedAt: "2025-01-01T00:00:00.000Z",
     });

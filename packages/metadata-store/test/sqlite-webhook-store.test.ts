@@ -1,0 +1,17 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSqliteMetadataStore } from "../src/sqlite-metadata-store.ts";
+import { webhookStoreContract } from "./webhook-store.contract.ts";
+
+webhookStoreContract("SQLite", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "locus-webhooks-"));
+  const store = createSqliteMetadataStore(join(dir, "locus.db"));
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
