@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
+import type { ExtractedPassage, FileFilter, StoredLocator } from "@locus/contracts";
 import { extractPdf } from "@locus/pdf-reader";
 import {
   PostgresSearchIndex,
@@ -54,7 +54,22 @@ export interface ParityResult {
   /** Client-side p50 of each backend's search call, in ms (same process, same passages). */
   p50Ms: { sqlite: number; postgres: number };
   differences: ParityDifference[];
+  /**
+   * The same queries with a metadata filter that keeps every other manual (FILTERED), run inside
+   * each index: whether both find the same passages, whether every result passes the filter, and
+   * what the filter costs.
+   */
+  filtered: {
+    sameMatches: number;
+    sameTop: number;
+    /** Queries where a result of a manual the filter leaves out came back (must be 0). */
+    leaks: number;
+    p50Ms: { sqlite: number; postgres: number };
+  };
 }
+
+/** The filter of the filtered runs: the manuals of even position (metadataTerms compares "even"). */
+const FILTERED: FileFilter = { metadata: { half: "even" } };
 
 async function* streamOf(passages: readonly ExtractedPassage[]): AsyncGenerator<ExtractedPassage> {
   for (const p of passages) yield await Promise.resolve(p);
@@ -79,13 +94,21 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
   try {
     const userId = randomUUID();
     const names = new Map<string, string>();
+    /** The manuals FILTERED keeps. */
+    const kept = new Set<string>();
     let passages = 0;
     for (const name of PARITY_MANUALS) {
       const extraction = await extractPdf(readFileSync(join(QUALITY_FIXTURES, name)));
       const read: ExtractedPassage[] = [];
       for await (const p of extraction.passages) read.push(p);
-      const file = { userId, fileId: randomUUID() };
+      const half = names.size % 2 === 0 ? "even" : "odd";
+      const file = {
+        userId,
+        fileId: randomUUID(),
+        attributes: { fileType: "pdf" as const, createdAt: new Date().toISOString(), metadata: { half } },
+      };
       names.set(file.fileId, name);
+      if (half === "even") kept.add(name);
       await sqlite.replaceFilePassages(file, streamOf(read));
       await postgres.replaceFilePassages(file, streamOf(read));
       passages += read.length;
@@ -94,12 +117,21 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
 
     const asked = parityQueries();
     const timings = { sqlite: [] as number[], postgres: [] as number[] };
-    const timed = async (index: SearchIndex, into: number[], text: string, limit: number) => {
+    const filteredTimings = { sqlite: [] as number[], postgres: [] as number[] };
+    const timed = async (
+      index: SearchIndex,
+      into: number[],
+      text: string,
+      limit: number,
+      filter?: FileFilter,
+    ) => {
       const started = performance.now();
-      const hits = await index.search({ userId, text, limit });
+      const hits = await index.search({ userId, text, limit, ...(filter ? { filter } : {}) });
       into.push(performance.now() - started);
       return hits.map((h) => placeOf(names, h));
     };
+    const filtered = { sameMatches: 0, sameTop: 0, leaks: 0 };
+    const manualOf = (place: string) => place.slice(0, place.lastIndexOf(" p"));
     let sameMatches = 0;
     let sameTop = 0;
     let sameFirst = 0;
@@ -118,6 +150,14 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
       if (a[0] === b[0]) sameFirst += 1;
       const shared = a.filter((place) => b.includes(place)).length;
       overlap += shared / Math.max(1, Math.min(TOP, Math.max(a.length, b.length)));
+
+      const fa = await timed(sqlite, filteredTimings.sqlite, text, TOP, FILTERED);
+      const fb = await timed(postgres, filteredTimings.postgres, text, TOP, FILTERED);
+      const fallA = (await timed(sqlite, [], text, 1000, FILTERED)).sort();
+      const fallB = (await timed(postgres, [], text, 1000, FILTERED)).sort();
+      if (fallA.join("\n") === fallB.join("\n")) filtered.sameMatches += 1;
+      if (fa.join("\n") === fb.join("\n")) filtered.sameTop += 1;
+      if ([...fallA, ...fallB].some((place) => !kept.has(manualOf(place)))) filtered.leaks += 1;
     }
     const result: ParityResult = {
       manuals: PARITY_MANUALS.length,
@@ -132,9 +172,19 @@ export async function benchParity(log: (line: string) => void): Promise<ParityRe
         postgres: Math.round(median(timings.postgres) * 100) / 100,
       },
       differences: differences.slice(0, LISTED),
+      filtered: {
+        ...filtered,
+        p50Ms: {
+          sqlite: Math.round(median(filteredTimings.sqlite) * 100) / 100,
+          postgres: Math.round(median(filteredTimings.postgres) * 100) / 100,
+        },
+      },
     };
     log(
       `parity: ${asked.length} queries: same matches ${sameMatches}, same top ${TOP} ${sameTop}, same first ${sameFirst}, mean overlap ${result.meanOverlap}`,
+    );
+    log(
+      `parity, filtered to half the manuals: same matches ${filtered.sameMatches}, same top ${TOP} ${filtered.sameTop}, leaks ${filtered.leaks}`,
     );
     return result;
   } finally {

@@ -291,6 +291,31 @@ function renderParity(p: ParityResult): string[] {
     ),
     "",
   );
+  if (p.filtered) {
+    const f = p.filtered;
+    out.push(
+      "The same queries filtered to every other manual (`metadata.half=even`, applied inside each index before " +
+        "the first five are taken):",
+      "",
+      table(
+        [
+          "same matched passages",
+          "same first five, in order",
+          "queries with a result the filter leaves out",
+          "p50 ms SQLite / PostgreSQL",
+        ],
+        [
+          [
+            share(f.sameMatches),
+            share(f.sameTop),
+            String(f.leaks),
+            `${fmt(f.p50Ms.sqlite)} / ${fmt(f.p50Ms.postgres)}`,
+          ],
+        ],
+      ),
+      "",
+    );
+  }
   if (p.differences.length > 0) {
     out.push(
       `First ${p.differences.length} queries ranked differently (first five, SQLite | PostgreSQL):`,

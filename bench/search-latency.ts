@@ -178,6 +178,7 @@ export const fileRecord = (
   durationS: null,
   passageCount: passages,
   progress: 1,
+  metadata: {},
   createdAt: at,
   updatedAt: at,
 });

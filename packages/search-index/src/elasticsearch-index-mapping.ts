@@ -11,7 +11,7 @@ import { BM25_B, BM25_K1 } from "./bm25.ts";
  * `<prefix>-v<N>`, and a deployment moves to a new version with `rebuild()` (a fresh index, loaded
  * from stored extractions, swapped in behind the alias), never by editing a live mapping.
  */
-export const ELASTICSEARCH_MAPPING_VERSION = 3;
+export const ELASTICSEARCH_MAPPING_VERSION = 4;
 
 export const VECTOR_SLOTS: readonly VectorSlot[] = ["local", "remote"];
 export const DEFAULT_LOCAL_DIMS = 100;
@@ -31,7 +31,14 @@ export const DEFAULT_LOCAL_DIMS = 100;
  * - `content`: the passage as given, returned verbatim, not indexed: a second inverted index of
  *   the same text would double the index for nothing a search uses (see `search` on highlighting).
  * - `locator`: typed for range queries and sorting later; `bbox` is kept in `_source` only.
- * - `kind` (pdf, image, audio, video) is mapped for filters to come; the port does not carry it yet.
+ * - `file_type` (keyword), `file_created_at` (date) and `metadata` (flattened): the passage's
+ *   file's attributes (IndexedFile), on every passage of the file, for a search's filter
+ *   (`bool.filter` of the keyword query, `filter` of the kNN search). `metadata` holds the file's
+ *   metadata as filters compare it (metadataTerms: numbers and booleans as their strings, a list
+ *   as an array), so `metadata.<key>` is a keyword subfield for `term` queries; flattened maps
+ *   every key as one field, so no user's keys can grow the mapping. A file indexed without
+ *   attributes has none of the three, and only filters on file ids alone find it. (Version 3
+ *   mapped an unused `kind` instead: version 4 needs `rebuild()`.)
  * - `local_vector` and `remote_vector`: each passage's vectors (see PassageVectors), indexed for
  *   approximate kNN (HNSW) with cosine similarity, each beside its space (`local_space`,
  *   `remote_space`, keywords) that a vector search filters on. `local_vector` has `localVectorDims`
@@ -90,7 +97,9 @@ export function passageIndexBody(
             source: { type: "keyword" },
           },
         },
-        kind: { type: "keyword" },
+        file_type: { type: "keyword" },
+        file_created_at: { type: "date" },
+        metadata: { type: "flattened" },
         local_vector: {
           type: "dense_vector",
           dims: options.localVectorDims ?? DEFAULT_LOCAL_DIMS,
@@ -137,6 +146,10 @@ export interface PassageDocument {
   content: string;
   words: string;
   locator: Locator;
+  /** The file's attributes, when it was indexed with them (see passageIndexBody). */
+  file_type?: string;
+  file_created_at?: string;
+  metadata?: Record<string, string | string[]>;
   /** Per slot present: the vector as plain numbers, and its space (see PassageVectors). */
   local_vector?: number[];
   local_space?: string;

@@ -10,6 +10,7 @@ import type { Client, estypes } from "@elastic/elasticsearch";
 import { LocusError } from "@locus/contracts";
 import { backoffDelay } from "@locus/runtime";
 import { indexTerms, type FileRef, type IndexedPassage } from "./search-index.ts";
+import type { StoredAttributes } from "./file-filter.ts";
 import { storable, VECTOR_SLOTS, type PassageDocument } from "./elasticsearch-index-mapping.ts";
 import { RETRYABLE, UNAVAILABLE, isResponseError } from "./elasticsearch-errors.ts";
 
@@ -38,7 +39,12 @@ export const passageId = (file: FileRef, ord: number): string =>
  * not finite) is left out with its space, so the passage is indexed without a vector in that slot
  * instead of being rejected.
  */
-export function bulkItem(file: FileRef, ord: number, passage: IndexedPassage): BulkItem {
+export function bulkItem(
+  file: FileRef,
+  ord: number,
+  passage: IndexedPassage,
+  attributes?: StoredAttributes,
+): BulkItem {
   const doc: PassageDocument = {
     user_id: file.userId,
     file_id: file.fileId,
@@ -46,6 +52,7 @@ export function bulkItem(file: FileRef, ord: number, passage: IndexedPassage): B
     content: passage.content,
     words: indexTerms(passage.content).join(" "),
     locator: passage.locator,
+    ...(attributes ? attributeFields(attributes) : {}),
   };
   for (const slot of VECTOR_SLOTS) {
     const given = passage.vectors?.[slot];
@@ -56,6 +63,26 @@ export function bulkItem(file: FileRef, ord: number, passage: IndexedPassage): B
   const action = JSON.stringify({ index: { _id: passageId(file, ord), routing: file.userId } });
   const document = JSON.stringify(doc);
   return { action, document, bytes: Buffer.byteLength(action) + Buffer.byteLength(document) + 2 };
+}
+
+/** A file's attributes as fields of each of its passages (see passageIndexBody). */
+export function attributeFields(
+  attributes: StoredAttributes,
+): Pick<PassageDocument, "file_type" | "file_created_at" | "metadata"> {
+  // A Map, not an object: a key such as `__proto__` is a valid metadata key.
+  const metadata = new Map<string, string[]>();
+  for (const [key, value] of attributes.terms) {
+    const values = metadata.get(key);
+    if (values) values.push(value);
+    else metadata.set(key, [value]);
+  }
+  return {
+    file_type: attributes.fileType,
+    file_created_at: attributes.createdAt,
+    metadata: Object.fromEntries(
+      [...metadata].map(([key, values]) => [key, values.length === 1 ? values[0]! : values]),
+    ),
+  };
 }
 
 /** What the writer needs of the adapter: its client and alias, its bulk settings, and its failure. */
@@ -148,8 +175,14 @@ export class PassageWriter {
           if (!result?.error || !item) continue;
           if (!RETRYABLE.has(result.status)) {
             const { type, reason } = result.error;
+            // The alias still points at an index of an older mapping, which lacks a field this
+            // version writes (its mapping is strict): only a rebuild moves it to the new one.
+            const hint =
+              type === "strict_dynamic_mapping_exception"
+                ? ` (the index behind ${this.alias} has an older mapping than this Locus writes: run \`pnpm locus index rebuild\`)`
+                : "";
             throw new Error(
-              `Elasticsearch rejected passage ${result._id ?? item.action} (${result.status} ${type}): ${reason ?? "no reason given"}`,
+              `Elasticsearch rejected passage ${result._id ?? item.action} (${result.status} ${type}): ${reason ?? "no reason given"}${hint}`,
             );
           }
           retry.push(item);

@@ -3,6 +3,7 @@
 import type { estypes } from "@elastic/elasticsearch";
 import type { PassageHit, PassageRange, VectorQuery } from "./search-index.ts";
 import type { PassageDocument } from "./elasticsearch-index-mapping.ts";
+import type { FilterConditions } from "./file-filter.ts";
 
 export type HitSource = Pick<PassageDocument, "file_id" | "ord" | "content" | "locator">;
 
@@ -11,11 +12,37 @@ export const MAX_RESULT_WINDOW = 10_000;
 /** Elasticsearch's ceiling for `k` and `num_candidates` of a kNN search. */
 export const MAX_KNN_CANDIDATES = 10_000;
 
+/**
+ * A file filter as unscored clauses on the passage's file fields (see passageIndexBody): ids and
+ * types as `terms`, the exclusive bounds as one `range`, each metadata condition as a `term` on
+ * the flattened field's subfield. A passage whose file was indexed without attributes has none of
+ * those fields, so it passes no clause but the ids'.
+ */
+export function filterClauses(conditions: FilterConditions | undefined): estypes.QueryDslQueryContainer[] {
+  if (!conditions) return [];
+  const clauses: estypes.QueryDslQueryContainer[] = [];
+  if (conditions.fileIds) clauses.push({ terms: { file_id: conditions.fileIds } });
+  if (conditions.fileTypes) clauses.push({ terms: { file_type: conditions.fileTypes } });
+  if (conditions.createdAfter !== undefined || conditions.createdBefore !== undefined) {
+    clauses.push({
+      range: {
+        file_created_at: {
+          ...(conditions.createdAfter !== undefined ? { gt: conditions.createdAfter } : {}),
+          ...(conditions.createdBefore !== undefined ? { lt: conditions.createdBefore } : {}),
+        },
+      },
+    });
+  }
+  for (const [key, value] of conditions.metadata) clauses.push({ term: { [`metadata.${key}`]: value } });
+  return clauses;
+}
+
 /** The search request body (without index and routing): exported for the tests' exact assertions. */
 export function searchBody(
   userId: string,
   terms: readonly string[],
   size: number,
+  conditions?: FilterConditions,
 ): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "query"> {
   const should: estypes.QueryDslQueryContainer[] = [
     { match: { words: { query: terms.join(" "), operator: "or" } } },
@@ -26,7 +53,7 @@ export function searchBody(
     _source: HIT_SOURCE,
     query: {
       bool: {
-        filter: [{ term: { user_id: userId } }],
+        filter: [{ term: { user_id: userId } }, ...filterClauses(conditions)],
         should,
         minimum_should_match: 1,
       },
@@ -60,13 +87,14 @@ export function rangesBody(
 
 /**
  * The kNN search request body (without index and routing) for a query of at most `size` hits
- * (1 to 10,000): exported for the tests' exact assertions. `num_candidates`, the neighbours each
- * shard considers, is four times the hits wanted (at least 100, at most Elasticsearch's 10,000):
- * more candidates trade speed for recall.
+ * (1 to 10,000), of passages that pass the file filter: exported for the tests' exact
+ * assertions. `num_candidates`, the neighbours each shard considers, is four times the hits wanted
+ * (at least 100, at most Elasticsearch's 10,000): more candidates trade speed for recall.
  */
 export function vectorSearchBody(
   query: Pick<VectorQuery, "userId" | "slot" | "space" | "vector">,
   size: number,
+  conditions?: FilterConditions,
 ): Pick<estypes.SearchRequest, "size" | "track_total_hits" | "_source" | "knn"> {
   return {
     size,
@@ -77,7 +105,13 @@ export function vectorSearchBody(
       query_vector: Array.from(query.vector),
       k: size,
       num_candidates: Math.min(MAX_KNN_CANDIDATES, Math.max(100, size * 4)),
-      filter: [{ term: { user_id: query.userId } }, { term: { [`${query.slot}_space`]: query.space } }],
+      // Inside the kNN search: HNSW looks for the nearest among passages that pass, so `k` counts
+      // only those (a filter applied to the hits afterwards would leave fewer than `k`).
+      filter: [
+        { term: { user_id: query.userId } },
+        { term: { [`${query.slot}_space`]: query.space } },
+        ...filterClauses(conditions),
+      ],
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   queryTerms,
   type FilePassages,
   type FileRef,
+  type IndexedFile,
   type IndexedPassage,
   type PassageHit,
   type PassageRange,
@@ -36,6 +37,8 @@ import {
   type HitSource,
 } from "./elasticsearch-queries.ts";
 import { errorType, unavailableIfDown } from "./elasticsearch-errors.ts";
+import type { FileFilter } from "@locus/contracts";
+import { filterConditions, storedAttributes } from "./file-filter.ts";
 
 export { ELASTICSEARCH_MAPPING_VERSION, passageIndexBody } from "./elasticsearch-index-mapping.ts";
 export type { ElasticsearchSearchIndexOptions } from "./elasticsearch-options.ts";
@@ -55,6 +58,9 @@ const PREFIX_PATTERN = /^[a-z0-9][a-z0-9._-]{0,200}$/;
  *   `queryTerms`, which are only letters, marks and digits.
  * - Vectors: each passage's `local` and `remote` vectors, each with its space, in `dense_vector`
  *   fields; `vectorSearch` is one approximate kNN search (HNSW) filtered on the user and the space.
+ * - Filters: each passage carries its file's attributes (file_type, file_created_at, metadata),
+ *   and a search's FileFilter becomes unscored clauses in the same query (filterClauses): in
+ *   `bool.filter` for keywords, in the kNN search's own `filter` for vectors.
  * - Versioned index behind an alias: reads and writes go to the alias `<prefix>`; the physical index
  *   is `<prefix>-v<N>` (N = ELASTICSEARCH_MAPPING_VERSION) and `rebuild()` swaps in a new one.
  * - Unreachable, timing out or overloaded clusters surface as LocusError("unavailable") (503 at
@@ -132,12 +138,13 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * file is searchable when this returns (the indexer then marks it ready) without forcing a
    * refresh per file. An empty replacement has no bulk request: its delete forces the refresh.
    */
-  async replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number> {
+  async replaceFilePassages(file: IndexedFile, passages: AsyncIterable<IndexedPassage>): Promise<number> {
+    const attributes = storedAttributes(file);
     await this.whenReady();
     const batches = this.writer.batches(this.alias);
     let count = 0;
     for await (const passage of passages) {
-      await batches.add(bulkItem(file, count, passage));
+      await batches.add(bulkItem(file, count, passage, attributes));
       count += 1;
     }
     await this.writer.deleteByQuery(file, { range: { ord: { gte: count } } }, count === 0);
@@ -154,20 +161,29 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * Any of the query's terms (`queryTerms`: stop words dropped unless that leaves none), best
    * first by BM25: one `match` on `words`, as SQLite and Postgres rank any of the terms.
    *
+   * A filter is part of the query (`bool.filter`, see filterClauses), so it runs before the best
+   * `limit` are taken.
+   *
    * No highlighting is requested: neither PassageHit nor the public search API (fixed at 1.0.0) has
    * a place for it, and highlighting costs work on every hit. It needs a port change first; the
    * mapping would then index `content` for it (a mapping version bump and a rebuild).
    */
-  async search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
+  async search(query: {
+    userId: string;
+    text: string;
+    limit: number;
+    filter?: FileFilter;
+  }): Promise<PassageHit[]> {
     const terms = queryTerms(query.text);
     const size = Math.min(MAX_RESULT_WINDOW, Math.max(0, Math.floor(query.limit)));
-    if (terms.length === 0 || size === 0) return [];
+    const conditions = filterConditions(query.filter);
+    if (terms.length === 0 || size === 0 || conditions?.matchesNothing) return [];
     await this.whenReady();
     try {
       const response = await this.client.search<HitSource>({
         index: this.alias,
         routing: query.userId,
-        ...searchBody(query.userId, terms, size),
+        ...searchBody(query.userId, terms, size, conditions),
       });
       return hitsOf(response, normaliseScore);
     } catch (err) {
@@ -178,7 +194,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   /**
    * One approximate kNN search (HNSW) of the slot's field, routed to the user's shard and filtered
    * (inside the kNN search, so `k` counts only matching passages) on the user and the query's
-   * space. Elasticsearch's cosine `_score` is (1 + cos) / 2; hits carry cos, negatives as 0.
+   * space, and the query's file filter. Elasticsearch's cosine `_score` is (1 + cos) / 2; hits carry cos, negatives as 0.
    *
    * A query that could match nothing sends no request: a limit below 1 (or NaN), an unknown slot,
    * a vector that is empty, all zeros (cosine is undefined for it, and Elasticsearch rejects it) or
@@ -193,12 +209,14 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     if (!(size > 0) || !VECTOR_SLOTS.includes(slot) || !storable(vector)) return [];
     const dims = this.dims[slot];
     if (dims !== undefined && vector.length !== dims) return [];
+    const conditions = filterConditions(query.filter);
+    if (conditions?.matchesNothing) return [];
     await this.whenReady();
     try {
       const response = await this.client.search<HitSource>({
         index: this.alias,
         routing: userId,
-        ...vectorSearchBody(query, size),
+        ...vectorSearchBody(query, size, conditions),
       });
       return hitsOf(response, (score) => Math.min(1, Math.max(0, 2 * score - 1)));
     } catch (err) {

@@ -7,6 +7,7 @@ import {
 } from "./elasticsearch-index-mapping.ts";
 import { bulkItem, type PassageWriter } from "./elasticsearch-passage-writer.ts";
 import { errorType, unavailableIfDown } from "./elasticsearch-errors.ts";
+import { storedAttributes } from "./file-filter.ts";
 
 /**
  * The physical indexes behind the alias: the current version's, created on first use (and again
@@ -79,8 +80,9 @@ export class VersionedIndex {
       let files = 0;
       let total = 0;
       for await (const { file, passages } of source) {
+        const attributes = storedAttributes(file);
         let ord = 0;
-        for await (const passage of passages) await batches.add(bulkItem(file, ord++, passage));
+        for await (const passage of passages) await batches.add(bulkItem(file, ord++, passage, attributes));
         files += 1;
         total += ord;
       }

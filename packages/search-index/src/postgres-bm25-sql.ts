@@ -8,14 +8,20 @@ import { unavailableIfDown } from "./postgres-connection.ts";
 import { lexeme } from "./postgres-terms.ts";
 import { hitOf, type PassageRow } from "./postgres-passage-reads.ts";
 import type { PostgresTables } from "./postgres-schema.ts";
+import type { FilterConditions } from "./file-filter.ts";
+import { SqlParams, passingFilesSql } from "./postgres-file-filter.ts";
 
-/** The user's passages holding any of `terms` (made by `queryTerms`), best first, at most `limit`. */
+/**
+ * The user's passages holding any of `terms` (made by `queryTerms`), best first, at most `limit`;
+ * with `conditions`, only passages of files that pass them (in the WHERE, before the LIMIT).
+ */
 export async function searchInSql(
   pool: pg.Pool,
   tables: PostgresTables,
   userId: string,
   terms: readonly string[],
   limit: number,
+  conditions?: FilterConditions,
 ): Promise<PassageHit[]> {
   // Passages with any of the terms (alternatives, like the other backends), found through the GIN
   // index, each scored with BM25 (see bm25.ts). One statement: the user's statistics (`s`) and
@@ -29,6 +35,15 @@ export async function searchInSql(
   const score = terms
     .map((_, i) => `q.idf[${i + 1}] * ${frequency(i)} * ${BM25_K1 + 1}::float8 / (${frequency(i)} + ${norm})`)
     .join(" + ");
+  const params = new SqlParams([
+    userId,
+    terms.map(lexeme).join(" | "),
+    limit,
+    terms,
+    ...terms.map(lexeme),
+    ...terms,
+  ]);
+  const filter = conditions ? `AND p.file_id IN (${passingFilesSql(tables, "$1", conditions, params)})` : "";
   const sql = `
     WITH s AS (
       SELECT passages::float8 AS total, greatest(terms::float8 / greatest(passages, 1), 1e-9) AS avg_length
@@ -42,18 +57,11 @@ export async function searchInSql(
     )
     SELECT p.id, p.file_id, p.ord, p.content, p.locator, ${score} AS rank
     FROM ${tables.passages} AS p, s, q
-    WHERE p.user_id = $1 AND p.tsv @@ $2::tsquery
+    WHERE p.user_id = $1 AND p.tsv @@ $2::tsquery ${filter}
     ORDER BY rank DESC, p.id
     LIMIT $3`;
   try {
-    const { rows } = await pool.query<PassageRow & { rank: number }>(sql, [
-      userId,
-      terms.map(lexeme).join(" | "),
-      limit,
-      terms,
-      ...terms.map(lexeme),
-      ...terms,
-    ]);
+    const { rows } = await pool.query<PassageRow & { rank: number }>(sql, params.values);
     return rows.map((r) => hitOf(r, normaliseScore(r.rank)));
   } catch (err) {
     throw unavailableIfDown(err);

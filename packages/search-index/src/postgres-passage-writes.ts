@@ -2,7 +2,9 @@
 // user's generation, the file's version and the user's BM25 statistics in step.
 
 import type pg from "pg";
-import type { FileRef, IndexedPassage } from "./search-index.ts";
+import type { FileRef, IndexedFile, IndexedPassage } from "./search-index.ts";
+import { storedAttributes } from "./file-filter.ts";
+import { removeAttributes, writeAttributes } from "./postgres-file-filter.ts";
 import { vectorBytes } from "./vector-matrix.ts";
 import { termsOf, type PassageTerms } from "./postgres-terms.ts";
 import type { VECTOR_SLOTS } from "./postgres-schema.ts";
@@ -19,15 +21,19 @@ const BATCH_CHARS = 2_000_000;
 export async function replaceFile(
   client: pg.PoolClient,
   tables: PostgresTables,
-  file: FileRef,
+  file: IndexedFile,
   passages: AsyncIterable<IndexedPassage>,
 ): Promise<number> {
+  // Read first, so attributes that cannot be stored fail the call before anything is written.
+  const attributes = storedAttributes(file);
   // One transaction: readers keep seeing the old set (MVCC) until COMMIT shows the new one.
   // The per-file lock makes two replacements of one file (a redelivered message racing the
   // original) take turns; without it both would delete the same old rows and insert two sets.
   await client.query("BEGIN");
   await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [fileLockKey(tables, file)]);
   const removed = await removeFile(client, tables, file);
+  await removeAttributes(client, tables, file);
+  await writeAttributes(client, tables, file, attributes);
   let count = 0;
   let batch: PassageTerms[] = [];
   let chars = 0;
@@ -65,6 +71,7 @@ export async function deleteFile(
   await client.query("BEGIN");
   await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [fileLockKey(tables, file)]);
   const removed = await removeFile(client, tables, file);
+  await removeAttributes(client, tables, file);
   await bumpGeneration(client, tables, file.userId);
   await client.query(`DELETE FROM ${tables.indexedFiles} WHERE user_id = $1 AND file_id = $2`, [
     file.userId,

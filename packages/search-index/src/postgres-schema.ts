@@ -14,6 +14,8 @@ export interface PostgresTables {
   termStats: string;
   userStats: string;
   indexedFiles: string;
+  fileAttributes: string;
+  fileMetadata: string;
 }
 
 /** The tables of `schema`, which must be a name that never needs quoting. */
@@ -30,6 +32,8 @@ export function postgresTables(schema: string): PostgresTables {
     termStats: `${schema}.term_stats`,
     userStats: `${schema}.user_stats`,
     indexedFiles: `${schema}.indexed_files`,
+    fileAttributes: `${schema}.file_attributes`,
+    fileMetadata: `${schema}.file_metadata`,
   };
 }
 
@@ -179,6 +183,31 @@ export async function migrate(pool: pg.Pool, tables: PostgresTables): Promise<vo
         );
         INSERT INTO ${tables.indexedFiles} (user_id, file_id, version)
           SELECT DISTINCT user_id, file_id, 0 FROM ${tables.passages}`);
+    }
+    // What a search's filter asks of a file (type, upload instant, metadata as metadataTerms gives
+    // it), written and deleted in the transaction that writes or deletes its passages. A file
+    // indexed before filters existed has no row: only filters on file ids alone find it. The
+    // metadata's key serves the filter's lookup of (user, key, value), its second index deletes.
+    if (await missing("file_attributes")) {
+      await client.query(`
+        CREATE TABLE ${tables.fileAttributes} (
+          user_id text NOT NULL,
+          file_id text NOT NULL,
+          file_type text NOT NULL,
+          created_at timestamptz NOT NULL,
+          PRIMARY KEY (user_id, file_id)
+        )`);
+    }
+    if (await missing("file_metadata")) {
+      await client.query(`
+        CREATE TABLE ${tables.fileMetadata} (
+          user_id text NOT NULL,
+          key text NOT NULL,
+          value text NOT NULL,
+          file_id text NOT NULL,
+          PRIMARY KEY (user_id, key, value, file_id)
+        );
+        CREATE INDEX file_metadata_file_idx ON ${tables.fileMetadata} (user_id, file_id)`);
     }
     const gin = composite ? "passages_user_tsv_idx" : "passages_tsv_idx";
     if ((await missing("passages_user_tsv_idx")) && (await missing("passages_tsv_idx"))) {

@@ -7,6 +7,7 @@ import {
   replaceEachFile,
   type FilePassages,
   type FileRef,
+  type IndexedFile,
   type IndexedPassage,
   type PassageHit,
   type PassageRange,
@@ -21,6 +22,9 @@ import { deleteFile, replaceFile } from "./postgres-passage-writes.ts";
 import { generationOf, hitOf, passagesById, type PassageRow } from "./postgres-passage-reads.ts";
 import { PostingsLoader, type PostingsLoaded } from "./postgres-postings-loader.ts";
 import { searchInSql } from "./postgres-bm25-sql.ts";
+import type { FileFilter } from "@locus/contracts";
+import { filterConditions, type FilterConditions } from "./file-filter.ts";
+import { matchesNothingHere, passingFiles } from "./postgres-file-filter.ts";
 
 export type { PostingsLoaded } from "./postgres-postings-loader.ts";
 
@@ -106,7 +110,7 @@ export class PostgresSearchIndex implements SearchIndex {
     );
   }
 
-  async replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number> {
+  async replaceFilePassages(file: IndexedFile, passages: AsyncIterable<IndexedPassage>): Promise<number> {
     await this.ready();
     const client = await this.connect();
     try {
@@ -136,11 +140,25 @@ export class PostgresSearchIndex implements SearchIndex {
     }
   }
 
-  async search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
+  async search(query: {
+    userId: string;
+    text: string;
+    limit: number;
+    filter?: FileFilter;
+  }): Promise<PassageHit[]> {
     const terms = queryTerms(query.text);
     if (terms.length === 0) return [];
+    const conditions = filterConditions(query.filter);
+    if (conditions && matchesNothingHere(conditions)) return [];
     await this.ready();
     const limit = Math.max(0, Math.floor(query.limit));
+    if (conditions) {
+      try {
+        return await this.filteredSearch(query.userId, terms, limit, conditions);
+      } catch (err) {
+        throw unavailableIfDown(err);
+      }
+    }
     const best = (postings: UserPostings) =>
       postings.top(terms, limit).map((b) => ({ id: b.id, score: normaliseScore(b.score) }));
     // Scored first from the postings held, then checked: the statement that reads the winners also
@@ -160,21 +178,27 @@ export class PostgresSearchIndex implements SearchIndex {
   async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
     const { userId, slot, space } = query;
     if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];
+    const conditions = filterConditions(query.filter);
+    if (conditions && matchesNothingHere(conditions)) return [];
     await this.ready();
     try {
+      // With a filter, the files that pass it come with the generation (one statement), so the
+      // matrix scanned is of the same passages the filter was read against.
+      const passing = conditions ? await passingFiles(this.pool, this.tables, userId, conditions) : undefined;
+      if (passing?.files.size === 0) return [];
       const matrix = await this.vectors.get(
         JSON.stringify([userId, slot, space]),
-        await generationOf(this.pool, this.tables, userId),
+        passing?.generation ?? (await generationOf(this.pool, this.tables, userId)),
         async () => {
-          const { rows } = await this.pool.query<{ id: string; bytes: Buffer }>(
-            `SELECT id, ${slot}_vector AS bytes FROM ${this.tables.passages}
+          const { rows } = await this.pool.query<{ id: string; bytes: Buffer; fileId: string }>(
+            `SELECT id, file_id AS "fileId", ${slot}_vector AS bytes FROM ${this.tables.passages}
              WHERE user_id = $1 AND ${slot}_space = $2 AND ${slot}_vector IS NOT NULL ORDER BY id`,
             [userId, space],
           );
           return VectorMatrix.fromRows(rows, query.vector.length);
         },
       );
-      const nearest = matrix.nearest(query.vector, query.limit);
+      const nearest = matrix.nearest(query.vector, query.limit, passing?.files);
       const { hits } = await passagesById(
         this.pool,
         this.tables,
@@ -185,6 +209,35 @@ export class PostgresSearchIndex implements SearchIndex {
     } catch (err) {
       throw unavailableIfDown(err);
     }
+  }
+
+  /**
+   * Quick search with a filter. The files that pass it are read with the user's generation; the
+   * user's postings, when held at that generation, are scored only over those files. Otherwise
+   * (postings not in memory, or changed between the two reads) the SQL scores it, the filter in
+   * its WHERE. Either way the filter comes before the best `limit` are taken.
+   */
+  private async filteredSearch(
+    userId: string,
+    terms: readonly string[],
+    limit: number,
+    conditions: FilterConditions,
+  ): Promise<PassageHit[]> {
+    const postings = this.postings.held(userId) ?? (await this.postings.postingsOf(userId));
+    if (postings) {
+      const passing = await passingFiles(this.pool, this.tables, userId, conditions);
+      if (passing.files.size === 0) return [];
+      const current =
+        postings.generation === passing.generation ? postings : await this.postings.postingsOf(userId);
+      if (current?.generation === passing.generation) {
+        const best = current
+          .top(terms, limit, passing.files)
+          .map((b) => ({ id: b.id, score: normaliseScore(b.score) }));
+        const read = await passagesById(this.pool, this.tables, userId, best);
+        if (read.generation === passing.generation) return read.hits;
+      }
+    }
+    return searchInSql(this.pool, this.tables, userId, terms, limit, conditions);
   }
 
   async passagesInRanges(query: { userId: string; ranges: readonly PassageRange[] }): Promise<PassageHit[]> {

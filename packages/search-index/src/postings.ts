@@ -85,10 +85,19 @@ export class UserPostings {
   /**
    * The `limit` best passages for `terms` (distinct) by BM25 on these passages' statistics, best
    * first, ties in id order: the same order and, to the last bits of a logarithm, the same scores
-   * as the SQL of PostgresSearchIndex.
+   * as the SQL of PostgresSearchIndex. With `onlyFiles`, only passages of those files are scored
+   * (the statistics stay the user's whole ones, as in SQL): the filter comes before the best are taken.
    */
-  top(terms: readonly string[], limit: number): ScoredId[] {
+  top(terms: readonly string[], limit: number, onlyFiles?: ReadonlySet<string>): ScoredId[] {
     if (limit <= 0 || this.livePassages === 0) return [];
+    let allowed: Uint8Array | undefined;
+    if (onlyFiles) {
+      allowed = new Uint8Array(this.slots);
+      for (const fileId of onlyFiles) {
+        const file = this.files.get(fileId);
+        if (file) allowed.fill(1, file.from, file.to);
+      }
+    }
     const avgLength = Math.max(this.liveTerms / this.livePassages, 1e-9);
     // Reused (scores zeroed where touched afterwards): allocating them at every search costs more
     // than scoring a rare word.
@@ -108,7 +117,7 @@ export class UserPostings {
       const idf = bm25Idf(this.livePassages, this.liveCount(this.lists[termId]!));
       for (let i = 0; i < length; i++) {
         const doc = docs[i]!;
-        if (alive[doc] === 0) continue;
+        if (alive[doc] === 0 || (allowed !== undefined && allowed[doc] === 0)) continue;
         const tf = tfs[i]!;
         const norm = k1 * (1 - b + (b * lengths[doc]!) / avgLength);
         // Every contribution is above 0 (idf has a floor), so 0 means "not seen yet".

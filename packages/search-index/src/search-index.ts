@@ -1,9 +1,25 @@
-import type { ExtractedPassage, StoredLocator } from "@locus/contracts";
+import type { ExtractedPassage, FileFilter, FileMetadata, FileType, StoredLocator } from "@locus/contracts";
 export { indexTerms, queryTerms } from "@locus/passages";
 
 export interface FileRef {
   userId: string;
   fileId: string;
+}
+
+/** What a search's FileFilter can ask of a file, stored beside its passages so filters run inside the index. */
+export interface FileAttributes {
+  fileType: FileType;
+  /** When the file was uploaded: ISO 8601, UTC (as the file record's `created_at`). */
+  createdAt: string;
+  metadata: FileMetadata;
+}
+
+/**
+ * A file as the index stores it. Without attributes (passages indexed before filters existed, or by
+ * a tool that has none), the file is found by unfiltered searches and by `fileIds` alone.
+ */
+export interface IndexedFile extends FileRef {
+  attributes?: FileAttributes;
 }
 
 export interface PassageHit {
@@ -38,7 +54,7 @@ export interface IndexedPassage extends ExtractedPassage {
 
 /** One file's passages, as a rebuild reads them from the stored extractions. */
 export interface FilePassages {
-  file: FileRef;
+  file: IndexedFile;
   passages: AsyncIterable<IndexedPassage>;
 }
 
@@ -60,6 +76,8 @@ export interface VectorQuery {
   /** Unit length, of the space's dimensions. */
   vector: Float32Array;
   limit: number;
+  /** Only passages of files that pass this filter; applied before the nearest `limit` are taken. */
+  filter?: FileFilter;
 }
 
 /**
@@ -72,7 +90,7 @@ export interface SearchIndex {
    * Replaces every passage of the file with the given ones, atomically: searches see the old set
    * or the new one, never a mix or a duplicate. Returns how many passages were indexed.
    */
-  replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number>;
+  replaceFilePassages(file: IndexedFile, passages: AsyncIterable<IndexedPassage>): Promise<number>;
   deleteFilePassages(file: FileRef): Promise<void>;
   /**
    * Re-creates the index from every file's passages (`locus index rebuild`), searches working
@@ -81,8 +99,12 @@ export interface SearchIndex {
    * (replaceEachFile). Returns how many files and passages were indexed.
    */
   rebuild(source: AsyncIterable<FilePassages>): Promise<{ files: number; passages: number }>;
-  /** BM25 keyword search over one user's passages, best first. Any text is a safe query. */
-  search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]>;
+  /**
+   * BM25 keyword search over one user's passages, best first. Any text is a safe query. With a
+   * filter, only passages of files that pass it are ranked (the filter is part of the query, so
+   * `limit` results come back whenever that many match).
+   */
+  search(query: { userId: string; text: string; limit: number; filter?: FileFilter }): Promise<PassageHit[]>;
   /**
    * The user's passages whose vector in `slot` is of the query's space, nearest first (cosine
    * similarity, exact or approximate by backend). Passages without one are not returned.

@@ -5,6 +5,8 @@ import { normaliseScore, type PassageHit } from "./search-index.ts";
 import { bm25Score } from "./bm25.ts";
 import { tenantOf, termFrequencies } from "./sqlite-terms.ts";
 import { hitOf, type PassageRow } from "./sqlite-passage-reads.ts";
+import type { FilterConditions } from "./file-filter.ts";
+import { passingFilesSql } from "./sqlite-file-filter.ts";
 
 /** A candidate FTS5 found: what the second BM25 pass reads of it (its terms and their count). */
 type CandidateRow = { id: number; terms: string; term_count: number };
@@ -45,8 +47,16 @@ export class Fts5Search {
     this.firstUsersStatement = this.db.prepare(`SELECT user_id FROM user_stats LIMIT 2`);
   }
 
-  /** The user's passages holding any of `terms` (made by `queryTerms`, at least one), best first. */
-  search(userId: string, terms: readonly string[], limit: number): PassageHit[] {
+  /**
+   * The user's passages holding any of `terms` (made by `queryTerms`, at least one), best first;
+   * with `conditions`, only those of files that pass them.
+   */
+  search(
+    userId: string,
+    terms: readonly string[],
+    limit: number,
+    conditions?: FilterConditions,
+  ): PassageHit[] {
     const tenant = tenantOf(userId);
     const tenantTerms = terms.map((t) => `${tenant}_${t}`);
     // Terms hold only letters, marks and digits, so quoting them keeps every FTS operator out.
@@ -57,11 +67,21 @@ export class Fts5Search {
       // the user's own statistics, and needs no second pass.
       const users = this.firstUsersStatement.all();
       if (users.length === 1 && users[0]!.user_id === userId) {
-        return this.searchStatement
-          .all(match, limit, userId)
-          .map((row) => hitOf(row, normaliseScore(-row.rank)));
+        const rows = conditions
+          ? this.filtered<PassageRow & { rank: number }>(
+              "p.id, p.file_id, p.ord, p.content, p.locator, f.rank",
+              match,
+              limit,
+              userId,
+              conditions,
+            )
+          : this.searchStatement.all(match, limit, userId);
+        return rows.map((row) => hitOf(row, normaliseScore(-row.rank)));
       }
-      const candidates = this.candidatesStatement.all(match, Math.max(MIN_CANDIDATES, 2 * limit), userId);
+      const wanted = Math.max(MIN_CANDIDATES, 2 * limit);
+      const candidates = conditions
+        ? this.filtered<CandidateRow>("p.id, p.terms, p.term_count", match, wanted, userId, conditions)
+        : this.candidatesStatement.all(match, wanted, userId);
       if (candidates.length === 0) return [];
       const user = this.userStatsStatement.get(userId);
       const vocab = this.db
@@ -96,5 +116,28 @@ export class Fts5Search {
         return row ? [hitOf(row, normaliseScore(score))] : [];
       });
     })();
+  }
+
+  /**
+   * The best `limit` FTS5 matches among the passages of the user's files that pass the conditions:
+   * the filter is in the query, before the LIMIT, so a filter that leaves fewer matches than the
+   * unfiltered best still finds `limit` of them. (Prepared per search: its shape follows the filter.)
+   */
+  private filtered<Row>(
+    columns: string,
+    match: string,
+    limit: number,
+    userId: string,
+    conditions: FilterConditions,
+  ): Row[] {
+    const files = passingFilesSql(userId, conditions);
+    return this.db
+      .prepare<unknown[], Row>(
+        `SELECT ${columns}
+         FROM passages_fts AS f CROSS JOIN passages p ON p.id = f.rowid
+         WHERE f.passages_fts MATCH ? AND p.user_id = ? AND p.file_id IN (${files.sql})
+         ORDER BY f.rank LIMIT ?`,
+      )
+      .all(match, userId, ...files.params, limit);
   }
 }

@@ -27,20 +27,20 @@ export function generationOf(db: BetterSqlite3.Database, userId: string): number
   );
 }
 
-/** The user's vectors in `slot` of `space`, by passage id. */
+/** The user's vectors in `slot` of `space`, by passage id, with their passages' files (for filters). */
 export function vectorRows(
   db: BetterSqlite3.Database,
   userId: string,
   slot: (typeof VECTOR_SLOTS)[number],
   space: string,
-): { id: string; bytes: Buffer }[] {
+): { id: string; bytes: Buffer; fileId: string }[] {
   const rows = db
-    .prepare<[string, string], { id: number; bytes: Buffer }>(
-      `SELECT id, ${slot}_vector AS bytes FROM passages
+    .prepare<[string, string], { id: number; bytes: Buffer; file_id: string }>(
+      `SELECT id, file_id, ${slot}_vector AS bytes FROM passages
            WHERE user_id = ? AND ${slot}_space = ? AND ${slot}_vector IS NOT NULL ORDER BY id`,
     )
     .all(userId, space);
-  return rows.map((r) => ({ id: String(r.id), bytes: r.bytes }));
+  return rows.map((r) => ({ id: String(r.id), bytes: r.bytes, fileId: r.file_id }));
 }
 
 /** The user's passages of `ids`, by id (as a string); one gone since is missing. */

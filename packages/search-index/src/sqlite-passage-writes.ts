@@ -1,19 +1,26 @@
 // Writing a file's passages: each replacement or delete is one transaction, with the user's statistics.
 
 import type BetterSqlite3 from "better-sqlite3";
-import { indexTerms, type FileRef, type IndexedPassage } from "./search-index.ts";
+import { indexTerms, type FileRef, type IndexedFile, type IndexedPassage } from "./search-index.ts";
+import { storedAttributes } from "./file-filter.ts";
+import { removeAttributes, writeAttributes } from "./sqlite-file-filter.ts";
 import { vectorBytes } from "./vector-matrix.ts";
 import { VECTOR_COLUMNS, VECTOR_SLOTS } from "./sqlite-schema.ts";
 import { tenantOf, tenantText } from "./sqlite-terms.ts";
 
 const BATCH = 500;
 
-/** Replaces the file's passages and returns their count; staged rows are removed on a failure. */
+/**
+ * Replaces the file's passages and attributes and returns the passages' count; staged rows are
+ * removed on a failure.
+ */
 export async function replaceFile(
   db: BetterSqlite3.Database,
-  file: FileRef,
+  file: IndexedFile,
   passages: AsyncIterable<IndexedPassage>,
 ): Promise<number> {
+  // Read before any passage is staged, so attributes that cannot be stored fail the call at once.
+  const attributes = storedAttributes(file);
   // Passages arrive as a stream of unknown length: stage them in batches, then swap the whole
   // set in one transaction so searches never see a mix of old and new.
   const tenant = tenantOf(file.userId);
@@ -54,6 +61,7 @@ export async function replaceFile(
     count += pending.length;
     db.transaction(() => {
       removeFile(db, file);
+      writeAttributes(db, file, attributes);
       db.prepare(
         `INSERT INTO passages (user_id, file_id, ord, content, locator, terms, term_count, ${VECTOR_COLUMNS})
              SELECT ?, ?, ord, content, locator, terms, term_count, ${VECTOR_COLUMNS}
@@ -93,8 +101,12 @@ function changeUserStats(db: BetterSqlite3.Database, userId: string, passages: n
   db.prepare(`DELETE FROM user_stats WHERE user_id = ? AND passages <= 0`).run(userId);
 }
 
-/** Deletes the file's passages (inside a transaction), and takes them from the user's statistics. */
+/**
+ * Deletes the file's passages and attributes (inside a transaction), and takes the passages from
+ * the user's statistics.
+ */
 function removeFile(db: BetterSqlite3.Database, file: FileRef): void {
+  removeAttributes(db, file);
   const gone = db
     .prepare<[string, string], { passages: number; terms: number | null }>(
       `SELECT count(*) AS passages, sum(term_count) AS terms FROM passages WHERE file_id = ? AND user_id = ?`,

@@ -121,6 +121,27 @@ function createTables(db: BetterSqlite3.Database): boolean {
       );
       -- FTS5's count of the passages holding each (tenant-prefixed) term: the user's own.
       CREATE VIRTUAL TABLE IF NOT EXISTS passages_vocab USING fts5vocab(passages_fts, 'row');
+      -- What a search's filter asks of a file (its type, upload instant and metadata), written and
+      -- deleted in the transaction that writes or deletes its passages. A file indexed without them
+      -- (before filters existed) has no row: only filters on file ids alone find it. created_at is
+      -- Date.toISOString() text, which sorts as the instants do.
+      CREATE TABLE IF NOT EXISTS file_attributes (
+        user_id TEXT NOT NULL,
+        file_id TEXT NOT NULL,
+        file_type TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (user_id, file_id)
+      ) WITHOUT ROWID;
+      -- Each file's metadata as filters compare it (metadataTerms: a list gives a row per item),
+      -- keyed for the filter's lookup of (user, key, value); the second index serves deletes.
+      CREATE TABLE IF NOT EXISTS file_metadata_terms (
+        user_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        file_id TEXT NOT NULL,
+        PRIMARY KEY (user_id, key, value, file_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS file_metadata_terms_file_idx ON file_metadata_terms(user_id, file_id);
     `);
   // Indexes made before ai mode have no vector columns: add them (NULL until `index rebuild`).
   for (const table of ["passages", "passages_staging"]) {

@@ -8,6 +8,7 @@ import {
   replaceEachFile,
   type FilePassages,
   type FileRef,
+  type IndexedFile,
   type IndexedPassage,
   type PassageHit,
   type PassageRange,
@@ -19,6 +20,9 @@ import { VECTOR_SLOTS, migrate } from "./sqlite-schema.ts";
 import { deleteFile, replaceFile } from "./sqlite-passage-writes.ts";
 import { generationOf, hitOf, rowsInRanges, userPassagesById, vectorRows } from "./sqlite-passage-reads.ts";
 import { Fts5Search } from "./sqlite-fts5-search.ts";
+import type { FileFilter } from "@locus/contracts";
+import { filterConditions } from "./file-filter.ts";
+import { passingFiles } from "./sqlite-file-filter.ts";
 
 export interface SqliteSearchIndexOptions {
   /** Memory for users' vectors kept between ai searches (default 256 MB). */
@@ -66,7 +70,7 @@ export class SqliteSearchIndex implements SearchIndex {
     this.fts5 = new Fts5Search(this.db);
   }
 
-  replaceFilePassages(file: FileRef, passages: AsyncIterable<IndexedPassage>): Promise<number> {
+  async replaceFilePassages(file: IndexedFile, passages: AsyncIterable<IndexedPassage>): Promise<number> {
     return replaceFile(this.db, file, passages);
   }
 
@@ -80,21 +84,36 @@ export class SqliteSearchIndex implements SearchIndex {
     return Promise.resolve();
   }
 
-  search(query: { userId: string; text: string; limit: number }): Promise<PassageHit[]> {
-    const terms = queryTerms(query.text);
-    const limit = Math.max(0, Math.floor(query.limit));
-    if (terms.length === 0 || limit === 0) return Promise.resolve([]);
-    return Promise.resolve(this.fts5.search(query.userId, terms, limit));
+  search(query: { userId: string; text: string; limit: number; filter?: FileFilter }): Promise<PassageHit[]> {
+    try {
+      const terms = queryTerms(query.text);
+      const limit = Math.max(0, Math.floor(query.limit));
+      const conditions = filterConditions(query.filter);
+      if (terms.length === 0 || limit === 0 || conditions?.matchesNothing) return Promise.resolve([]);
+      return Promise.resolve(this.fts5.search(query.userId, terms, limit, conditions));
+    } catch (err) {
+      // A filter that cannot be read (an instant that is not one) rejects, as every backend's does.
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
+  /**
+   * Exact nearest neighbours over the user's cached matrix. With a filter, the ids of the user's
+   * files that pass it are read and the scan considers only their rows, so the nearest `limit`
+   * are taken among passages that pass.
+   */
   async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
     const { userId, slot, space } = query;
     if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];
+    const conditions = filterConditions(query.filter);
+    if (conditions?.matchesNothing) return [];
     const generation = generationOf(this.db, userId);
     const matrix = await this.vectors.get(JSON.stringify([userId, slot, space]), String(generation), () =>
       Promise.resolve(VectorMatrix.fromRows(vectorRows(this.db, userId, slot, space), query.vector.length)),
     );
-    const nearest = matrix.nearest(query.vector, query.limit);
+    const onlyFiles = conditions ? passingFiles(this.db, userId, conditions) : undefined;
+    if (onlyFiles?.size === 0) return [];
+    const nearest = matrix.nearest(query.vector, query.limit, onlyFiles);
     if (nearest.length === 0) return [];
     const rows = userPassagesById(
       this.db,

@@ -16,34 +16,62 @@ export class VectorMatrix {
     readonly ids: readonly string[],
     readonly dimensions: number,
     private readonly values: Float32Array,
+    /** The files the rows belong to (each once), and each row's file as an index into them. */
+    private readonly files: readonly string[],
+    private readonly fileOfRow: Uint32Array,
   ) {}
 
-  /** Rows of (id, vector bytes); rows whose length is not `dimensions` are skipped. */
-  static fromRows(rows: readonly { id: string; bytes: Uint8Array }[], dimensions: number): VectorMatrix {
+  /**
+   * Rows of (id, vector bytes, and the passage's file where a search may filter by file); rows
+   * whose length is not `dimensions` are skipped.
+   */
+  static fromRows(
+    rows: readonly { id: string; bytes: Uint8Array; fileId?: string }[],
+    dimensions: number,
+  ): VectorMatrix {
     const ids: string[] = [];
     const values = new Float32Array(rows.length * dimensions);
+    const fileOfRow = new Uint32Array(rows.length);
+    const fileIndex = new Map<string, number>();
     const byteLength = dimensions * 4;
     for (const row of rows) {
       if (row.bytes.byteLength !== byteLength) continue;
       // A copy of the bytes into the matrix: the row's buffer may not be 4-byte aligned.
       new Uint8Array(values.buffer, ids.length * byteLength, byteLength).set(row.bytes);
+      const fileId = row.fileId ?? "";
+      let file = fileIndex.get(fileId);
+      if (file === undefined) fileIndex.set(fileId, (file = fileIndex.size));
+      fileOfRow[ids.length] = file;
       ids.push(row.id);
     }
-    return new VectorMatrix(ids, dimensions, values.subarray(0, ids.length * dimensions));
+    return new VectorMatrix(
+      ids,
+      dimensions,
+      values.subarray(0, ids.length * dimensions),
+      [...fileIndex.keys()],
+      fileOfRow.subarray(0, ids.length),
+    );
   }
 
   get bytes(): number {
-    return this.values.byteLength + this.ids.length * 48;
+    return this.values.byteLength + this.ids.length * 52 + this.files.length * 64;
   }
 
-  /** The `k` rows most similar to the query, best first (ties: the earlier row first). */
-  nearest(query: Float32Array, k: number): { id: string; score: number }[] {
+  /**
+   * The `k` rows most similar to the query, best first (ties: the earlier row first). With
+   * `onlyFiles`, only rows of those files are candidates: the filter is part of the scan, so `k`
+   * rows come back whenever that many pass it.
+   */
+  nearest(query: Float32Array, k: number, onlyFiles?: ReadonlySet<string>): { id: string; score: number }[] {
     const d = this.dimensions;
     if (query.length !== d || k <= 0) return [];
+    const allowed = onlyFiles ? Uint8Array.from(this.files, (f) => (onlyFiles.has(f) ? 1 : 0)) : undefined;
+    const fileOfRow = this.fileOfRow;
     const best: { row: number; score: number }[] = [];
     let threshold = -Infinity;
     const values = this.values;
     for (let row = 0, base = 0; row < this.ids.length; row++, base += d) {
+      if (allowed !== undefined && allowed[fileOfRow[row]!] === 0) continue;
       let score = 0;
       // Indexes are in range by construction; `?? 0` here would cost a third of the scan.
       for (let i = 0; i < d; i++) score += values[base + i]! * query[i]!;

@@ -9,6 +9,7 @@ import {
   type ElasticsearchSearchIndexOptions,
 } from "../src/elasticsearch-search-index.ts";
 import type { FileRef, IndexedPassage, PassageVectors, VectorQuery } from "../src/search-index.ts";
+import { EngineError, MockEngine } from "./elasticsearch-mock-engine.ts";
 
 // The mock's typings declare an ES default export on a CommonJS module; at run time the default
 // import is the class itself.
@@ -100,10 +101,16 @@ export function defaultResponse(req: Sent, state: { aliasExists: boolean }): unk
   return { acknowledged: true };
 }
 
-export function mockCluster(options: { aliasExists?: boolean } = {}) {
+/**
+ * The vendor's mock with a recorder of every request. By default it answers as a minimal cluster
+ * (defaultResponse: writes succeed, searches find nothing); with `engine`, an in-memory engine
+ * (MockEngine) keeps indexes, aliases and documents and evaluates searches as Elasticsearch does.
+ */
+export function mockCluster(options: { aliasExists?: boolean; engine?: boolean } = {}) {
   const mock = new Mock();
   const sent: Sent[] = [];
   const state = { aliasExists: options.aliasExists ?? true };
+  const engine = options.engine ? new MockEngine() : undefined;
   const overrides: Array<(req: Sent) => unknown> = [];
   for (const method of ["GET", "HEAD", "POST", "PUT", "DELETE"]) {
     mock.add({ method, path: "*" }, (params) => {
@@ -118,6 +125,14 @@ export function mockCluster(options: { aliasExists?: boolean } = {}) {
         const response = override(req);
         if (response !== undefined) return response as Record<string, unknown>;
       }
+      if (engine) {
+        const response = engine.respond(req);
+        if (response === undefined) return responseError(400, "unsupported", `${req.method} ${req.path}`);
+        if (response instanceof EngineError) {
+          return responseError(response.statusCode, response.type, response.reason);
+        }
+        return response as Record<string, unknown>;
+      }
       return defaultResponse(req, state) as Record<string, unknown>;
     });
   }
@@ -127,6 +142,7 @@ export function mockCluster(options: { aliasExists?: boolean } = {}) {
     mock,
     sent,
     state,
+    engine,
     client,
     /** A response for requests this returns something for; undefined falls through. */
     on(override: (req: Sent) => unknown) {
@@ -168,7 +184,9 @@ export const EXPECTED_MAPPINGS = {
         source: { type: "keyword" },
       },
     },
-    kind: { type: "keyword" },
+    file_type: { type: "keyword" },
+    file_created_at: { type: "date" },
+    metadata: { type: "flattened" },
     local_vector: { type: "dense_vector", dims: 100, index: true, similarity: "cosine" },
     local_space: { type: "keyword" },
     remote_vector: { type: "dense_vector", index: true, similarity: "cosine" },
@@ -299,7 +317,7 @@ export const failureOf = (promise: Promise<unknown>) =>
  * A fresh mock cluster for each test of the calling suite, in the one object returned (so a suite
  * takes it once); the indexes a test opens with `open` are closed after it.
  */
-export function useMockCluster(): {
+export function useMockCluster(options: { engine?: boolean } = {}): {
   cluster: ReturnType<typeof mockCluster>;
   open: (opts?: Partial<ElasticsearchSearchIndexOptions>) => ElasticsearchSearchIndex;
   /** Indexes to close after the test: those from `open`, and any a test builds itself. */
@@ -314,7 +332,7 @@ export function useMockCluster(): {
   };
 
   beforeEach(() => {
-    Object.assign(cluster, mockCluster());
+    Object.assign(cluster, mockCluster(options));
   });
 
   afterEach(async () => {

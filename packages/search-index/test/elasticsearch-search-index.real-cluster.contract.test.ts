@@ -8,7 +8,8 @@ import { searchIndexContract, streamOf, textPassage } from "./search-index.contr
 import { each } from "./elasticsearch-mock-cluster.ts";
 
 // ---------------------------------------------------------------------------------------------
-// A real cluster, when one is configured (docker-compose has one): the shared contract suite.
+// A real cluster, when one is configured (docker-compose has one): the shared contract suite, its
+// file filters included (the mock engine's suite runs the same cases without a cluster).
 // ---------------------------------------------------------------------------------------------
 
 const ELASTICSEARCH_URL = process.env.ELASTICSEARCH_URL;
@@ -34,7 +35,13 @@ if (ELASTICSEARCH_URL) {
   const open = () => {
     const indexPrefix = `locus-test-${randomUUID().slice(0, 8)}`;
     prefixes.add(indexPrefix);
-    return new ElasticsearchSearchIndex({ node: ELASTICSEARCH_URL, indexPrefix, requestTimeoutMs: 30_000 });
+    // The contract's vectors (its vector and filter cases) have 4 dimensions.
+    return new ElasticsearchSearchIndex({
+      node: ELASTICSEARCH_URL,
+      indexPrefix,
+      requestTimeoutMs: 30_000,
+      localVectorDims: 4,
+    });
   };
 
   let current: ElasticsearchSearchIndex | undefined;

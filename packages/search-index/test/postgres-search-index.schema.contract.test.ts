@@ -3,7 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { LocusError } from "@locus/contracts";
+import { LocusError, type FileFilter } from "@locus/contracts";
 import { PostgresSearchIndex } from "../src/postgres-search-index.ts";
 import { normaliseScore, type FileRef } from "../src/search-index.ts";
 import { bm25Score } from "../src/bm25.ts";
@@ -177,6 +177,28 @@ describe("PostgresSearchIndex", () => {
     ]);
   });
 
+  it("upgrades an index made before filters: their tables added, its files found by file ids alone until indexed again", async () => {
+    const file = newFile();
+    await db.index.replaceFilePassages(file, streamOf([textPassage("grebe indexed before filters")]));
+    await admin.query(`DROP TABLE ${db.schema}.file_attributes, ${db.schema}.file_metadata`);
+    const upgraded = open(db.schema);
+    db.others.push(upgraded);
+    const found = (filter: FileFilter) =>
+      upgraded.search({ userId: file.userId, text: "grebe", limit: 5, filter });
+    expect(await found({ fileIds: [file.fileId] })).toHaveLength(1);
+    expect(await found({ fileTypes: ["pdf"] })).toEqual([]);
+    const attributes = {
+      fileType: "pdf" as const,
+      createdAt: "2024-05-01T00:00:00.000Z",
+      metadata: { k: "v" },
+    };
+    await upgraded.replaceFilePassages(
+      { ...file, attributes },
+      streamOf([textPassage("grebe indexed again")]),
+    );
+    expect(await found({ fileTypes: ["pdf"], metadata: { k: "v" } })).toHaveLength(1);
+  });
+
   it("keeps its tables in its own schema, and two processes starting together create them once", async () => {
     const a = open(db.schema);
     const b = open(db.schema);
@@ -187,6 +209,8 @@ describe("PostgresSearchIndex", () => {
       [db.schema],
     );
     expect(tables.rows.map((r) => r.table_name).sort()).toEqual([
+      "file_attributes",
+      "file_metadata",
       "indexed_files",
       "passages",
       "term_stats",

@@ -124,6 +124,31 @@ describe("UserPostings (a user's postings in memory, for PostgreSQL's quick sear
   });
 });
 
+describe("UserPostings with a file filter", () => {
+  it("scores only the passages of the files given, with the scores the whole user's statistics give them, after compaction too", () => {
+    const random = rng(7);
+    const files = ["a", "b", "c", "d"].map((id) => fileOf(id, "1", 30, random));
+    const postings = new UserPostings();
+    postings.apply("1", [], files);
+    const only = new Set(["b", "d"]);
+    const ids = (file: PostingsFile) => new Set(file.rows.map((r) => r.id));
+    const allowed = new Set([...ids(files[1]!), ...ids(files[3]!)]);
+    for (const terms of [["swap"], ["file", "system"], ["the", "voice", "cache"]]) {
+      const whole = postings.top(terms, 10_000);
+      const filtered = postings.top(terms, 7, only);
+      // The best 7 of those files' passages, each with its unfiltered score.
+      expect(filtered).toEqual(whole.filter((h) => allowed.has(h.id)).slice(0, 7));
+    }
+    // Files removed (compacting the slots) and a filter naming a removed or unknown file.
+    postings.apply("2", ["a", "c"], []);
+    const afterwards = postings.top(["swap"], 10_000);
+    expect(postings.top(["swap"], 10_000, new Set(["a", "d", "nowhere"]))).toEqual(
+      afterwards.filter((h) => ids(files[3]!).has(h.id)),
+    );
+    expect(postings.top(["swap"], 5, new Set())).toEqual([]);
+  });
+});
+
 describe("PostingsCache", () => {
   const userOf = (passages: number) => {
     const postings = new UserPostings();

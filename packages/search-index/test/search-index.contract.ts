@@ -10,6 +10,7 @@ import {
   type VectorSlot,
 } from "../src/search-index.ts";
 import { bm25Score } from "../src/bm25.ts";
+import { fileFilterCases } from "./search-index-filters.contract.ts";
 
 export interface SearchIndexHarness {
   index: SearchIndex;
@@ -802,5 +803,7 @@ export function searchIndexContract(
         expect(await search(file.userId, "drop table")).toHaveLength(1);
       });
     });
+
+    fileFilterCases({ index: () => index, settle });
   });
 }

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
+import type { FileFilter } from "@locus/contracts";
 import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
 import { searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
 
@@ -43,6 +44,36 @@ describe("SqliteSearchIndex on disk", () => {
       expect(hits.map((h) => h.locator)).toEqual([{ page: 3, line: 7, line_end: 9, source: "text" }]);
     } finally {
       await second.close();
+    }
+  });
+
+  it("opens an index made before filters: their tables added, its files found by file ids alone until indexed again", async () => {
+    const file = { userId: randomUUID(), fileId: randomUUID() };
+    const first = new SqliteSearchIndex(path);
+    await first.replaceFilePassages(file, streamOf([textPassage("grebe indexed before filters")]));
+    await first.close();
+    const old = new BetterSqlite3(path);
+    old.exec(`DROP TABLE file_attributes; DROP TABLE file_metadata_terms;`);
+    old.close();
+
+    const upgraded = new SqliteSearchIndex(path);
+    try {
+      const found = (filter: FileFilter) =>
+        upgraded.search({ userId: file.userId, text: "grebe", limit: 5, filter });
+      expect(await found({ fileIds: [file.fileId] })).toHaveLength(1);
+      expect(await found({ fileTypes: ["pdf"] })).toEqual([]);
+      const attributes = {
+        fileType: "pdf" as const,
+        createdAt: "2024-05-01T00:00:00.000Z",
+        metadata: { k: "v" },
+      };
+      await upgraded.replaceFilePassages(
+        { ...file, attributes },
+        streamOf([textPassage("grebe indexed again")]),
+      );
+      expect(await found({ fileTypes: ["pdf"], metadata: { k: "v" } })).toHaveLength(1);
+    } finally {
+      await upgraded.close();
     }
   });
 
