@@ -1,6 +1,6 @@
 import { extractionBlobKey } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
-import { withVectors, type PassageEmbedders } from "@locus/indexer";
+import { fileAttributes, withVectors, type PassageEmbedders } from "@locus/indexer";
 import type { FileStore } from "@locus/metadata-store";
 import type { FilePassages, SearchIndex } from "@locus/search-index";
 
@@ -36,7 +36,7 @@ export async function rebuildSearchIndex(
         // A remote engine that fails stops the rebuild (after its own retries) rather than leave
         // passages without the vectors the rebuild was run to make.
         yield {
-          file: { userId: record.userId, fileId: record.id },
+          file: { userId: record.userId, fileId: record.id, attributes: fileAttributes(record) },
           passages: withVectors(readExtraction(blobs, key), embedders),
         };
       }

@@ -3,6 +3,7 @@ import { describeAiMode } from "./api-suite/ai-mode.ts";
 import { describeAuthentication } from "./api-suite/authentication.ts";
 import { describeBadInput } from "./api-suite/bad-input.ts";
 import { describeFileRecords } from "./api-suite/file-records.ts";
+import { describeFilters } from "./api-suite/filters.ts";
 import { describeHealth } from "./api-suite/health.ts";
 import { describeLogs } from "./api-suite/logs.ts";
 import { describeOcr } from "./api-suite/ocr.ts";
@@ -61,6 +62,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
     describeOcr(s);
     describeRecordings(s);
     describeFileRecords(s);
+    describeFilters(s);
     describePreviewLinks(s);
     describeBadInput(s);
     describeSandbox(s);

@@ -2,7 +2,16 @@
 export interface Client {
   get(path: string, headers?: Record<string, string>): Promise<Response>;
   del(path: string): Promise<Response>;
-  upload(content: Buffer, name: string, field?: string): Promise<Response>;
+  /**
+   * A multipart upload of `content` as part `field` (default `file`), with form fields before the
+   * file part (`fields`) or after it (`fieldsAfter`).
+   */
+  upload(
+    content: Buffer,
+    name: string,
+    field?: string,
+    form?: { fields?: Record<string, string>; fieldsAfter?: Record<string, string> },
+  ): Promise<Response>;
 }
 
 export function client(baseUrl: string, key: string | null): Client {
@@ -10,9 +19,11 @@ export function client(baseUrl: string, key: string | null): Client {
   return {
     get: (path, headers = {}) => fetch(`${baseUrl}${path}`, { headers: { ...auth(), ...headers } }),
     del: (path) => fetch(`${baseUrl}${path}`, { method: "DELETE", headers: auth() }),
-    upload: (content, name, field = "file") => {
+    upload: (content, name, field = "file", extra = {}) => {
       const form = new FormData();
+      for (const [k, v] of Object.entries(extra.fields ?? {})) form.append(k, v);
       form.append(field, new Blob([new Uint8Array(content)]), name);
+      for (const [k, v] of Object.entries(extra.fieldsAfter ?? {})) form.append(k, v);
       return fetch(`${baseUrl}/api/files/upload`, { method: "POST", headers: auth(), body: form });
     },
   };

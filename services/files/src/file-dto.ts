@@ -14,6 +14,7 @@ export function toFileDto(f: FileRecord): FileRecordDto {
     duration_s: f.durationS,
     passage_count: f.passageCount,
     progress: f.progress,
+    metadata: f.metadata,
     error: f.error,
     created_at: f.createdAt,
     updated_at: f.updatedAt,

@@ -1,11 +1,26 @@
 import type { Readable } from "node:stream";
-import type { FilePassagesDto, FileRecordDto, PREVIEW_TTL_SECONDS } from "@locus/contracts";
+import type {
+  FileFilter,
+  FileMetadata,
+  FilePassagesDto,
+  FileRecordDto,
+  PREVIEW_TTL_SECONDS,
+} from "@locus/contracts";
 import type { User } from "@locus/metadata-store";
 import type { PreviewGrant } from "./preview-tokens.ts";
 
 export interface UploadInput {
   originalName: string;
   body: Readable;
+  /** Validated by the caller (the gateway); kept with the record and given to the index. */
+  metadata?: FileMetadata | undefined;
+}
+
+export interface FileListOptions {
+  limit: number;
+  cursor?: string | undefined;
+  /** Only files that pass it; the next page's cursor holds for the same filter only. */
+  filter?: FileFilter | undefined;
 }
 
 export interface PreviewLink {
@@ -32,7 +47,7 @@ export interface FilesApi {
   announceUpload(user: User, fileId: string): Promise<void>;
   /** Undoes an upload whose request failed after the file was stored; gives its quota back. */
   discardUpload(user: User, fileId: string): Promise<void>;
-  list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage>;
+  list(userId: string, options: FileListOptions): Promise<FileListPage>;
   get(userId: string, fileId: string): Promise<FileRecordDto>;
   delete(userId: string, fileId: string): Promise<void>;
   /**

@@ -1,12 +1,33 @@
 import { Readable } from "node:stream";
 import { Router, type Request } from "express";
-import { FileListPageDto, FilePassagesDto, FileRecordDto, LocusError, PreviewUrlDto } from "@locus/contracts";
+import {
+  FileFilter,
+  FileListPageDto,
+  FileMetadata,
+  FilePassagesDto,
+  FileRecordDto,
+  LocusError,
+  PreviewUrlDto,
+} from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
 import type { User, UserStore } from "@locus/metadata-store";
-import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
+import type { FileListOptions, FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import type { PreviewGrant } from "./preview-tokens.ts";
 
 const UPLOAD_TIMEOUT_MS = 15 * 60_000;
+
+/**
+ * Internal values as JSON in base64url (a header, a query parameter), checked against their schema
+ * on arrival: the gateway validated them for the client, this guards against a mismatched version.
+ */
+const encodeJson = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString("base64url");
+function decodeJson<T>(schema: { parse(value: unknown): T }, encoded: string, what: string): T {
+  try {
+    return schema.parse(JSON.parse(Buffer.from(encoded, "base64url").toString("utf8")));
+  } catch {
+    throw new LocusError("bad_request", `The ${what} sent by the gateway could not be read.`);
+  }
+}
 
 /**
  * The files process's internal interface: the gateway authenticates the caller, then calls here
@@ -26,7 +47,10 @@ export function filesInternalRouter(files: FilesApi, store: UserStore, identity:
   router.post("/internal/files", guard, async (req, res) => {
     const user = await userOf(callerOf(res));
     const originalName = decodeURIComponent(String(req.headers["x-locus-file-name"] ?? ""));
-    res.json(await files.upload(user, { originalName, body: req }));
+    const metadataHeader = req.headers["x-locus-file-metadata"];
+    const metadata =
+      typeof metadataHeader === "string" ? decodeJson(FileMetadata, metadataHeader, "metadata") : undefined;
+    res.json(await files.upload(user, { originalName, body: req, metadata }));
   });
   router.post("/internal/files/:id/announce", guard, async (req, res) => {
     await files.announceUpload(await userOf(callerOf(res)), param(req, "id"));
@@ -41,6 +65,7 @@ export function filesInternalRouter(files: FilesApi, store: UserStore, identity:
     const page = await files.list(callerOf(res), {
       limit: Number(query.limit ?? 1000),
       cursor: query.cursor,
+      filter: query.filter === undefined ? undefined : decodeJson(FileFilter, query.filter, "filter"),
     });
     res.json({ files: page.files, next_cursor: page.nextCursor } satisfies FileListPageDto);
   });
@@ -96,6 +121,7 @@ export class FilesHttpClient implements FilesApi {
       headers: {
         "Content-Type": "application/octet-stream",
         "X-Locus-File-Name": encodeURIComponent(input.originalName),
+        ...(input.metadata ? { "X-Locus-File-Metadata": encodeJson(input.metadata) } : {}),
       },
       body: Readable.toWeb(input.body) as ReadableStream<Uint8Array>,
       // Streamed request bodies need half-duplex in fetch.
@@ -116,9 +142,10 @@ export class FilesHttpClient implements FilesApi {
     });
   }
 
-  async list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage> {
+  async list(userId: string, options: FileListOptions): Promise<FileListPage> {
     const params = new URLSearchParams({ limit: String(options.limit) });
     if (options.cursor !== undefined) params.set("cursor", options.cursor);
+    if (options.filter !== undefined) params.set("filter", encodeJson(options.filter));
     const body = await this.client.json(userId, `/internal/files?${params.toString()}`, FileListPageDto);
     return { files: body.files, nextCursor: body.next_cursor };
   }

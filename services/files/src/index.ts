@@ -1,5 +1,5 @@
 export { toFileDto } from "./file-dto.ts";
-export type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
+export type { FileListOptions, FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 export { FilesHttpClient, filesInternalRouter } from "./files-http.ts";
 export { startFilesModule, type FilesModule, type FilesModuleDeps } from "./files-module.ts";
 export type { FilesObserver } from "./status-consumer.ts";

@@ -397,6 +397,7 @@ describe("list", () => {
         durationS: null,
         passageCount: null,
         progress: null,
+        metadata: {},
         createdAt: at,
         updatedAt: at,
       });

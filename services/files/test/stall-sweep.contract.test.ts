@@ -80,6 +80,7 @@ async function stalledFiles(count: number, updatedAt: string): Promise<string[]>
       durationS: null,
       passageCount: null,
       progress: null,
+      metadata: {},
       createdAt: updatedAt,
       updatedAt,
     });

@@ -9,6 +9,7 @@ import {
   cleanFileName,
   MAX_NAME_LENGTH,
   sniffKind,
+  type FileListOptions,
   type FileListPage,
   type FilesApi,
   type PreviewLink,
@@ -17,7 +18,14 @@ import {
 import type { User } from "@locus/metadata-store";
 import type { SearchApi, SearchRequest } from "@locus/search";
 import type { Principal } from "./authenticate.ts";
-import { SANDBOX_FILE_ID, sandboxFile, sandboxPassages, sandboxSearch, sandboxUpload } from "./sandbox.ts";
+import {
+  SANDBOX_FILE_ID,
+  sandboxFile,
+  sandboxFilePasses,
+  sandboxPassages,
+  sandboxSearch,
+  sandboxUpload,
+} from "./sandbox.ts";
 
 /** What answers a request: the live files and search services, or the sandbox for test keys. */
 export interface GatewayApis {
@@ -67,15 +75,22 @@ export class SandboxFilesApi implements FilesApi {
     if (name.length === 0) throw Errors.fileUnnamed();
     if (name.length > MAX_NAME_LENGTH) throw Errors.fileNameTooLong(MAX_NAME_LENGTH);
     const { kind, mimeType } = await sniffKind(head);
-    return sandboxUpload({ originalName: name, fileType: kind, mimeType, sizeBytes: size });
+    return sandboxUpload({
+      originalName: name,
+      fileType: kind,
+      mimeType,
+      sizeBytes: size,
+      metadata: input.metadata,
+    });
   }
 
   /** Nothing was stored, so there is nothing to process or to undo. */
   async announceUpload(): Promise<void> {}
   async discardUpload(): Promise<void> {}
 
-  list(_userId: string, options: { limit: number }): Promise<FileListPage> {
-    return Promise.resolve({ files: [sandboxFile()].slice(0, options.limit), nextCursor: null });
+  list(_userId: string, options: FileListOptions): Promise<FileListPage> {
+    const files = sandboxFilePasses(options.filter) ? [sandboxFile()] : [];
+    return Promise.resolve({ files: files.slice(0, options.limit), nextCursor: null });
   }
 
   get(_userId: string, fileId: string): Promise<FileRecordDto> {
@@ -105,6 +120,14 @@ export class SandboxFilesApi implements FilesApi {
 /** The search API of test keys: two mock passages about the query, at once. */
 export class SandboxSearchApi implements SearchApi {
   search(request: SearchRequest): Promise<SearchResponseDto> {
-    return Promise.resolve(sandboxSearch({ q: request.q, limit: request.limit, mode: request.mode }));
+    return Promise.resolve(
+      sandboxSearch({
+        q: request.q,
+        limit: request.limit,
+        mode: request.mode,
+        offset: request.offset ?? 0,
+        filter: request.filter,
+      }),
+    );
   }
 }

@@ -1,4 +1,12 @@
-import type { FilePassagesDto, FileRecordDto, FileType, SearchResponseDto } from "@locus/contracts";
+import {
+  fileMatchesFilter,
+  type FileFilter,
+  type FileMetadata,
+  type FilePassagesDto,
+  type FileRecordDto,
+  type FileType,
+  type SearchResponseDto,
+} from "@locus/contracts";
 import { matchedWords, queryStems, toCodePoints } from "@locus/passages";
 import type { SearchParams } from "./validation.ts";
 
@@ -13,7 +21,7 @@ const EPOCH = "2026-01-01T00:00:00.000Z";
 
 export function sandboxFile(
   overrides: Partial<
-    Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes">
+    Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes" | "metadata">
   > = {},
 ): FileRecordDto {
   // Recordings have a length and no pages; documents and images the other way round.
@@ -29,6 +37,7 @@ export function sandboxFile(
     duration_s: recording ? 30 : null,
     passage_count: 2,
     progress: 1,
+    metadata: {},
     error: null,
     created_at: EPOCH,
     updated_at: EPOCH,
@@ -42,16 +51,27 @@ export function sandboxUpload(input: {
   fileType: FileType;
   mimeType: string;
   sizeBytes: number;
+  metadata: FileMetadata | undefined;
 }) {
   return sandboxFile({
     original_name: input.originalName,
     file_type: input.fileType,
     mime_type: input.mimeType,
     size_bytes: input.sizeBytes,
+    metadata: input.metadata ?? {},
   });
 }
 
-export function sandboxSearch(params: SearchParams): SearchResponseDto {
+/** Whether the sandbox's example file passes a filter (test keys' lists and searches honour filters too). */
+export function sandboxFilePasses(filter: FileFilter | undefined): boolean {
+  const file = sandboxFile();
+  return fileMatchesFilter(
+    { id: file.id, fileType: file.file_type, createdAt: file.created_at, metadata: file.metadata },
+    filter,
+  );
+}
+
+export function sandboxSearch(params: SearchParams & { filter?: FileFilter | undefined }): SearchResponseDto {
   const files = { original_name: SANDBOX_FILE_NAME, file_type: "pdf" as const };
   const stems = queryStems(params.q);
   // The query's words are highlighted as a live search would: found by the same matching.
@@ -88,15 +108,29 @@ export function sandboxSearch(params: SearchParams): SearchResponseDto {
       },
       files,
     },
-  ].slice(0, params.limit);
-  const response: SearchResponseDto = { results, count: results.length, mode: params.mode, sandbox: true };
+  ];
+  // Paged and filtered like a live search, over the example file's two passages.
+  const found = sandboxFilePasses(params.filter) ? results : [];
+  const page = found.slice(params.offset, params.offset + params.limit);
+  const more = found.length > params.offset + params.limit;
+  const response: SearchResponseDto = {
+    results: page,
+    count: page.length,
+    next_offset: more ? params.offset + params.limit : null,
+    mode: params.mode,
+    sandbox: true,
+  };
   if (params.mode !== "ai") return response;
+  if (params.offset > 0) return { ...response, vector_source: "sandbox" };
   // Shaped like a live ai answer: one marker per citation, each pointing at a returned result.
-  const markers = results.map((_, i) => `[${i + 1}]`).join("");
+  const markers = page.map((_, i) => `[${i + 1}]`).join("");
   return {
     ...response,
-    summary: `Sandbox summary for "${params.q}": the example document mentions it ${results.length === 1 ? "once" : "twice"} ${markers}.`,
-    citations: results.map((r, i) => ({
+    summary:
+      page.length === 0
+        ? `Sandbox summary for "${params.q}": no file matches the filter.`
+        : `Sandbox summary for "${params.q}": the example document mentions it ${page.length === 1 ? "once" : "twice"} ${markers}.`,
+    citations: page.map((r, i) => ({
       n: i + 1,
       file_id: r.file_id,
       original_name: r.files.original_name,
@@ -104,7 +138,7 @@ export function sandboxSearch(params: SearchParams): SearchResponseDto {
       quote: r.content,
       result_index: i,
     })),
-    answered: true,
+    answered: page.length > 0,
     summary_source: "sandbox",
     vector_source: "sandbox",
   };

@@ -1,9 +1,11 @@
 import type { Request } from "express";
 import type { StorageEngine } from "multer";
-import type { FileRecordDto } from "@locus/contracts";
+import type { FileMetadata, FileRecordDto } from "@locus/contracts";
 import type { FilesApi } from "@locus/files";
 import { inRequestScope } from "@locus/http";
 import type { User } from "@locus/metadata-store";
+import { parseMetadataField } from "./filter-params.ts";
+import { lastValue } from "./validation.ts";
 
 type IncomingFile = Parameters<StorageEngine["_handleFile"]>[1];
 type Callback = Parameters<StorageEngine["_handleFile"]>[2];
@@ -13,6 +15,8 @@ export interface StoredUpload {
   dto: FileRecordDto;
   /** The stored file's id, so an aborted request can remove what it stored. */
   fileId?: string;
+  /** Whether the form's `metadata` field had arrived when the file began (and is in `dto`). */
+  metadataRead: boolean;
 }
 
 /**
@@ -33,12 +37,22 @@ export class UploadStorage implements StorageEngine {
         (stored) => callback(null, stored as unknown as Partial<IncomingFile>),
         (err: unknown) => callback(err as Error),
       );
+    // Fields before the file part are in req.body already (multer fills it as they arrive).
+    const field = (req.body as Record<string, unknown> | undefined)?.metadata;
+    const metadataRead = field !== undefined;
     // Called from the multipart parser's events: the upload is the request's own work again
     // (its trace, its request id in the files service's logs).
     done(
-      inRequestScope(req, () =>
-        this.files.upload(this.user, { originalName: file.originalname, body: file.stream }),
-      ).then((dto) => ({ dto, fileId: dto.id })),
+      inRequestScope(req, async () => {
+        let metadata: FileMetadata | undefined;
+        try {
+          metadata = metadataRead ? parseMetadataField(lastValue(field) ?? "") : undefined;
+        } catch (err) {
+          file.stream.resume();
+          throw err;
+        }
+        return this.files.upload(this.user, { originalName: file.originalname, body: file.stream, metadata });
+      }).then((dto) => ({ dto, fileId: dto.id, metadataRead })),
     );
   }
 

@@ -109,6 +109,8 @@ export interface SearchParams {
   q: string;
   limit: number;
   mode: SearchMode;
+  /** Results skipped: the previous page's `next_offset` (0, the first page, by default). */
+  offset: number;
 }
 
 /** An optional integer query parameter: its value, or `fallback` when absent; a bad one adds an issue. */
@@ -127,7 +129,10 @@ function integerParam(
   return checked.issue ? fallback : checked.value;
 }
 
-/** GET /api/search: q (1..1000 characters), limit (1..100, default 50), mode (quick|ai, default quick). */
+/**
+ * GET /api/search: q (1..1000 characters), limit (1..100, default 50), mode (quick|ai, default
+ * quick), offset (0..1000, default 0). The filters are parseFileFilter's.
+ */
 export function parseSearchParams(query: Record<string, unknown>): SearchParams {
   const issues: ValidationIssue[] = [];
   const q = lastValue(query.q);
@@ -163,8 +168,10 @@ export function parseSearchParams(query: Record<string, unknown>): SearchParams 
     }
   }
 
+  const offset = integerParam(query, "offset", 0, SEARCH_LIMITS.offsetMax, 0, issues);
+
   if (issues.length > 0) throw new RequestValidationError(issues);
-  return { q: q ?? "", limit, mode };
+  return { q: q ?? "", limit, mode, offset };
 }
 
 export const LIST_LIMITS = { min: 1, max: 1000, default: 1000 } as const;
@@ -203,7 +210,7 @@ const GROUP_LENGTHS = [8, 4, 4, 4, 12] as const;
  * the message matches pydantic's character for character (checked against pydantic 2.13 by
  * test/pydantic-compat.test.ts).
  */
-function uuidError(input: string): string {
+export function uuidError(input: string): string {
   let body = input;
   let offset = 0;
   let simple = true;

@@ -94,11 +94,12 @@ describe("search parameters (pydantic v2 wording)", () => {
   });
 
   it("applies defaults and takes the last of repeated values", () => {
-    expect(parseSearchParams({ q: "a" })).toEqual({ q: "a", limit: 50, mode: "quick" });
-    expect(parseSearchParams({ q: ["first", "second"], mode: "ai" })).toEqual({
+    expect(parseSearchParams({ q: "a" })).toEqual({ q: "a", limit: 50, mode: "quick", offset: 0 });
+    expect(parseSearchParams({ q: ["first", "second"], mode: "ai", offset: ["3", "7"] })).toEqual({
       q: "second",
       limit: 50,
       mode: "ai",
+      offset: 7,
     });
   });
 

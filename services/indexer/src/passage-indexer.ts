@@ -7,11 +7,18 @@ import {
 } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
-import type { MetadataStore } from "@locus/metadata-store";
+import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
-import type { SearchIndex } from "@locus/search-index";
+import type { FileAttributes, SearchIndex } from "@locus/search-index";
 import { Attr, inSpan } from "@locus/telemetry";
 import { withVectors, type PassageEmbedders } from "./passage-vectors.ts";
+
+/** What search filters ask of a file, as the index stores it beside the file's passages. */
+export const fileAttributes = (record: FileRecord): FileAttributes => ({
+  fileType: record.fileType,
+  createdAt: record.createdAt,
+  metadata: record.metadata,
+});
 
 /** What the indexer tells whoever counts (metrics). */
 export interface IndexerObserver {
@@ -88,7 +95,8 @@ export class PassageIndexer {
       this.logger.info({ fileId }, "extraction is gone (file deleted); nothing to index");
       return;
     }
-    if (!(await this.liveRecord(fileId, userId))) {
+    const uploaded = await this.liveRecord(fileId, userId);
+    if (!uploaded) {
       // Deleted while it was extracted: its extraction was written after the delete removed the rest.
       this.logger.info({ fileId }, "file deleted before it was indexed; removing its extraction");
       await this.removeDerived(fileId, userId);
@@ -107,7 +115,11 @@ export class PassageIndexer {
             "the remote embedding engine failed on the last attempt: indexing without its vectors",
           ),
       });
-      const passageCount = await this.index.replaceFilePassages({ fileId, userId }, passages);
+      // The file's kind, upload time and metadata go in beside its passages: search filters on them.
+      const passageCount = await this.index.replaceFilePassages(
+        { fileId, userId, attributes: fileAttributes(uploaded) },
+        passages,
+      );
       const record = await this.liveRecord(fileId, userId);
       if (!record) {
         // Deleted while its passages were written (by a request another process served).

@@ -71,6 +71,7 @@ async function extractedFile(phrase: string) {
     durationS: null,
     passageCount: null,
     progress: null,
+    metadata: {},
     createdAt: now,
     updatedAt: now,
   });

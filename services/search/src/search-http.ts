@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { SearchResponseDto, type SearchMode } from "@locus/contracts";
+import { FileFilter, LocusError, SearchResponseDto, type SearchMode } from "@locus/contracts";
 import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
 import type { SearchApi, SearchRequest } from "./search-service.ts";
 
@@ -17,10 +17,21 @@ export function searchInternalRouter(search: SearchApi, identity: ServiceIdentit
         q: query.q ?? "",
         limit: Number(query.limit ?? 50),
         mode: (query.mode ?? "quick") as SearchMode,
+        offset: Number(query.offset ?? 0),
+        filter: query.filter === undefined ? undefined : readFilter(query.filter),
       }),
     );
   });
   return router;
+}
+
+/** The filter as the gateway sends it: JSON, checked against its schema (another version's would fail here). */
+function readFilter(encoded: string): FileFilter {
+  try {
+    return FileFilter.parse(JSON.parse(encoded));
+  } catch {
+    throw new LocusError("bad_request", "The filter sent by the gateway could not be read.");
+  }
 }
 
 /** SearchApi over HTTP, for a gateway that runs apart from search; answers are checked against their schema. */
@@ -33,6 +44,8 @@ export class SearchHttpClient implements SearchApi {
 
   search(request: SearchRequest): Promise<SearchResponseDto> {
     const params = new URLSearchParams({ q: request.q, limit: String(request.limit), mode: request.mode });
+    if (request.offset) params.set("offset", String(request.offset));
+    if (request.filter) params.set("filter", JSON.stringify(request.filter));
     return this.client.json(request.userId, `/internal/search?${params.toString()}`, SearchResponseDto);
   }
 }

@@ -1,11 +1,13 @@
-import type {
-  AiFallbackDto,
-  CitationDto,
-  Locator,
-  SearchMode,
-  SearchResponseDto,
-  SearchResultDto,
-  StoredLocator,
+import {
+  SEARCH_LIMITS,
+  type AiFallbackDto,
+  type CitationDto,
+  type FileFilter,
+  type Locator,
+  type SearchMode,
+  type SearchResponseDto,
+  type SearchResultDto,
+  type StoredLocator,
 } from "@locus/contracts";
 import { dot, EmbedderError, type Embedder } from "@locus/embedder";
 import { queryStems, sentenceSpans, toCodePoints } from "@locus/passages";
@@ -23,6 +25,10 @@ export interface SearchRequest {
   q: string;
   limit: number;
   mode: SearchMode;
+  /** Results to skip (paging): the page is results offset..offset+limit of the same ranking. */
+  offset?: number | undefined;
+  /** Only passages of files that pass it, applied inside the index before ranking is cut. */
+  filter?: FileFilter | undefined;
 }
 
 /**
@@ -41,6 +47,15 @@ export interface AiEngines {
   embedders: { local: Embedder; remote?: Embedder };
   summarizers: { local: Summarizer; remote?: Summarizer };
 }
+
+/**
+ * The most passages one search reads from the index per ranking: twice the deepest page's end
+ * (offset and limit at their maxima), for the duplicates present() drops.
+ */
+const MAX_POOL = 2 * (SEARCH_LIMITS.offsetMax + SEARCH_LIMITS.limitMax + 1);
+
+/** The `fallbacks` field: present only when a remote engine failed. */
+const fallbacksField = (fallbacks: AiFallbackDto[]) => (fallbacks.length > 0 ? { fallbacks } : {});
 
 /** Passages the summary reads: the best results, enough to draw on several files. */
 const SUMMARY_PASSAGES = 10;
@@ -78,18 +93,38 @@ export class SearchService implements SearchApi {
   ) {}
 
   async search(request: SearchRequest): Promise<SearchResponseDto> {
-    // Consecutive passages share a line, so one match can surface twice; fetch extra to make up
-    // for the duplicates dropped below.
-    const pool = Math.min(request.limit * 2, 200);
+    // A page is a slice of one ranking: rank as far as its end and one result more (to know
+    // whether another page follows), then cut. Consecutive passages share a line, so one match
+    // can surface twice: fetch extra to make up for the duplicates dropped in present().
+    const offset = request.offset ?? 0;
+    const ranked = { ...request, limit: offset + request.limit + 1 };
+    const pool = Math.min(ranked.limit * 2, MAX_POOL);
+    const page = (presented: Presented[]) => {
+      const results = presented.slice(offset, offset + request.limit).map((p) => p.result);
+      const more = presented.length > offset + request.limit;
+      return { results, count: results.length, next_offset: more ? offset + request.limit : null };
+    };
     if (request.mode === "quick") {
-      const hits = await this.keywordHits(request, pool);
-      const results = (await this.present(request, hits)).map((p) => p.result);
-      return { results, count: results.length, mode: "quick" };
+      const hits = await this.keywordHits(ranked, pool);
+      return { ...page(await this.present(ranked, hits)), mode: "quick" };
     }
-    return this.searchAi(request, Math.max(pool, 50));
+    const { presented, fallbacks, vectorSource } = await this.rankAi(ranked, Math.max(pool, 50));
+    const found = page(presented);
+    // The summary answers the question once, from the best results: on the first page, whose
+    // results its citations point into. Later pages carry results only.
+    if (offset > 0) {
+      return { ...found, mode: "ai", vector_source: vectorSource, ...fallbacksField(fallbacks) };
+    }
+    // The summary draws on this page's results only: its citations point into them.
+    const answer = await this.answer(request.q, request.userId, presented.slice(0, request.limit), fallbacks);
+    return { ...found, mode: "ai", ...answer, vector_source: vectorSource, ...fallbacksField(fallbacks) };
   }
 
-  private async searchAi(request: SearchRequest, pool: number): Promise<SearchResponseDto> {
+  /** ai mode's ranking: BM25 and the question's vector, fused by rank (see rankAi), as results. */
+  private async rankAi(
+    request: SearchRequest,
+    pool: number,
+  ): Promise<{ presented: Presented[]; fallbacks: AiFallbackDto[]; vectorSource: string }> {
     const fallbacks: AiFallbackDto[] = [];
     const [keyword, semantic] = await Promise.all([
       this.keywordHits(request, pool),
@@ -99,11 +134,20 @@ export class SearchService implements SearchApi {
     const fused = rankAi(keyword, semantic.hits);
     const presented = await this.present(request, fused);
     await this.placeByMeaning(request.q, presented);
-    const results = presented.map((p) => p.result);
+    return { presented, fallbacks, vectorSource: semantic.source };
+  }
 
+  /** The summary of the given results (the first page's), with its citations (indexes into them). */
+  private async answer(
+    question: string,
+    userId: string,
+    presented: readonly Presented[],
+    fallbacks: AiFallbackDto[],
+  ): Promise<Pick<SearchResponseDto, "summary" | "citations" | "answered" | "summary_source">> {
+    const results = presented.map((p) => p.result);
     // The summary reads the best results widened to whole sentences; citations point into those.
     const read = await this.readWhole(
-      request.userId,
+      userId,
       presented.slice(0, SUMMARY_PASSAGES).map((p) => p.hit),
     );
     const cited = read.map((passage, i): CitablePassage => ({
@@ -112,7 +156,7 @@ export class SearchService implements SearchApi {
       fileId: results[i]?.file_id ?? "",
       content: passage.content,
     }));
-    const summary = await this.summarize(request.q, cited, fallbacks);
+    const summary = await this.summarize(question, cited, fallbacks);
     const citations = summary.citations.flatMap((c): CitationDto[] => {
       const index = c.passage - 1;
       const result = results[index];
@@ -130,22 +174,22 @@ export class SearchService implements SearchApi {
       ];
     });
     return {
-      results,
-      count: results.length,
-      mode: "ai",
       summary: summary.text,
       citations,
       answered: summary.answered,
       summary_source: summary.source,
-      vector_source: semantic.source,
-      ...(fallbacks.length > 0 ? { fallbacks } : {}),
     };
   }
 
   /** The passages with the query's words, ranked by BM25 in the index (a span of its own). */
   private keywordHits(request: SearchRequest, limit: number): Promise<PassageHit[]> {
     return inSpan("index search", { attributes: { [Attr.indexQuery]: "bm25" } }, async (span) => {
-      const hits = await this.index.search({ userId: request.userId, text: request.q, limit });
+      const hits = await this.index.search({
+        userId: request.userId,
+        text: request.q,
+        limit,
+        ...(request.filter ? { filter: request.filter } : {}),
+      });
       span.setAttribute(Attr.indexHits, hits.length);
       return hits;
     });
@@ -175,6 +219,7 @@ export class SearchService implements SearchApi {
           space: embedder.space,
           vector,
           limit,
+          ...(request.filter ? { filter: request.filter } : {}),
         });
         span.setAttribute(Attr.indexHits, hits.length);
         return hits;

@@ -131,6 +131,7 @@ async function indexFile(userId: string, name: string, lines: string[], status: 
     durationS: null,
     passageCount: null,
     progress: status === "ready" ? 1 : 0.9,
+    metadata: {},
     createdAt: now,
     updatedAt: now,
   });
@@ -214,13 +215,44 @@ describe("quick mode", () => {
     const scores = response.results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     // No ai fields in quick mode.
-    expect(Object.keys(response).sort()).toEqual(["count", "mode", "results"]);
+    expect(Object.keys(response).sort()).toEqual(["count", "mode", "next_offset", "results"]);
   });
 
   it("gives at most `limit` results", async () => {
     const response = await search({ userId: alice, q: "refunds", limit: 1 });
     expect(response.results).toHaveLength(1);
     expect(response.count).toBe(1);
+  });
+
+  it("pages one ranking with offset: the pages in a row are the long list, next_offset null at its end", async () => {
+    const whole = await search({ userId: alice, q: "refunds shipping", limit: 100 });
+    expect(whole.count).toBeGreaterThan(1);
+    expect(whole.next_offset).toBeNull();
+    const paged: string[] = [];
+    let offset: number | null = 0;
+    while (offset !== null) {
+      const page: SearchResponseDto = await search({
+        userId: alice,
+        q: "refunds shipping",
+        limit: 2,
+        offset,
+      });
+      expect(page.count).toBe(page.results.length);
+      paged.push(...page.results.map((r) => r.content));
+      offset = page.next_offset;
+    }
+    expect(paged).toEqual(whole.results.map((r) => r.content));
+  });
+
+  it("asks the index for the filtered passages only (a filter naming another file finds none of these)", async () => {
+    const filtered = await search({ userId: alice, q: "refunds", filter: { fileIds: [fileIds.refunds!] } });
+    expect(fileIdsOf(filtered)).toEqual(new Set([fileIds.refunds]));
+    const elsewhere = await search({
+      userId: alice,
+      q: "refunds",
+      filter: { fileIds: [fileIds.bobRefunds!] },
+    });
+    expect(elsewhere.results).toEqual([]);
   });
 
   it("never shows another user's passages, though they hold the same words", async () => {
@@ -240,9 +272,15 @@ describe("quick mode", () => {
     expect(await search({ userId: alice, q: "xylophonist" })).toEqual({
       results: [],
       count: 0,
+      next_offset: null,
       mode: "quick",
     });
-    expect(await search({ userId: carol, q: "refunds" })).toEqual({ results: [], count: 0, mode: "quick" });
+    expect(await search({ userId: carol, q: "refunds" })).toEqual({
+      results: [],
+      count: 0,
+      next_offset: null,
+      mode: "quick",
+    });
   });
 });
 
@@ -351,6 +389,23 @@ describe("ai mode", () => {
     expect(JSON.stringify(refunds)).not.toContain("Bob's shop");
   });
 
+  it("gives the summary on the first page only; later pages carry results", async () => {
+    const first = await search({ userId: alice, q: question, mode: "ai", limit: 1 });
+    expect(first.summary).toBeDefined();
+    expect(first.next_offset).toBe(1);
+    // Citations point into this page's results only.
+    for (const c of first.citations ?? []) expect(c.result_index).toBeLessThan(first.results.length);
+    const second = await search({ userId: alice, q: question, mode: "ai", limit: 1, offset: 1 });
+    expect(second.results.length).toBeGreaterThan(0);
+    expect(second).not.toHaveProperty("summary");
+    expect(second).not.toHaveProperty("citations");
+    expect(second.vector_source).toBe(first.vector_source);
+    const both = await search({ userId: alice, q: question, mode: "ai", limit: 2 });
+    expect([...first.results, ...second.results].map((r) => r.content)).toEqual(
+      both.results.map((r) => r.content),
+    );
+  });
+
   it("answers a user with no passages with empty results and a summary that says so, without asking the chat model", async () => {
     const requestsBefore = failingServerRequests;
     const response = await search(
@@ -361,6 +416,7 @@ describe("ai mode", () => {
     expect(response).toEqual({
       results: [],
       count: 0,
+      next_offset: null,
       mode: "ai",
       summary: NO_ANSWER,
       citations: [],
