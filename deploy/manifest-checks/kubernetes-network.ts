@@ -103,7 +103,7 @@ export function checkNetworkPolicies(rendering: Rendering, workloads: Workload[]
           (f) => f.ipBlock === undefined && f.namespaceSelector === undefined && isObj(f.podSelector),
         ) &&
         from.every((f) => selects(obj(f.podSelector), gatewayLabels));
-      if (w.target !== "files" && w.target !== "search") {
+      if (!w.target || !(w.target in CALLED_TARGETS)) {
         problems.push(`${ww}: NetworkPolicy ${policy} lets connections in; it serves nobody`);
       } else if (!onlyGateways) {
         problems.push(`${ww}: NetworkPolicy ${policy} lets in more than Locus's gateways`);

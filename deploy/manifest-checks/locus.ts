@@ -19,6 +19,7 @@ export const QUEUE_GROUPS: Record<string, string> = {
 export const CALLED_TARGETS: Record<string, string> = {
   files: "LOCUS_FILES_URL",
   search: "LOCUS_SEARCH_URL",
+  webhooks: "LOCUS_WEBHOOKS_URL",
 };
 /** The Secret's keys, with placeholders; the manifests expect a Secret of that name and keys. */
 export const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");

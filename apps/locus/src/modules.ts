@@ -18,6 +18,7 @@ import {
   SearchService,
   type SearchApi,
 } from "@locus/search";
+import { startWebhooksModule, WebhooksHttpClient, type WebhooksApi } from "@locus/webhooks";
 import type { Infrastructure } from "./infrastructure.ts";
 
 /**
@@ -31,6 +32,7 @@ export interface LocusModule extends Stoppable {
   errorMappers?: ErrorMapper[];
   files?: FilesApi;
   search?: SearchApi;
+  webhooks?: WebhooksApi;
 }
 
 const noop = { stop: () => Promise.resolve() };
@@ -209,9 +211,29 @@ export function moduleDescriptors(
       },
     },
     {
+      name: "webhooks",
+      dependsOn: [],
+      start: async () => {
+        const { webhooks: settings } = config;
+        const module = await startWebhooksModule({
+          store: await infra.metadataStore(),
+          bus: await infra.messageBus(),
+          logger: log("webhooks"),
+          allowAddresses: settings.allowAddresses,
+          retryScheduleMs: settings.retryScheduleMs,
+          timeoutMs: settings.timeoutMs,
+          concurrency: settings.concurrency,
+          retentionDays: settings.retentionDays,
+          identity,
+          observer: infra.metrics,
+        });
+        return { webhooks: module.service, routers: module.routers, stop: () => module.stop() };
+      },
+    },
+    {
       name: "gateway",
       dependsOn: [],
-      after: ["files", "search"],
+      after: ["files", "search", "webhooks"],
       start: async (started) => {
         // In this process when it runs here; over HTTP, as the same interface, when it does not.
         const remote = infra.serviceIdentity();
@@ -223,6 +245,9 @@ export function moduleDescriptors(
           (config.searchUrl && remote ? new SearchHttpClient(config.searchUrl, remote) : undefined);
         if (!files || !search)
           throw new Error("the gateway needs the files and search services, here or by URL");
+        const webhooks: WebhooksApi | undefined =
+          started.get("webhooks")?.webhooks ??
+          (config.webhooksUrl && remote ? new WebhooksHttpClient(config.webhooksUrl, remote) : undefined);
         const store = await infra.metadataStore();
         // The web dashboard is served by every gateway. Its sessions are signed with a key of their
         // own, derived from the signing secret (shared by every gateway, like preview links).
@@ -240,6 +265,7 @@ export function moduleDescriptors(
               store,
               files,
               search,
+              webhooks,
               logger: log("gateway"),
               maxUploadBytes: config.maxUploadBytes,
               rateLimits: config.rateLimits,
@@ -275,6 +301,7 @@ export function moduleDescriptors(
         "extractor-audio",
         "extractor-video",
         "indexer",
+        "webhooks",
         "gateway",
       ],
       start: () => Promise.resolve(noop),

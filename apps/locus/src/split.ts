@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
  *
  * Ports: the gateway on PORT (default 8080), then files, search, indexer and one per extractor
  * counting up (the PDF extractors, then the image, audio and video extractors), then further
- * gateways.
+ * gateways, then webhooks.
  * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run,
  * LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
  */
@@ -35,6 +35,9 @@ const shared: NodeJS.ProcessEnv = {
   LOCUS_RATE_LIMIT_STORE: env.LOCUS_RATE_LIMIT_STORE ?? (env.REDIS_URL ? "redis" : "memory"),
   LOCUS_INTERNAL_SECRET: env.LOCUS_INTERNAL_SECRET ?? randomBytes(32).toString("base64url"),
 };
+
+/** After every gateway: the layout before it stays as it was. */
+const webhooksPort = basePort + 4 + workers + gateways - 1;
 
 interface Service {
   name: string;
@@ -63,8 +66,10 @@ const services: Service[] = [
     env: {
       LOCUS_FILES_URL: env.LOCUS_FILES_URL ?? `http://${internalHost}:${basePort + 1}`,
       LOCUS_SEARCH_URL: env.LOCUS_SEARCH_URL ?? `http://${internalHost}:${basePort + 2}`,
+      LOCUS_WEBHOOKS_URL: env.LOCUS_WEBHOOKS_URL ?? `http://${internalHost}:${webhooksPort}`,
     },
   })),
+  { name: "webhooks", target: "webhooks", port: webhooksPort },
 ];
 
 const children = new Map<string, ChildProcess>();

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
 import pg from "pg";
 import { ServiceIdentity } from "@locus/http";
@@ -40,6 +42,8 @@ beforeAll(async () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: traces.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_BSP_SCHEDULE_DELAY: "200",
+      // The webhooks test's receiver listens on loopback.
+      LOCUS_WEBHOOK_ALLOW_ADDRESSES: "loopback",
     },
   });
 }, 180_000);
@@ -121,6 +125,47 @@ it("shares one account's rate limit across two gateway replicas", async () => {
   expect(bursts.some((b) => b.windows === 1) ? "one burst within a second" : spans).toBe(
     "one burst within a second",
   );
+});
+
+it("delivers a file's webhook from the webhooks process, whose API the gateway reaches over signed HTTP", async () => {
+  const received: { id: string; body: string }[] = [];
+  const receiver = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
+    req.on("end", () => {
+      received.push({ id: String(req.headers["webhook-id"]), body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  try {
+    const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const created = await fetch(`${stack.gatewayUrls[1]!}/api/webhooks`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ url, events: ["file.ready"] }),
+    });
+    expect(created.status).toBe(201);
+    const endpoint = (await created.json()) as { id: string; secret: string };
+    const c = client(stack.baseUrl, key);
+    const res = await c.upload(await makePdf({ pages: [pageWith("A heron by the weir.", 2)] }), "w.pdf");
+    const { file } = (await res.json()) as { file: { id: string } };
+    expect(await waitForFile(c, file.id, 60_000)).toMatchObject({ status: "ready" });
+    for (const deadline = Date.now() + 20_000; received.length === 0 && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(JSON.parse(received[0]?.body ?? "{}")).toMatchObject({
+      type: "file.ready",
+      data: { file: { id: file.id } },
+    });
+    const log = await c.get(`/api/webhooks/${endpoint.id}/deliveries`);
+    expect(await log.json()).toMatchObject({
+      deliveries: [{ event_id: received[0]?.id, status: "succeeded" }],
+    });
+  } finally {
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  }
 });
 
 it("refuses a revoked key on every replica", async () => {

@@ -172,6 +172,14 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly webhookAttempts = new Histogram({
+    name: "locus_webhook_attempt_seconds",
+    help: "Time one webhook attempt took (address check, request, answer), by outcome: delivered (a 2xx) or failed (anything else; it is retried while attempts remain).",
+    labelNames: ["outcome"] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     // CPU, memory, event-loop lag, handles and GC: the standard names (process_*, nodejs_*).
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
@@ -179,11 +187,15 @@ export class LocusMetrics {
 
   // The observers the services take (HttpObserver, GatewayObserver, FilesObserver, BusObserver,
   // SearchObserver, ExtractionObserver, OcrObserver, SpeechObserver, IndexerObserver,
-  // VectorCacheObserver), all answered here: the services know nothing of Prometheus.
+  // VectorCacheObserver, DeliveryObserver), all answered here: the services know nothing of Prometheus.
 
   requestAnswered(method: string, route: string, status: number, seconds: number): void {
     this.httpRequests.inc({ method, route, status: String(status) });
     this.httpDuration.observe({ method, route }, seconds);
+  }
+
+  webhookAttempted(outcome: "delivered" | "failed", seconds: number): void {
+    this.webhookAttempts.observe({ outcome }, seconds);
   }
 
   keyRefused(reason: string): void {

@@ -94,3 +94,12 @@ it("exposes every new metric with its help and type, in Prometheus's text format
     expect(body).toMatch(new RegExp(`# HELP ${name} \\S`));
   }
 });
+
+it("times webhook attempts by outcome", async () => {
+  metrics.webhookAttempted("delivered", 0.05);
+  metrics.webhookAttempted("failed", 2);
+  metrics.webhookAttempted("failed", 1);
+  expect(await valueOf("locus_webhook_attempt_seconds_count", { outcome: "delivered" })).toBe(1);
+  expect(await valueOf("locus_webhook_attempt_seconds_count", { outcome: "failed" })).toBe(2);
+  expect(await valueOf("locus_webhook_attempt_seconds_sum", { outcome: "failed" })).toBe(3);
+});

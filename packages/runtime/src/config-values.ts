@@ -14,6 +14,7 @@ export const TARGETS = [
   "extractor-video",
   "indexer",
   "search",
+  "webhooks",
 ] as const;
 export type Target = (typeof TARGETS)[number];
 
@@ -167,6 +168,44 @@ export const targets = z.string().transform((v, ctx) => {
     return z.NEVER;
   }
   return names as Target[];
+});
+
+/** Kinds of address a webhook may be delivered to only when the operator allows them. */
+export const WEBHOOK_ADDRESS_KINDS = ["loopback", "private", "link-local"] as const;
+export type WebhookAddressKind = (typeof WEBHOOK_ADDRESS_KINDS)[number];
+
+export const webhookAddressKinds = z.string().transform((v, ctx) => {
+  const names = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !(WEBHOOK_ADDRESS_KINDS as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `unknown kind(s) ${unknown.join(", ")}; choose from ${WEBHOOK_ADDRESS_KINDS.join(", ")}`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(names)] as WebhookAddressKind[];
+});
+
+/** Seconds, comma-separated, each at least 1: the waits between a webhook's attempts. */
+export const retrySchedule = z.string().transform((v, ctx) => {
+  const parts = v.split(",").map((s) => s.trim());
+  const seconds = parts.map(Number);
+  if (
+    parts.length === 0 ||
+    parts.length > 20 ||
+    seconds.some((n) => !Number.isFinite(n) || n < 0.1 || n > 7 * 86_400)
+  ) {
+    ctx.addIssue({
+      code: "custom",
+      message: `must be up to 20 waits in seconds, comma-separated (such as 5,300,1800), each from 0.1 to 604800; got "${v}"`,
+    });
+    return z.NEVER;
+  }
+  return seconds.map((n) => Math.round(n * 1000));
 });
 
 export const ocrLanguages = z.string().transform((v, ctx) => {

@@ -16,12 +16,21 @@ import {
   text,
   trustProxy,
   unset,
+  retrySchedule,
+  webhookAddressKinds,
   type Setting,
   type Target,
   TARGETS,
 } from "./config-values.ts";
 
-export { TARGETS, type Setting, type SettingMeta, type Target } from "./config-values.ts";
+export {
+  TARGETS,
+  WEBHOOK_ADDRESS_KINDS,
+  type Setting,
+  type SettingMeta,
+  type Target,
+  type WebhookAddressKind,
+} from "./config-values.ts";
 
 /**
  * The only place that reads process.env. Every setting is validated once at start; a bad value
@@ -396,6 +405,49 @@ const Settings = z.object({
     baseUrl(),
     "Where a split gateway reaches the search service.",
   ),
+  webhooksUrl: setting(
+    "LOCUS_WEBHOOKS_URL",
+    NONE,
+    baseUrl(),
+    "Where a split gateway reaches the webhooks service.",
+  ),
+  webhooks: z.object({
+    /**
+     * Webhook receivers on these kinds of address are refused unless listed (SSRF: a webhook must
+     * not reach the cluster's own services or the cloud's metadata address).
+     */
+    allowAddresses: setting(
+      "LOCUS_WEBHOOK_ALLOW_ADDRESSES",
+      "",
+      webhookAddressKinds,
+      "Webhook receivers allowed on these kinds of address, comma-separated: loopback, private, link-local.",
+    ),
+    /** Standard Webhooks' (Svix's) schedule: eight attempts over about 27 hours. */
+    retryScheduleMs: setting(
+      "LOCUS_WEBHOOK_RETRY_SCHEDULE_S",
+      "5,300,1800,7200,18000,36000,36000",
+      retrySchedule,
+      "Seconds between a webhook's attempts, comma-separated; after the last, the delivery fails.",
+    ),
+    timeoutMs: integer(
+      "LOCUS_WEBHOOK_TIMEOUT_MS",
+      15_000,
+      [100, 120_000],
+      "A webhook receiver's time to answer one attempt.",
+    ),
+    concurrency: integer(
+      "LOCUS_WEBHOOK_CONCURRENCY",
+      8,
+      [1, 256],
+      "Webhook attempts one process sends at once.",
+    ),
+    retentionDays: integer(
+      "LOCUS_WEBHOOK_RETENTION_DAYS",
+      30,
+      [1, 3650],
+      "Days a finished webhook delivery stays in the delivery log.",
+    ),
+  }),
   serviceName: setting(
     "LOCUS_SERVICE_NAME",
     unset("`locus`, or the targets joined by `+`"),
@@ -482,8 +534,10 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
         `not ${embedded.join(", ")}`,
     );
   }
-  const callsOthers = modules.has("gateway") && (!modules.has("files") || !modules.has("search"));
-  const servesOthers = (modules.has("files") || modules.has("search")) && !modules.has("gateway");
+  const callsOthers =
+    modules.has("gateway") && (!modules.has("files") || !modules.has("search") || !modules.has("webhooks"));
+  const servesOthers =
+    (modules.has("files") || modules.has("search") || modules.has("webhooks")) && !modules.has("gateway");
   if (callsOthers || servesOthers) {
     need(c.internalSecret, "LOCUS_INTERNAL_SECRET", "to sign the calls between services");
   }
@@ -492,6 +546,9 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
   }
   if (modules.has("gateway") && !modules.has("search")) {
     need(c.searchUrl, "LOCUS_SEARCH_URL", "by a gateway that runs without the search service");
+  }
+  if (modules.has("gateway") && !modules.has("webhooks")) {
+    need(c.webhooksUrl, "LOCUS_WEBHOOKS_URL", "by a gateway that runs without the webhooks service");
   }
 }
 

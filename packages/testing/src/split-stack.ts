@@ -101,9 +101,10 @@ export async function startSplitStack(
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
   // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image, audio
-  // and video extractors, further gateways.
+  // and video extractors, further gateways, webhooks.
   const workers = extractors + 3;
-  const port = await freePortBlock(4 + workers + gateways - 1);
+  const port = await freePortBlock(4 + workers + gateways);
+  const webhooksPort = port + 4 + workers + gateways - 1;
   const dataDir = tempDataDir("locus-split-");
   // What any process (the CLI included) needs to reach this stack's data and messages: an
   // operator's CLI gets the deployment's settings.
@@ -225,6 +226,7 @@ export async function startSplitStack(
     ...Object.fromEntries(
       Array.from({ length: gateways - 1 }, (_, i) => [gatewayName(i + 1), url(port + 4 + workers + i)]),
     ),
+    webhooks: url(webhooksPort),
   };
   const gatewayUrls = [
     locus.baseUrl,
@@ -235,6 +237,7 @@ export async function startSplitStack(
   const others = [
     ...Array.from({ length: 3 + workers }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
     ...gatewayUrls.slice(1),
+    url(webhooksPort),
   ];
   // A service still silent at the deadline fails the start: a test run against a stack missing a
   // service would fail later, further from the cause.

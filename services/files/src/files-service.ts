@@ -23,8 +23,9 @@ import type { FileRecord, MetadataStore, Plan, User } from "@locus/metadata-stor
 import type { Logger } from "@locus/runtime";
 import { Attr, inSpan, type Span } from "@locus/telemetry";
 import { toFileDto } from "./file-dto.ts";
-import type { FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
+import type { FileListOptions, FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
 import { SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
+import { publishFileEvent } from "./file-events.ts";
 import type { PreviewGrant, PreviewTokens } from "./preview-tokens.ts";
 import type { FilesObserver } from "./status-consumer.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
@@ -181,6 +182,7 @@ export class FilesService implements FilesApi {
         durationS: null,
         passageCount: null,
         progress: null,
+        metadata: input.metadata ?? {},
         createdAt: now.toISOString(),
         updatedAt: now.toISOString(),
       };
@@ -226,7 +228,7 @@ export class FilesService implements FilesApi {
     }
   }
 
-  async list(userId: string, options: { limit: number; cursor?: string | undefined }): Promise<FileListPage> {
+  async list(userId: string, options: FileListOptions): Promise<FileListPage> {
     const page = await this.store.listFiles(userId, options);
     return { files: page.files.map(toFileDto), nextCursor: page.nextCursor };
   }
@@ -272,7 +274,10 @@ export class FilesService implements FilesApi {
 
   /** Removes the record, the bytes and the extraction now; the passages follow through file.deleted. */
   async delete(userId: string, fileId: string): Promise<void> {
-    await this.deleteRecord(userId, fileId);
+    const record = await this.deleteRecord(userId, fileId);
+    // A file is deleted once: its id alone names the event. (A discarded upload is not announced:
+    // its client never saw it.)
+    await publishFileEvent(this.bus, "file.deleted", record, "");
   }
 
   private async deleteRecord(userId: string, fileId: string): Promise<FileRecord> {

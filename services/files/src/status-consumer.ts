@@ -3,6 +3,7 @@ import type { Bus } from "@locus/bus";
 import type { FileRecord, FileStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import { Attr, inSpan } from "@locus/telemetry";
+import { publishFileEvent } from "./file-events.ts";
 
 /** What the files service tells whoever counts (metrics). */
 export interface FilesObserver {
@@ -55,7 +56,7 @@ export async function subscribeStatusUpdates(
         }
         case "file.indexed": {
           const { passageCount, pageCount, durationS, stages } = delivery.message;
-          await changeStatus(record, "ready", undefined, () =>
+          const updated = await changeStatus(record, "ready", undefined, () =>
             store.updateFile(record.id, {
               status: "ready",
               progress: 1,
@@ -65,6 +66,7 @@ export async function subscribeStatusUpdates(
               durationS: durationS ?? null,
             }),
           );
+          await announce(bus, "file.ready", record, updated, delivery);
           const totalS = secondsSince(record.createdAt);
           logger.info({ fileId: record.id, passageCount, pageCount, totalS, stages }, "file ready");
           // A redelivered report changes nothing, and is not counted again.
@@ -76,9 +78,10 @@ export async function subscribeStatusUpdates(
         }
         case "file.failed": {
           const { error, stages } = delivery.message;
-          await changeStatus(record, "failed", error.code, () =>
+          const updated = await changeStatus(record, "failed", error.code, () =>
             store.updateFile(record.id, { status: "failed", progress: null, error }),
           );
+          await announce(bus, "file.failed", record, updated, delivery);
           const totalS = secondsSince(record.createdAt);
           // The stages its failure's report knows (an extractor's refusal: waited and extraction).
           logger.warn({ fileId: record.id, code: error.code, totalS, stages }, "file failed");
@@ -90,13 +93,32 @@ export async function subscribeStatusUpdates(
   );
 }
 
+/**
+ * Publishes the file's event once its change is recorded: when this report moved it, and again
+ * when the report is a redelivery (its first delivery may have recorded the change and stopped
+ * before publishing). Both carry the same id (from the report's publication time), so webhooks
+ * deliver it once; a second report of the same outcome (first delivery, file already there) is
+ * not announced again.
+ */
+async function announce(
+  bus: Bus,
+  type: "file.ready" | "file.failed",
+  before: FileRecord,
+  after: FileRecord | null,
+  delivery: { attempt: number; publishedAt?: number },
+): Promise<void> {
+  const status = type === "file.ready" ? "ready" : "failed";
+  if (!after || (before.status === status && delivery.attempt === 1)) return;
+  await publishFileEvent(bus, type, after, String(delivery.publishedAt ?? ""));
+}
+
 /** A file's move to ready or failed, as a span `file ready` / `file failed` in its upload's trace. */
-function changeStatus(
+function changeStatus<T>(
   record: FileRecord,
   status: "ready" | "failed",
   code: string | undefined,
-  change: () => Promise<unknown>,
-): Promise<unknown> {
+  change: () => Promise<T>,
+): Promise<T> {
   const attributes = {
     [Attr.fileId]: record.id,
     [Attr.fileKind]: record.fileType,

@@ -75,6 +75,7 @@ async function fileWithStatus(status: FileStatus) {
     durationS: null,
     passageCount: null,
     progress: null,
+    metadata: {},
     createdAt: at,
     updatedAt: at,
   });

@@ -4,17 +4,26 @@ import { type FileDeletedDto, type PreviewUrlDto, type UploadedFileDto } from "@
 import { inlineContentDisposition } from "@locus/blob-store";
 import type { FilesApi } from "@locus/files";
 import { methodNotAllowed } from "@locus/http";
-import type { MetadataStore, Plan, User } from "@locus/metadata-store";
+import type { ActivityKind, MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchApi } from "@locus/search";
-import { authenticate, principalOf, type KeyRefusal, type SessionAuthenticator } from "./authenticate.ts";
+import type { WebhooksApi } from "@locus/webhooks";
+import {
+  authenticate,
+  principalOf,
+  type KeyRefusal,
+  type Principal,
+  type SessionAuthenticator,
+} from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LimiterCounters } from "./limiter-counters.ts";
 import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_NAME } from "./sandbox.ts";
 import { apisChooser, type GatewayApis } from "./sandbox-apis.ts";
+import { filterQuery, metadataAfterFile, parseFileFilter } from "./filter-params.ts";
 import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
+import { mountWebhookRoutes } from "./webhooks-routes.ts";
 import {
   missing,
   notAnUpload,
@@ -29,6 +38,8 @@ export interface GatewayDeps {
   store: MetadataStore;
   files: FilesApi;
   search: SearchApi;
+  /** The webhooks service, here or over HTTP; without it (a split gateway not told where), 503s. */
+  webhooks?: WebhooksApi | undefined;
   logger: Logger;
   maxUploadBytes: number;
   rateLimits: Record<Plan, number>;
@@ -82,6 +93,18 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       deps.logger.warn({ err, fileId }, "could not announce the upload; the stall sweep will");
     }
   };
+  /**
+   * Counts a live key's (or dashboard page's) search or upload for the usage page, once it has
+   * succeeded: per day and key, one upsert, not awaited. Test keys count nothing. A count that
+   * cannot be written is logged, never an error for the request it counts.
+   */
+  const countActivity = (principal: Principal, kind: ActivityKind): void => {
+    if (principal.sandbox) return;
+    const day = new Date().toISOString().slice(0, 10);
+    deps.store
+      .recordActivity({ userId: principal.user.id, keyId: principal.key?.id ?? null, day, kind })
+      .catch((err: unknown) => deps.logger.warn({ err, kind }, "could not count the day's usage"));
+  };
   // LOCUS_PUBLIC_URL when set; otherwise as the client reached Locus: req.protocol and req.host
   // take X-Forwarded-Proto and X-Forwarded-Host from a trusted proxy (LOCUS_TRUST_PROXY) only.
   const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.host ?? "localhost"}`;
@@ -91,7 +114,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
       const params = parseSearchParams(req.query);
-      res.json(await apisFor(principal).search.search({ userId: principal.user.id, ...params }));
+      const filter = parseFileFilter(req.query);
+      res.json(await apisFor(principal).search.search({ userId: principal.user.id, ...params, filter }));
+      countActivity(principal, "search");
     })
     .all(methodNotAllowed("GET, HEAD"));
 
@@ -119,10 +144,20 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         }
         const parts = (req.files ?? []) as (Express.Multer.File & Partial<StoredUpload>)[];
         const stored = parts.find((f) => f.fieldname === "file" && f.dto);
+        const metadataField = (req.body as Record<string, unknown> | undefined)?.metadata;
+        if (stored?.dto && metadataField !== undefined && !stored.metadataRead) {
+          // The file was stored before its metadata arrived: undo it rather than keep a file
+          // without what its uploader said about it.
+          void files
+            .discardUpload(principal.user, stored.dto.id)
+            .then(() => next(new RequestValidationError([metadataAfterFile()])), next);
+          return;
+        }
         if (stored?.dto) {
           // Only now, with the whole request in, is the file processed: an upload whose request
           // broke off was discarded (and refunded) before anything was spent on it.
           const uploaded: UploadedFileDto = { file: stored.dto };
+          countActivity(principal, "upload");
           void announce(files, principal.user, stored.dto.id).then(() => res.json(uploaded), next);
           return;
         }
@@ -142,9 +177,13 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     .get(...guard, async (req, res) => {
       const principal = principalOf(res);
       const { limit, cursor } = parseListParams(req.query);
-      const page = await apisFor(principal).files.list(principal.user.id, { limit, cursor });
+      const filter = parseFileFilter(req.query);
+      const page = await apisFor(principal).files.list(principal.user.id, { limit, cursor, filter });
       if (page.nextCursor) {
-        const next = `${baseUrl(req)}/api/files?limit=${limit}&cursor=${encodeURIComponent(page.nextCursor)}`;
+        // The next page of the same list: the same filter, the cursor where this page ended.
+        const params = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor });
+        for (const [name, value] of filterQuery(req.query)) params.append(name, value);
+        const next = `${baseUrl(req)}/api/files?${params.toString()}`;
         res.setHeader("Link", `<${next}>; rel="next"`);
         res.setHeader("X-Next-Cursor", page.nextCursor);
       }
@@ -204,6 +243,8 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       res.json(await apis.files.passages(principal.user.id, fileId, page));
     })
     .all(methodNotAllowed("GET, HEAD"));
+
+  mountWebhookRoutes(app, guard, deps.webhooks);
 
   return app;
 }

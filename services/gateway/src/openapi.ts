@@ -1,12 +1,14 @@
 import {
   apiJsonSchemas,
   apiSchemaRef,
+  METADATA_LIMITS,
   PASSAGE_PAGE_LIMITS,
   SEARCH_LIMITS,
   type ApiSchemaName,
 } from "@locus/contracts";
 import { MAX_NAME_LENGTH } from "@locus/files";
 import { LIST_LIMITS } from "./validation.ts";
+import { webhookPaths } from "./openapi-webhooks.ts";
 
 /**
  * OpenAPI 3.1 description of the public interface (v1.0.0), including every choice made where the
@@ -23,6 +25,51 @@ const errorResponse = (description: string, headers?: Record<string, unknown>) =
   ...(headers ? { headers } : {}),
   content: json("ErrorMessage"),
 });
+
+/**
+ * The filters of search and the file list (parseFileFilter). `metadata.<key>=<value>` has a name of
+ * the client's choosing, which OpenAPI cannot list: the operations' descriptions say it.
+ */
+const filterParams = [
+  {
+    name: "file_id",
+    in: "query",
+    required: false,
+    description: `Only these files; repeat for several (at most ${SEARCH_LIMITS.fileIdsMax}).`,
+    schema: { type: "array", items: { type: "string", format: "uuid" }, maxItems: SEARCH_LIMITS.fileIdsMax },
+    style: "form",
+    explode: true,
+  },
+  {
+    name: "file_type",
+    in: "query",
+    required: false,
+    description: "Only files of these kinds; repeat for several.",
+    schema: { type: "array", items: { $ref: apiSchemaRef("FileType") } },
+    style: "form",
+    explode: true,
+  },
+  {
+    name: "created_after",
+    in: "query",
+    required: false,
+    description:
+      "Only files uploaded strictly after this instant (ISO 8601; a date is its midnight UTC, no offset means UTC).",
+    schema: { type: "string", format: "date-time" },
+  },
+  {
+    name: "created_before",
+    in: "query",
+    required: false,
+    description: "Only files uploaded strictly before this instant (as `created_after`).",
+    schema: { type: "string", format: "date-time" },
+  },
+];
+
+const FILTERS_TEXT =
+  "Filters (`file_id`, `file_type`, `created_after`, `created_before`, and any number up to " +
+  `${SEARCH_LIMITS.metadataFiltersMax} of \`metadata.<key>=<value>\`: the file's metadata has that value under ` +
+  "that key, a number or boolean as JSON writes it, a list matching any of its items) all hold at once.";
 
 const rateLimitHeaders = {
   "RateLimit-Limit": { description: "Requests per second the plan allows.", schema: { type: "integer" } },
@@ -89,7 +136,10 @@ export const openApiDocument = {
           "with the quoted words and their locator); `answered: false` when the documents do not answer (the " +
           "summary then says so and cites nothing); `summary_source` and `vector_source` (`local` for the offline " +
           "engines, or the model's name); and `fallbacks` when a configured remote engine failed and the local one " +
-          "answered instead.",
+          "answered instead.\n\n" +
+          `${FILTERS_TEXT} They are applied inside the index, before results are ranked and cut to \`limit\`.\n\n` +
+          "**Paging:** `next_offset` in the response is the `offset` of the next page of the same ranking (send the " +
+          "same `q`, `mode`, filters and `limit`); null on the last page. In ai mode only the first page has the summary.",
         parameters: [
           {
             name: "q",
@@ -119,6 +169,14 @@ export const openApiDocument = {
             required: false,
             schema: { ...schemas.SearchMode, default: "quick" },
           },
+          {
+            name: "offset",
+            in: "query",
+            required: false,
+            description: "Results to skip: the previous page's `next_offset`.",
+            schema: { type: "integer", minimum: 0, maximum: SEARCH_LIMITS.offsetMax, default: 0 },
+          },
+          ...filterParams,
         ],
         responses: {
           "200": {
@@ -149,6 +207,17 @@ export const openApiDocument = {
                 type: "object",
                 required: ["file"],
                 properties: {
+                  metadata: {
+                    type: "string",
+                    contentMediaType: "application/json",
+                    description:
+                      "Optional: a JSON object describing the file, kept on its record and filtered on with " +
+                      `\`metadata.<key>=<value>\`. At most ${METADATA_LIMITS.maxBytes} bytes and ` +
+                      `${METADATA_LIMITS.maxKeys} keys (letters, digits, \`_\` and \`-\`, not starting with a digit ` +
+                      `or \`-\`); values are strings (at most ${METADATA_LIMITS.maxStringLength} characters), ` +
+                      `numbers, booleans or lists of at most ${METADATA_LIMITS.maxListItems} strings. Send it ` +
+                      "before the `file` part: the file is stored as it streams in.",
+                  },
                   file: {
                     type: "string",
                     format: "binary",
@@ -178,7 +247,8 @@ export const openApiDocument = {
         summary: "List the caller's files, newest first",
         description:
           'A bare JSON array. When more files remain, the response has a `Link: <...>; rel="next"` header ' +
-          "and `X-Next-Cursor`; pass that cursor back as `cursor` for the next page.",
+          "and `X-Next-Cursor`; pass that cursor back as `cursor` (with the same filters) for the next page.\n\n" +
+          FILTERS_TEXT,
         parameters: [
           {
             name: "limit",
@@ -197,6 +267,7 @@ export const openApiDocument = {
             required: false,
             schema: { type: "string", minLength: 1, maxLength: 512 },
           },
+          ...filterParams,
         ],
         responses: {
           "200": {
@@ -305,6 +376,7 @@ export const openApiDocument = {
         },
       },
     },
+    ...webhookPaths({ json, errorResponse, commonErrors, validationError }),
   },
   components: {
     securitySchemes: {
