@@ -1,3 +1,4 @@
+import type { DashboardUsage } from "@locus/dashboard";
 import {
   createUserWithKey,
   makePdf,
@@ -335,6 +336,8 @@ describe("files and usage through the session", () => {
       uploads_this_month: 0,
       month: new Date().toISOString().slice(0, 7),
       max_upload_bytes: expect.any(Number),
+      days: expect.any(Array),
+      per_key: [],
     });
     const form = new FormData();
     form.append(
@@ -367,7 +370,61 @@ describe("files and usage through the session", () => {
     });
     expect(refused.status).toBe(403);
     expect((await b.call("/dashboard/api/usage")).body?.uploads_this_month).toBe(1);
+
+    // Per day and per key: the session's upload as the dashboard's, the key's search as its own.
+    // A test key's search counts nothing.
+    const testKey = await b.call("/dashboard/api/keys", {
+      method: "POST",
+      body: { name: "t", type: "test" },
+    });
+    expect((await client(locus.baseUrl, String(testKey.body?.key)).get("/api/search?q=otters")).status).toBe(
+      200,
+    );
+    await withKey.get("/api/search?q=otters");
+    const today = new Date().toISOString().slice(0, 10);
+    // Counted after the answer is sent: look until the count is in.
+    const counted = async () => {
+      for (let i = 0; ; i++) {
+        const body = (await b.call("/dashboard/api/usage")).body as unknown as DashboardUsage;
+        if (body.days.at(-1)?.searches === 2 || i === 50) return body;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const daily = await counted();
+    expect(daily.days).toHaveLength(30);
+    expect(daily.days.at(-1)).toEqual({ day: today, searches: 2, uploads: 1 });
+    expect(daily.days.slice(0, -1).every((d) => d.searches === 0 && d.uploads === 0)).toBe(true);
+    expect(daily.per_key).toEqual([
+      { key: expect.objectContaining({ id: key.body?.id, name: "k" }), searches: 2, uploads: 0 },
+      { key: null, searches: 0, uploads: 1 },
+    ]);
   }, 60_000);
+});
+
+describe("renaming a key", () => {
+  it("renames the user's own key, refuses an empty name and another user's key", async () => {
+    const alice = new Browser();
+    const mallory = new Browser();
+    await alice.signUp(newEmail());
+    await mallory.signUp(newEmail());
+    const key = await alice.call("/dashboard/api/keys", {
+      method: "POST",
+      body: { name: "old", type: "live" },
+    });
+    const path = `/dashboard/api/keys/${String(key.body?.id)}`;
+    const renamed = await alice.call(path, { method: "PATCH", body: { name: "  production  " } });
+    expect(renamed).toMatchObject({
+      status: 200,
+      body: { id: key.body?.id, name: "production", status: "active" },
+    });
+    expect(renamed.body).not.toHaveProperty("key");
+    expect((await alice.call("/dashboard/api/keys")).body).toEqual([renamed.body]);
+    expect((await alice.call(path, { method: "PATCH", body: { name: "   " } })).status).toBe(400);
+    expect((await mallory.call(path, { method: "PATCH", body: { name: "mine" } })).status).toBe(404);
+    // Riding on the cookie alone is refused, as every change is.
+    expect((await alice.call(path, { method: "PATCH", body: { name: "x" }, csrf: false })).status).toBe(403);
+    expect((await alice.call("/dashboard/api/keys")).body).toEqual([renamed.body]);
+  });
 });
 
 describe("behind a TLS-terminating proxy (trusted: LOCUS_TRUST_PROXY=loopback)", () => {

@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -134,6 +135,9 @@ afterAll(async () => {
 it("signs up with an email and a password, and lands on the API keys page", async () => {
   await page.goto(`${locus.baseUrl}/dashboard`);
   await page.getByRole("heading", { name: "Sign in to Locus" }).waitFor();
+  // The first screen says what Locus is, before asking anyone to sign in.
+  await page.getByRole("heading", { name: "Search what your files say" }).waitFor();
+  await expect(page.locator(".intro").textContent()).resolves.toContain("Locus is a document search service");
   await shot("01-sign-in");
   await page.getByRole("link", { name: "Create an account" }).click();
   await page.getByLabel("Email").fill(EMAIL);
@@ -146,6 +150,9 @@ it("signs up with an email and a password, and lands on the API keys page", asyn
   await page.getByRole("button", { name: "Create account" }).click();
   await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
   await expect(page.getByText(`${EMAIL} (free)`).isVisible()).resolves.toBe(true);
+  // On a wide screen the links are in the header's row: no Menu button (that is a phone's).
+  await expect(page.getByRole("link", { name: "Webhooks" }).isVisible()).resolves.toBe(true);
+  await expect(page.getByRole("button", { name: "Menu", exact: true }).isVisible()).resolves.toBe(false);
   // The session cookie is out of scripts' reach and stays on this site.
   const [cookie] = await context.cookies();
   expect(cookie).toMatchObject({ name: "locus_session", httpOnly: true, sameSite: "Strict" });
@@ -169,12 +176,36 @@ it("creates a live key, shows it once with a copy button and a warning, and the 
   const row = page.getByRole("row", { name: /ci server/ });
   await expect(row.textContent()).resolves.toContain(`${liveKey.slice(0, 12)}…`);
   expect(await page.locator("table").textContent()).not.toContain(liveKey);
+  await expect(row.locator('td[data-label="Last used"]').textContent()).resolves.toBe("Never");
   const res = await api("/api/files", liveKey);
   expect(res.status).toBe(200);
-  // A reload shows the list without the key: it was shown once.
-  await page.reload();
-  await page.getByRole("row", { name: /ci server/ }).waitFor();
+  // A reload shows the list without the key: it was shown once. The key's use is on the list
+  // (recorded as the request is answered: a reload or two may come first).
+  for (let attempt = 1; ; attempt += 1) {
+    await page.reload();
+    await page.getByRole("row", { name: /ci server/ }).waitFor();
+    const lastUsed = await row.locator('td[data-label="Last used"]').textContent();
+    if (lastUsed !== "Never" || attempt === 20) {
+      expect(lastUsed).not.toBe("Never");
+      break;
+    }
+    await page.waitForTimeout(200);
+  }
   expect(await page.locator("#new-key").count()).toBe(0);
+
+  // Renaming: in its row, from the keyboard; kept after a reload, and the key still works.
+  await page.getByRole("button", { name: "Rename ci server" }).click();
+  const newName = page.getByLabel("New name for ci server");
+  await expect(newName.evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+  await newName.fill("build server");
+  await shot("03b-key-rename");
+  await newName.press("Enter");
+  await page.getByRole("button", { name: "Rename build server" }).waitFor();
+  await page.reload();
+  await expect(page.getByRole("row", { name: /build server/ }).textContent()).resolves.toContain(
+    `${liveKey.slice(0, 12)}…`,
+  );
+  expect((await api("/api/files", liveKey)).status).toBe(200);
 }, 30_000);
 
 it("uploads a PDF with a progress bar and shows its status turning ready without a reload", async () => {
@@ -197,6 +228,10 @@ it("uploads a PDF with a progress bar and shows its status turning ready without
   const row = page.locator("tr", { hasText: "harbour log.pdf" });
   await row.waitFor();
   await row.locator(".badge.ready").waitFor({ timeout: 60_000 });
+  // What reading it found: three pages, its passages; no duration for a document.
+  await expect(row.locator('td[data-label="Pages"]').textContent()).resolves.toBe("3");
+  expect(Number(await row.locator('td[data-label="Passages"]').textContent())).toBeGreaterThan(0);
+  await expect(row.locator('td[data-label="Duration"]').textContent()).resolves.toBe("—");
   await shot("04-files");
   // The upload counts against the month's quota, as a live key's would.
   await page.getByRole("link", { name: "Usage" }).click();
@@ -208,10 +243,34 @@ it("uploads a PDF with a progress bar and shows its status turning ready without
 it("searches, and a result opens the preview at the page it was found on", async () => {
   await page.getByRole("link", { name: "Search" }).click();
   await page.getByLabel("Search your files").fill("albatross lighthouse");
-  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByRole("button", { name: "Search", exact: true }).click();
   const result = page.locator(".result").first();
   await result.waitFor();
   await expect(result.textContent()).resolves.toContain("Page 3, line 9");
+  // Grouped by file: one group per file, headed by its name, holding that file's passages.
+  const group = page.locator(".result-group").first();
+  await expect(group.getByRole("heading").textContent()).resolves.toMatch(/^harbour log\.pdf \d+ passages?$/);
+  expect(await page.locator(".result-group").count()).toBe(
+    new Set(await page.locator(".result-group h2").allTextContents()).size,
+  );
+  // The query is in the URL: a reload runs the same search again.
+  expect(new URL(page.url()).hash).toBe("#/search?q=albatross+lighthouse&mode=quick");
+  await page.reload();
+  await page.locator(".result").first().waitFor();
+  await expect(page.getByLabel("Search your files").inputValue()).resolves.toBe("albatross lighthouse");
+  await expect(page.locator(".result").first().textContent()).resolves.toContain("Page 3, line 9");
+  // "Copy as curl": the API call for this search, with a placeholder for the key, never a real
+  // key; run as it is copied, with the variable set, it answers the same search.
+  await page.getByRole("button", { name: "Copy as curl" }).click();
+  const curl = await page.evaluate(() => navigator.clipboard.readText());
+  expect(curl).toBe(
+    `curl -s -H "Authorization: Bearer $LOCUS_API_KEY" '${locus.baseUrl}/api/search?q=albatross+lighthouse&mode=quick&limit=20'`,
+  );
+  expect(curl).not.toMatch(/sk_(live|test)_/);
+  const answered = JSON.parse(
+    execFileSync("bash", ["-c", curl], { env: { ...process.env, LOCUS_API_KEY: liveKey }, encoding: "utf8" }),
+  ) as { results: { content: string }[] };
+  expect(answered.results[0]?.content).toContain("albatross");
   // The snippet marks the words that matched, and only those.
   const marked = (await result.locator(".result-text mark").allTextContents()).map((m) => m.toLowerCase());
   expect(marked).toEqual(expect.arrayContaining(["albatross", "lighthouse"]));
@@ -269,8 +328,9 @@ it("searches, and a result opens the preview at the page it was found on", async
   // ai mode answers with a summary whose markers open their place too.
   await page.getByLabel("Mode").selectOption("ai");
   await page.getByLabel("Search your files").fill("What does the lighthouse keeper write down?");
-  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByRole("button", { name: "Search", exact: true }).click();
   await page.getByRole("heading", { name: "Answer" }).waitFor();
+  expect(new URL(page.url()).hash).toMatch(/&mode=ai$/);
   await expect(page.locator(".summary-text").textContent()).resolves.toContain(
     "The lighthouse keeper logs every passing albatross",
   );
@@ -284,7 +344,7 @@ it("searches, and a result opens the preview at the page it was found on", async
   );
   // A question the files do not answer says so, instead of stitching sentences together.
   await page.getByLabel("Search your files").fill("What is the capital of Mongolia?");
-  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByRole("button", { name: "Search", exact: true }).click();
   await page.locator(".summary-text.no-answer").waitFor();
   await expect(page.locator(".summary-text").textContent()).resolves.toContain(
     "No passage in your documents seems to answer this question",
@@ -307,12 +367,18 @@ it("opens a recording's result at the second it was said, beside its transcript"
   await page
     .locator("#file-input")
     .setInputFiles({ name: "message.wav", mimeType: "audio/wav", buffer: audio });
-  await page.locator("tr", { hasText: "message.wav" }).locator(".badge.ready").waitFor({ timeout: 90_000 });
+  const recordingRow = page.locator("tr", { hasText: "message.wav" });
+  await recordingRow.locator(".badge.ready").waitFor({ timeout: 90_000 });
+  // A recording's length, as minutes and seconds (about 20 s of speech and silence).
+  await expect(recordingRow.locator('td[data-label="Duration"]').textContent()).resolves.toMatch(
+    /^0:[1-3]\d$/,
+  );
+  await expect(recordingRow.locator('td[data-label="Pages"]').textContent()).resolves.toBe("—");
   await page.getByRole("link", { name: "Search" }).click();
   await page.getByLabel("Mode").selectOption("quick");
   await page.getByLabel("Search your files").fill("caretaker");
-  await page.getByRole("button", { name: "Search" }).click();
-  const result = page.locator(".result", { hasText: "message.wav" });
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  const result = page.locator(".result-group", { hasText: "message.wav" }).locator(".result").first();
   await result.waitFor();
   await result.getByRole("button").click();
   await page.locator("#media-start").waitFor();
@@ -354,15 +420,49 @@ it("opens a recording's result at the second it was said, beside its transcript"
   await page.getByRole("dialog", { name: "message.wav" }).getByRole("button", { name: "Close" }).click();
 }, 120_000);
 
+it("shows searches and uploads per day in a chart, and per key with its last use", async () => {
+  await page.getByRole("link", { name: "Usage" }).click();
+  await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+  // Per key: the key's one search (the copied curl command), and the dashboard's own searches and
+  // its two uploads (the PDF and the recording).
+  const keyRow = page.locator("#usage-keys tr", { hasText: "build server" });
+  await expect(keyRow.locator('td[data-label="Searches"]').textContent()).resolves.toBe("1");
+  await expect(keyRow.locator('td[data-label="Uploads"]').textContent()).resolves.toBe("0");
+  await expect(keyRow.locator('td[data-label="Last used"]').textContent()).resolves.not.toBe("—");
+  const pageRow = page.locator("#usage-keys tr", { hasText: "This dashboard" });
+  await expect(pageRow.locator('td[data-label="Uploads"]').textContent()).resolves.toBe("2");
+  const pageSearches = Number(await pageRow.locator('td[data-label="Searches"]').textContent());
+  expect(pageSearches).toBeGreaterThanOrEqual(5);
+  const searches = pageSearches + 1;
+  // The chart: today's bars, the sum said in words to screen readers, the numbers in a table.
+  const chart = page.getByRole("img", { name: new RegExp(`^${searches} searches and 2 uploads from `) });
+  await chart.waitFor();
+  const bars = await chart.evaluate((svg) =>
+    Array.from(svg.querySelectorAll("rect")).map((r) => Number(r.getAttribute("height"))),
+  );
+  expect(bars).toHaveLength(60);
+  expect(bars.slice(0, -2).every((height) => height === 0)).toBe(true);
+  expect(bars.at(-2)).toBeGreaterThan(bars.at(-1)!);
+  await page.getByText("The numbers per day").click();
+  const today = page.locator("#usage-days tbody tr");
+  await expect(today.count()).resolves.toBe(1);
+  await expect(today.locator("td").allTextContents()).resolves.toEqual([
+    expect.any(String),
+    String(searches),
+    "2",
+  ]);
+  await shot("09b-usage-chart");
+}, 30_000);
+
 it("revokes the key after a confirmation, and the API refuses it at once", async () => {
   await page.getByRole("link", { name: "API keys" }).click();
-  await page.getByRole("button", { name: "Revoke ci server" }).click();
-  const confirm = page.getByRole("dialog", { name: "Revoke “ci server”?" });
+  await page.getByRole("button", { name: "Revoke build server" }).click();
+  const confirm = page.getByRole("dialog", { name: "Revoke “build server”?" });
   await confirm.waitFor();
   await shot("10-revoke-confirm");
   await confirm.getByRole("button", { name: "Revoke key" }).click();
   await page
-    .getByRole("row", { name: /ci server/ })
+    .getByRole("row", { name: /build server/ })
     .getByText("Revoked")
     .waitFor();
   await shot("11-key-revoked");
@@ -390,7 +490,7 @@ it("deletes a file after a confirmation", async () => {
 
 it("fits a phone-width screen, and signing out ends the session", async () => {
   const phone = await browser.newContext({
-    viewport: { width: 390, height: 844 },
+    viewport: { width: 375, height: 812 },
     isMobile: true,
     bypassCSP: true,
   });
@@ -400,8 +500,71 @@ it("fits a phone-width screen, and signing out ends the session", async () => {
     await small.goto(`${locus.baseUrl}/dashboard#/files`);
     await small.locator("tr", { hasText: "harbour log.pdf" }).waitFor();
     // Nothing wider than the screen: no sideways scrolling.
-    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    // The header on one line: the brand, the view's name and the Menu button side by side, the
+    // header one row high (the tallest of them and its padding), nothing past its right edge.
+    const menuButton = small.getByRole("button", { name: "Menu", exact: true });
+    const headerLine = () =>
+      small.evaluate(() => {
+        const header = document.querySelector<HTMLElement>("header.top")!;
+        const parts = [".brand", "#nav-current", "#menu-toggle"].map((s) =>
+          header.querySelector(s)!.getBoundingClientRect(),
+        );
+        const centres = parts.map((r) => r.top + r.height / 2);
+        const style = getComputedStyle(header);
+        return {
+          spread: Math.max(...centres) - Math.min(...centres),
+          rowHeight: Math.max(...parts.map((r) => r.height)),
+          contentHeight: header.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom),
+          rightmost: Math.max(...parts.map((r) => r.right)),
+          headerFits: header.scrollWidth <= header.clientWidth,
+          pageFits: document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+          name: document.getElementById("nav-current")!.textContent,
+        };
+      });
+    const closedLine = await headerLine();
+    expect(closedLine).toMatchObject({ headerFits: true, pageFits: true, name: "Files" });
+    expect(closedLine.spread).toBeLessThan(8);
+    expect(Math.abs(closedLine.contentHeight - closedLine.rowHeight)).toBeLessThanOrEqual(1);
+    expect(closedLine.rightmost).toBeLessThanOrEqual(375);
+    await expect(small.getByRole("navigation", { name: "Dashboard" }).isVisible()).resolves.toBe(false);
+    await expect(menuButton.getAttribute("aria-expanded")).resolves.toBe("false");
     await shot("12-phone-files", small);
+    // The Menu opens the navigation below it: every destination and Sign out in sight, within the
+    // screen's width, and clickable (Playwright's trial click: visible, enabled, not covered).
+    await menuButton.click();
+    await expect(menuButton.getAttribute("aria-expanded")).resolves.toBe("true");
+    const menu = small.getByRole("navigation", { name: "Dashboard" });
+    const destinations = [
+      ...["API keys", "Files", "Search", "Usage", "Webhooks"].map((name) =>
+        menu.getByRole("link", { name, exact: true }),
+      ),
+      menu.getByRole("button", { name: "Sign out" }),
+    ];
+    for (const destination of destinations) {
+      const box = (await destination.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(375);
+      await destination.click({ trial: true, timeout: 2_000 });
+    }
+    await expect(menu.getByRole("link", { name: "Files" }).getAttribute("aria-current")).resolves.toBe(
+      "page",
+    );
+    const openLine = await headerLine();
+    expect(openLine).toMatchObject({
+      headerFits: true,
+      pageFits: true,
+      contentHeight: closedLine.contentHeight,
+    });
+    await shot("12b-phone-menu", small);
+    // From the keyboard: Tab goes from the button into the menu; Escape there closes it and gives
+    // focus back to the button.
+    await small.keyboard.press("Tab");
+    await expect(small.evaluate(() => document.activeElement?.textContent)).resolves.toBe("API keys");
+    await small.keyboard.press("Escape");
+    await menu.waitFor({ state: "hidden" });
+    await expect(menuButton.getAttribute("aria-expanded")).resolves.toBe("false");
+    await expect(menuButton.evaluate((el) => el === document.activeElement)).resolves.toBe(true);
     // A recording's preview: the player above its transcript, both within the screen's width.
     await small.getByRole("button", { name: "Preview message.wav" }).click();
     const transcript = small.getByRole("list", { name: "Transcript" });
@@ -410,9 +573,25 @@ it("fits a phone-width screen, and signing out ends the session", async () => {
       [small.locator("audio"), transcript].map((l) => l.boundingBox()),
     );
     expect(list!.y).toBeGreaterThanOrEqual(player!.y + player!.height);
-    expect(list!.x + list!.width).toBeLessThanOrEqual(390);
-    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(list!.x + list!.width).toBeLessThanOrEqual(375);
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot("13-phone-transcript", small);
+    await small.getByRole("dialog", { name: "message.wav" }).getByRole("button", { name: "Close" }).click();
+    // Choosing a destination in the menu goes there and closes the menu. The usage chart and the
+    // search results fit the phone too.
+    await menuButton.click();
+    await menu.getByRole("link", { name: "Usage" }).click();
+    await small.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+    await menu.waitFor({ state: "hidden" });
+    await expect(menuButton.getAttribute("aria-expanded")).resolves.toBe("false");
+    await expect(small.locator("#nav-current").textContent()).resolves.toBe("Usage");
+    await small.getByRole("img", { name: /searches and 3 uploads/ }).waitFor(); // and scratch.pdf
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot("14-phone-usage", small);
+    await small.goto(`${locus.baseUrl}/dashboard#/search?q=albatross&mode=quick`);
+    await small.locator(".result").first().waitFor();
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot("15-phone-search", small);
   } finally {
     await phone.close();
   }
@@ -424,14 +603,17 @@ it("fits a phone-width screen, and signing out ends the session", async () => {
   await page.getByRole("heading", { name: "Sign in to Locus" }).waitFor();
   // The old cookie, replayed, no longer opens anything: the session ended on the server.
   expect((await fetch(`${locus.baseUrl}/dashboard/api/session`, withCookie)).status).toBe(401);
-  await page.goto(`${locus.baseUrl}/dashboard#/keys`);
+  // A shared search link, opened signed out: sign-in first, then the search it holds.
+  await page.goto(`${locus.baseUrl}/dashboard#/search?q=tide&mode=quick`);
   await page.getByRole("heading", { name: "Sign in to Locus" }).waitFor();
 
   // And signing in again works.
   await page.getByLabel("Email").fill(EMAIL);
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+  await page.getByRole("heading", { name: "Search", level: 1 }).waitFor();
+  await expect(page.getByLabel("Search your files").inputValue()).resolves.toBe("tide");
+  await expect(page.locator(".result").first().textContent()).resolves.toContain("Page 2");
   expect(pageErrors).toEqual([]);
 }, 60_000);
 

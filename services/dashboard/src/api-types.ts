@@ -46,4 +46,27 @@ export interface DashboardUsage {
   /** YYYY-MM (UTC). */
   month: string;
   max_upload_bytes: number;
+  /**
+   * Searches and uploads of live keys and this dashboard per day (UTC), the last 30 days oldest
+   * first, today last; a day without any is there with zeros.
+   */
+  days: DashboardUsageDay[];
+  /** The same days' counts per key that made any, the busiest first; `key` null: this dashboard. */
+  per_key: DashboardKeyUsage[];
+}
+
+/** One day (UTC) of the usage chart. */
+export interface DashboardUsageDay {
+  /** YYYY-MM-DD. */
+  day: string;
+  searches: number;
+  uploads: number;
+}
+
+/** One key's searches and uploads over the usage page's days. */
+export interface DashboardKeyUsage {
+  /** The key (as listed), or null for searches and uploads made from this dashboard. */
+  key: DashboardKey | null;
+  searches: number;
+  uploads: number;
 }

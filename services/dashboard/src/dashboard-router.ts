@@ -8,7 +8,14 @@ import { clientAddress, listedFiles } from "@locus/http";
 import { generateApiKey, type LimiterCounters } from "@locus/gateway";
 import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
-import type { DashboardKey, DashboardSession, DashboardUsage, NewDashboardKey } from "./api-types.ts";
+import type {
+  DashboardKey,
+  DashboardKeyUsage,
+  DashboardSession,
+  DashboardUsage,
+  DashboardUsageDay,
+  NewDashboardKey,
+} from "./api-types.ts";
 import {
   dummyHash,
   hashPassword,
@@ -45,6 +52,9 @@ export interface DashboardDeps {
 const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "public");
 const PDFJS_DIR = dirname(createRequire(import.meta.url).resolve("pdfjs-dist/build/pdf.min.mjs"));
 const MAX_ACTIVE_KEYS = 100;
+/** How many days (today included) the usage page charts. */
+const USAGE_DAYS = 30;
+const DAY_MS = 24 * 60 * 60 * 1000;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**
@@ -91,6 +101,40 @@ const keyView = (k: ApiKey): DashboardKey => ({
   status: k.revokedAt ? "revoked" : "active",
   revoked_at: k.revokedAt,
 });
+
+/** The last USAGE_DAYS days (UTC, today last) with each day's counts, and each key's over them. */
+async function usageByDayAndKey(
+  store: MetadataStore,
+  userId: string,
+  now = Date.now(),
+): Promise<{ days: DashboardUsageDay[]; per_key: DashboardKeyUsage[] }> {
+  const days: DashboardUsageDay[] = Array.from({ length: USAGE_DAYS }, (_, i) => ({
+    day: new Date(now - (USAGE_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+    searches: 0,
+    uploads: 0,
+  }));
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  const [activity, keys] = await Promise.all([
+    store.dailyActivity(userId, days[0]!.day),
+    store.listKeys(userId),
+  ]);
+  const byKey = new Map<string | null, DashboardKeyUsage>();
+  const keyById = new Map(keys.map((k) => [k.id, k]));
+  for (const row of activity) {
+    const day = byDay.get(row.day);
+    if (!day) continue; // a clock that moved back: counted again when it is that day
+    day.searches += row.searches;
+    day.uploads += row.uploads;
+    const known = row.keyId === null ? null : keyById.get(row.keyId);
+    if (known === undefined) continue;
+    const entry = byKey.get(row.keyId) ?? { key: known && keyView(known), searches: 0, uploads: 0 };
+    entry.searches += row.searches;
+    entry.uploads += row.uploads;
+    byKey.set(row.keyId, entry);
+  }
+  const per_key = [...byKey.values()].sort((a, b) => b.searches + b.uploads - (a.searches + a.uploads));
+  return { days, per_key };
+}
 
 function field(body: unknown, name: string, max = 320): string {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -259,6 +303,16 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.json(keyView(revoked));
   });
 
+  router.patch("/dashboard/api/keys/:id", json, async (req, res) => {
+    const user = await signedIn(req);
+    const name = field(req.body, "name", 100).trim();
+    if (name.length === 0) throw Errors.fieldRequired("name");
+    const renamed = await deps.store.renameKey({ id: String(req.params.id), userId: user.id, name });
+    if (!renamed) throw new LocusError("not_found", "No key with this id.");
+    deps.logger.info({ userId: user.id, keyId: renamed.id }, "dashboard key renamed");
+    res.json(keyView(renamed));
+  });
+
   router.get("/dashboard/api/usage", async (req, res) => {
     const user = await signedIn(req);
     const month = new Date().toISOString().slice(0, 7);
@@ -269,6 +323,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       uploads_this_month: await deps.store.uploadsThisMonth(user.id, month),
       month,
       max_upload_bytes: deps.maxUploadBytes,
+      ...(await usageByDayAndKey(deps.store, user.id)),
     } satisfies DashboardUsage);
   });
 

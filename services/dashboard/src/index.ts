@@ -21,3 +21,10 @@ export {
   type SignInLimiterOptions,
   type SignInLimits,
 } from "./signin-limiter.ts";
+export type {
+  DashboardKey,
+  DashboardKeyUsage,
+  DashboardSession,
+  DashboardUsage,
+  DashboardUsageDay,
+} from "./api-types.ts";

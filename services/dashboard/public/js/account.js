@@ -1,7 +1,8 @@
 // @ts-check
 // Signing in and up, and out; the page's head shows who is signed in.
 import { currentSession, enter, setSession, signOut } from "./api.js";
-import { go } from "./router.js";
+import { showMenu } from "./menu.js";
+import { go, takeWanted } from "./router.js";
 import { byId, errorBox, h, say, showError, view } from "./ui.js";
 
 const nav = byId("nav", HTMLElement);
@@ -42,7 +43,7 @@ export function accountView(mode) {
             await enter(signingUp ? "signup" : "signin", { email: email.value, password: password.value }),
           );
           signedInChrome();
-          go("#/keys");
+          go(takeWanted("#/keys"));
         } catch (err) {
           showError(error, err);
         } finally {
@@ -70,13 +71,43 @@ export function accountView(mode) {
       h("a", { href: signingUp ? "#/signin" : "#/signup" }, signingUp ? "Sign in" : "Create an account"),
     ),
   );
-  view(signingUp ? "Create your Locus account" : "Sign in to Locus", form);
+  view(
+    signingUp ? "Create your Locus account" : "Sign in to Locus",
+    h("div", { class: "welcome" }, intro(), form),
+  );
+}
+
+/** The first screen's word on what Locus is, beside the form, for whoever arrives signed out. */
+function intro() {
+  return h(
+    "section",
+    { class: "intro", "aria-labelledby": "intro-title" },
+    h("h2", { id: "intro-title" }, "Search what your files say"),
+    h(
+      "p",
+      {},
+      "Locus is a document search service. Upload PDFs, images, recordings and videos; Locus reads them " +
+        "(their text, by OCR, and what is said) and answers searches with the passage and exactly where it is.",
+    ),
+    h(
+      "ul",
+      {},
+      h(
+        "li",
+        {},
+        "Every result points to its place: page and line in a document, the second in a recording.",
+      ),
+      h("li", {}, "Search by keyword, or by meaning with a short answer that cites its sources."),
+      h("li", {}, "A REST API with keys you make here; test keys answer at once and store nothing."),
+    ),
+  );
 }
 
 /** The navigation and who is signed in, shown while signed in only. */
 export function signedInChrome() {
   const session = currentSession();
   nav.hidden = !session;
+  showMenu(Boolean(session));
   who.textContent = session ? `${session.user.email} (${session.user.plan})` : "";
   // What the server cannot do now (recordings without a speech engine), said before it surprises.
   const said = session?.notices ?? [];

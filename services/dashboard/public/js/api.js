@@ -75,7 +75,7 @@ export function detailOf(body, status) {
  * @param {{ method?: string, body?: unknown }} [options]
  * @returns {Promise<unknown>}
  */
-async function request(path, { method = "GET", body } = {}) {
+export async function request(path, { method = "GET", body } = {}) {
   /** @type {Record<string, string>} */
   const headers = { Accept: "application/json" };
   if (session) headers["X-CSRF-Token"] = session.csrf;
@@ -136,6 +136,15 @@ export const createKey = (name, type) =>
 export const revokeKey = (id) =>
   /** @type {Promise<DashboardKey>} */ (
     request(`/dashboard/api/keys/${encodeURIComponent(id)}`, { method: "DELETE" })
+  );
+
+/**
+ * @param {string} id
+ * @param {string} name
+ */
+export const renameKey = (id, name) =>
+  /** @type {Promise<DashboardKey>} */ (
+    request(`/dashboard/api/keys/${encodeURIComponent(id)}`, { method: "PATCH", body: { name } })
   );
 
 export const getUsage = () => /** @type {Promise<DashboardUsage>} */ (request("/dashboard/api/usage"));

@@ -2,7 +2,7 @@
 // Files: upload (two at a time, with progress, a rate-limit refusal waited out), the list (looked at
 // again while anything is still being read), preview and delete.
 import { ApiError, deleteFile, detailOf, listFiles, uploadFile } from "./api.js";
-import { formatBytes, formatDate } from "./format.js";
+import { formatBytes, formatDate, formatSeconds } from "./format.js";
 import { openPreview } from "./preview.js";
 import { confirmedDelete, errorBox, h, onLeave, say, view } from "./ui.js";
 
@@ -79,7 +79,9 @@ export async function filesView() {
         h(
           "tr",
           {},
-          ...["Name", "Type", "Status", "Size", "Uploaded", ""].map((t) => h("th", { scope: "col" }, t)),
+          ...["Name", "Type", "Status", "Size", "Pages", "Duration", "Passages", "Uploaded", ""].map((t) =>
+            h("th", { scope: "col" }, t),
+          ),
         ),
       ),
       tbody,
@@ -98,7 +100,7 @@ export async function filesView() {
     const files = await listFiles();
     tbody.replaceChildren(
       ...(files.length === 0
-        ? [h("tr", {}, h("td", { colspan: "6" }, "No files yet: upload one above."))]
+        ? [h("tr", {}, h("td", { colspan: "9" }, "No files yet: upload one above."))]
         : files.map(fileRow)),
     );
     return files;
@@ -143,6 +145,10 @@ export async function filesView() {
         file.status === "failed" && file.error ? h("div", { class: "hint" }, file.error.message) : null,
       ),
       h("td", { "data-label": "Size" }, formatBytes(file.size_bytes)),
+      // What reading the file found: known once it is read ("—" until then, or where it does not apply).
+      h("td", { "data-label": "Pages" }, file.page_count ?? "—"),
+      h("td", { "data-label": "Duration" }, file.duration_s === null ? "—" : formatSeconds(file.duration_s)),
+      h("td", { "data-label": "Passages" }, file.passage_count ?? "—"),
       h("td", { "data-label": "Uploaded" }, formatDate(file.created_at)),
       h(
         "td",

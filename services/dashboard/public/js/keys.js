@@ -1,10 +1,11 @@
 // @ts-check
-// API keys: create one (shown whole this once), list them, revoke one.
-import { createKey, listKeys, revokeKey } from "./api.js";
+// API keys: create one (shown whole this once), list them with their last use, rename or revoke one.
+import { createKey, listKeys, renameKey, revokeKey } from "./api.js";
 import { formatDate } from "./format.js";
 import { confirmedDelete, errorBox, h, say, showError, view } from "./ui.js";
 
 /** @typedef {import("../../src/api-types.ts").NewDashboardKey} NewDashboardKey */
+/** @typedef {import("../../src/api-types.ts").DashboardKey} DashboardKey */
 
 export async function keysView() {
   const error = errorBox();
@@ -28,7 +29,7 @@ export async function keysView() {
     { class: "table-wrap" },
     h(
       "table",
-      {},
+      { class: "keys" },
       h("caption", { class: "visually-hidden" }, "Your API keys"),
       h(
         "thead",
@@ -53,7 +54,7 @@ export async function keysView() {
         : keys.map((key) =>
             h(
               "tr",
-              {},
+              { "data-key": key.id },
               h("td", { "data-label": "Name" }, key.name),
               h("td", { "data-label": "Key" }, h("code", {}, `${key.prefix}…`)),
               h("td", { "data-label": "Created" }, formatDate(key.created_at)),
@@ -70,7 +71,17 @@ export async function keysView() {
               ),
               h(
                 "td",
-                {},
+                { class: "actions" },
+                h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "secondary small",
+                    "aria-label": `Rename ${key.name}`,
+                    onclick: (event) => startRename(key, /** @type {HTMLElement} */ (event.currentTarget)),
+                  },
+                  "Rename",
+                ),
                 key.status === "active"
                   ? h(
                       "button",
@@ -96,6 +107,53 @@ export async function keysView() {
             ),
           )),
     );
+  }
+
+  /**
+   * Turns the key's name cell into a small form: Enter or Save renames, Escape or Cancel leaves it.
+   * @param {DashboardKey} key
+   * @param {HTMLElement} button The Rename button, focused again when the form goes.
+   */
+  function startRename(key, button) {
+    const cell = button.closest("tr")?.querySelector('td[data-label="Name"]');
+    if (!(cell instanceof HTMLElement)) return;
+    const inputId = `rename-${key.id}`;
+    const input = h("input", { id: inputId, value: key.name, required: true, maxlength: "100" });
+    const problem = errorBox();
+    const cancel = () => {
+      cell.replaceChildren(key.name);
+      button.focus();
+    };
+    const form = h(
+      "form",
+      {
+        class: "rename",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          try {
+            const renamed = await renameKey(key.id, input.value);
+            say(`Renamed “${key.name}” to “${renamed.name}”.`);
+            await load();
+            // Back where the user was: the renamed key's Rename button.
+            const again = tbody.querySelector(`tr[data-key="${key.id}"] .actions button`);
+            if (again instanceof HTMLElement) again.focus();
+          } catch (err) {
+            showError(problem, err);
+          }
+        },
+        onkeydown: (event) => {
+          if (/** @type {KeyboardEvent} */ (event).key === "Escape") cancel();
+        },
+      },
+      h("label", { for: inputId, class: "visually-hidden" }, `New name for ${key.name}`),
+      input,
+      h("button", { type: "submit", class: "small" }, "Save"),
+      h("button", { type: "button", class: "secondary small", onclick: cancel }, "Cancel"),
+      problem,
+    );
+    cell.replaceChildren(form);
+    input.focus();
+    input.select();
   }
 
   /** @param {NewDashboardKey} key */

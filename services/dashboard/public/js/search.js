@@ -1,13 +1,30 @@
 // @ts-check
-// The search playground: a query in either mode, its results with their matched words, and an ai
-// answer whose citation markers open the cited place.
+// The search playground: a query in either mode, kept in the URL (a reload or a shared link runs it
+// again), its results grouped by file with their matched words, the same search as a curl command
+// to copy, and an ai answer whose citation markers open the cited place.
 import { search } from "./api.js";
 import { describeLocator, withMarks } from "./format.js";
 import { openPreview } from "./preview.js";
-import { errorBox, h, showError, view } from "./ui.js";
+import { hashParams, showInUrl } from "./router.js";
+import { errorBox, h, say, showError, view } from "./ui.js";
 
 /** @typedef {import("@locus/contracts").SearchResponseDto} SearchResponseDto */
 /** @typedef {import("@locus/contracts").SearchResultDto} SearchResultDto */
+
+/** How many results a search asks for. */
+const LIMIT = "20";
+const MODES = ["quick", "ai"];
+
+/**
+ * The API call for a search, as a shell command: the key as the variable $LOCUS_API_KEY (never the
+ * user's real key, which this page does not have), the URL single-quoted (its query is
+ * percent-encoded, so it holds no quote).
+ * @param {URLSearchParams} params
+ */
+export function curlCommand(params) {
+  const url = `${location.origin}/api/search?${params}`;
+  return `curl -s -H "Authorization: Bearer $LOCUS_API_KEY" '${url}'`;
+}
 
 export function searchView() {
   const error = errorBox();
@@ -19,6 +36,41 @@ export function searchView() {
     h("option", { value: "ai" }, "AI: meaning, with a cited summary"),
   );
   const output = h("section", { "aria-live": "polite", "aria-busy": "false" });
+  /** Where the command is shown to copy by hand when the clipboard refuses. */
+  const curlBox = h("div", { class: "curl", hidden: true });
+  const params = () => new URLSearchParams({ q: q.value, mode: mode.value, limit: LIMIT });
+
+  async function run() {
+    error.hidden = true;
+    output.setAttribute("aria-busy", "true");
+    try {
+      const started = performance.now();
+      const body = await search(params());
+      showResults(body, Math.round(performance.now() - started));
+    } catch (err) {
+      showError(error, err);
+    } finally {
+      output.setAttribute("aria-busy", "false");
+    }
+  }
+
+  async function copyCurl() {
+    if (!q.reportValidity()) return;
+    const command = curlCommand(params());
+    try {
+      await navigator.clipboard.writeText(command);
+      curlBox.hidden = true;
+      say("Copied the API call for this search; set LOCUS_API_KEY to one of your keys.");
+    } catch {
+      // No clipboard (permission, or not a secure context): show it, selected, to copy by hand.
+      const text = h("textarea", { id: "curl-command", readonly: true, rows: "3", class: "mono" }, command);
+      curlBox.replaceChildren(h("label", { for: "curl-command" }, "The API call for this search"), text);
+      curlBox.hidden = false;
+      text.focus();
+      text.select();
+    }
+  }
+
   const form = h(
     "form",
     {
@@ -26,18 +78,9 @@ export function searchView() {
       role: "search",
       onsubmit: async (event) => {
         event.preventDefault();
-        error.hidden = true;
-        output.setAttribute("aria-busy", "true");
-        try {
-          const params = new URLSearchParams({ q: q.value, mode: mode.value, limit: "20" });
-          const started = performance.now();
-          const body = await search(params);
-          showResults(body, Math.round(performance.now() - started));
-        } catch (err) {
-          showError(error, err);
-        } finally {
-          output.setAttribute("aria-busy", "false");
-        }
+        // The query in the URL: the back button, a reload and a shared link all come back to it.
+        showInUrl(`#/search?${new URLSearchParams({ q: q.value, mode: mode.value })}`);
+        await run();
       },
     },
     h(
@@ -47,7 +90,13 @@ export function searchView() {
       h("div", {}, h("label", { for: "mode" }, "Mode"), mode),
     ),
     error,
-    h("button", { type: "submit" }, "Search"),
+    h(
+      "div",
+      { class: "button-row" },
+      h("button", { type: "submit" }, "Search"),
+      h("button", { type: "button", class: "secondary", onclick: copyCurl }, "Copy as curl"),
+    ),
+    curlBox,
   );
 
   /** @param {SearchResultDto} result */
@@ -85,27 +134,60 @@ export function searchView() {
    * @param {number} ms
    */
   function showResults(body, ms) {
-    const items = body.results.map((result, i) =>
-      h(
+    // Grouped by file, the files in the order of their best passage, each file's passages best
+    // first; the result's index stays its rank in the answer (what citations point at).
+    /** @type {Map<string, { result: SearchResultDto, rank: number }[]>} */
+    const byFile = new Map();
+    body.results.forEach((result, rank) => {
+      const group = byFile.get(result.file_id) ?? [];
+      group.push({ result, rank });
+      byFile.set(result.file_id, group);
+    });
+    const groups = [...byFile.values()].map((passages) => {
+      const first = passages[0]?.result;
+      const name = first?.files.original_name ?? "";
+      return h(
         "li",
-        { class: "result" },
+        { class: "result-group" },
         h(
-          "button",
-          {
-            type: "button",
-            class: "result-open",
-            onclick: () => openPreview(resultFile(result), result.locator, result),
-          },
-          h("span", { class: "result-file" }, `${i + 1}. ${result.files.original_name}`),
-          h("span", { class: "result-where" }, describeLocator(result.locator)),
+          "h2",
+          { class: "result-file" },
+          name,
+          h("span", { class: "muted" }, ` ${passages.length} passage${passages.length === 1 ? "" : "s"}`),
         ),
-        h("p", { class: "result-text" }, withMarks(result.content, result.highlights)),
-        h("span", { class: "hint" }, `score ${result.score.toFixed(3)}`),
-      ),
-    );
+        h(
+          "ol",
+          { class: "results" },
+          ...passages.map(({ result, rank }) =>
+            h(
+              "li",
+              { class: "result" },
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "result-open",
+                  onclick: () => openPreview(resultFile(result), result.locator, result),
+                },
+                h("span", { class: "visually-hidden" }, `Open ${name} at `),
+                h("span", { class: "result-where" }, describeLocator(result.locator) || "the start"),
+                h("span", { class: "hint" }, `#${rank + 1} · score ${result.score.toFixed(3)}`),
+              ),
+              h("p", { class: "result-text" }, withMarks(result.content, result.highlights)),
+            ),
+          ),
+        ),
+      );
+    });
     /** @type {HTMLElement[]} */
     const parts = [
-      h("p", { class: "muted" }, `${body.count} result${body.count === 1 ? "" : "s"} in ${ms} ms`),
+      h(
+        "p",
+        { class: "muted" },
+        `${body.count} result${body.count === 1 ? "" : "s"}` +
+          (groups.length > 0 ? ` in ${groups.length} file${groups.length === 1 ? "" : "s"}` : "") +
+          `, ${ms} ms`,
+      ),
     ];
     if (body.mode === "ai" && body.answered === false) {
       // Nothing to stitch together: say so plainly, and leave the closest passages below.
@@ -173,9 +255,20 @@ export function searchView() {
         ),
       );
     }
-    parts.push(items.length > 0 ? h("ol", { class: "results" }, ...items) : h("p", {}, "Nothing found."));
+    parts.push(
+      groups.length > 0 ? h("ol", { class: "result-groups" }, ...groups) : h("p", {}, "Nothing found."),
+    );
     output.replaceChildren(...parts);
   }
 
   view("Search", form, output);
+  // A search in the URL (a reload, a shared link, the back button): shown and run again.
+  const wanted = hashParams();
+  const query = wanted.get("q");
+  if (query) {
+    q.value = query;
+    const asked = wanted.get("mode");
+    if (asked && MODES.includes(asked)) mode.value = asked;
+    void run();
+  }
 }

@@ -1,6 +1,8 @@
 // @ts-check
 // What every view is drawn with: elements made by DOM calls (text is always set as text, never as
 // HTML), the toast, error boxes, the confirmation dialog, and the view in <main>.
+import { showCurrent } from "./menu.js";
+import { viewOf } from "./router.js";
 
 /** @typedef {string | number | boolean | null | undefined | ((event: Event) => unknown)} AttributeValue */
 /** @typedef {Record<string, AttributeValue>} Attributes */
@@ -131,10 +133,14 @@ export function view(title, ...content) {
   const heading = h("h1", { tabindex: "-1" }, title);
   main.replaceChildren(heading, ...content);
   heading.focus();
+  let currentName = "";
   for (const link of nav.querySelectorAll("a")) {
-    if (link.getAttribute("href") === location.hash) link.setAttribute("aria-current", "page");
-    else link.removeAttribute("aria-current");
+    if (link.getAttribute("href") === viewOf(location.hash)) {
+      link.setAttribute("aria-current", "page");
+      currentName = link.textContent ?? "";
+    } else link.removeAttribute("aria-current");
   }
+  showCurrent(currentName);
 }
 
 /**
