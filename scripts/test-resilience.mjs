@@ -32,10 +32,15 @@ const ARTIFACTS = "test-artifacts/resilience";
 const OUT = "docs/resilience";
 
 rmSync(ARTIFACTS, { recursive: true, force: true });
-// The fuzzer sends 10,000 requests here (3,000 in every `pnpm test`); a larger count may be given.
+// The fuzzer sends 10,000 requests here (3,000 in every `pnpm test`), and the split shape's soak
+// lasts 120 s (45 s in every `pnpm test`); larger figures may be given.
 const tests = spawnSync(process.execPath, ["scripts/test.mjs", ...SUITES], {
   stdio: "inherit",
-  env: { ...process.env, LOCUS_FUZZ_REQUESTS: process.env.LOCUS_FUZZ_REQUESTS ?? "10000" },
+  env: {
+    ...process.env,
+    LOCUS_FUZZ_REQUESTS: process.env.LOCUS_FUZZ_REQUESTS ?? "10000",
+    LOCUS_SOAK_SECONDS: process.env.LOCUS_SOAK_SECONDS ?? "120",
+  },
 });
 const read = (file) => (existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : null);
 const summary = read("test-artifacts/test-summary.json");
