@@ -10,6 +10,12 @@ export type Delivery<T extends Topic = Topic> = T extends Topic
       /** True on the last attempt: a handler that fails now sends the message to dead letters. */
       final: boolean;
       /**
+       * True when an earlier delivery of this very message ended without an answer (its worker
+       * stopped: a crash, a lost connection), so the handler may have done part of its work
+       * already; `attempt` does not count those (it counts failures the handler reported).
+       */
+      redelivered?: boolean;
+      /**
        * When the message was first published (ms since the epoch; to the second on RabbitMQ, whose
        * timestamp property is in seconds), kept across retries; absent when the publisher did not say.
        */

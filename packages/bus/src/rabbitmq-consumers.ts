@@ -211,6 +211,7 @@ export class GroupConsumers {
       await this.deadLetter(sub, channel, msg, attempt, `invalid message: ${parsed.error.message}`);
       return;
     }
+    const unanswered = readDeliveryCount(msg);
     const delivery = {
       topic,
       message: parsed.data as MessageOf<Topic>,
@@ -219,8 +220,9 @@ export class GroupConsumers {
       ...(typeof msg.properties.timestamp === "number"
         ? { publishedAt: msg.properties.timestamp * 1000 }
         : {}),
+      // The broker says so (a classic queue's flag, a quorum queue's count of unanswered deliveries).
+      ...(msg.fields.redelivered || unanswered > 0 ? { redelivered: true } : {}),
     } as Delivery;
-    const unanswered = readDeliveryCount(msg);
     if (unanswered >= this.workQueue.deliveryLimit) {
       await this.abandon(sub, channel, msg, delivery, unanswered);
       return;

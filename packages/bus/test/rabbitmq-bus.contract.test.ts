@@ -531,6 +531,28 @@ describe("RabbitMqBus on the broker", () => {
     expect(handled).toEqual([next.fileId]);
   });
 
+  it("tells a handler when a message comes again after a delivery that ended unanswered", async () => {
+    const g = group("redelivered");
+    const publisher = make();
+    await publisher.declareGroups({ [g]: ["file.deleted"] });
+    const crashedOn = deleted();
+    await publisher.publish("file.deleted", crashedOn);
+    await leaveUnanswered(groupQueues(g, prefix).queue);
+    const fresh = deleted();
+    await publisher.publish("file.deleted", fresh);
+
+    const seen: Delivery<"file.deleted">[] = [];
+    const worker = make();
+    await worker.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, (d) => {
+      seen.push(d);
+      return Promise.resolve();
+    });
+    await waitFor(() => seen.length === 2, 5_000, "both messages");
+    const byId = new Map(seen.map((d) => [d.message.fileId, d]));
+    expect(byId.get(crashedOn.fileId)).toMatchObject({ attempt: 1, redelivered: true });
+    expect(byId.get(fresh.fileId)?.redelivered).toBeUndefined();
+  });
+
   it("dead-letters through the broker's own limit when even abandoning cannot be done", async () => {
     const g = group("stuck");
     const publisher = make({ workQueue: { deliveryLimit: 1 } });

@@ -95,20 +95,21 @@ export async function subscribeStatusUpdates(
 
 /**
  * Publishes the file's event once its change is recorded: when this report moved it, and again
- * when the report is a redelivery (its first delivery may have recorded the change and stopped
- * before publishing). Both carry the same id (from the report's publication time), so webhooks
- * deliver it once; a second report of the same outcome (first delivery, file already there) is
- * not announced again.
+ * when the report comes a second time, retried after a failure or redelivered after its worker
+ * stopped (either may have recorded the change and not published). Both carry the same id (from
+ * the report's publication time), so webhooks deliver it once; a second report of the same
+ * outcome (first delivery, file already there) is not announced again.
  */
 async function announce(
   bus: Bus,
   type: "file.ready" | "file.failed",
   before: FileRecord,
   after: FileRecord | null,
-  delivery: { attempt: number; publishedAt?: number },
+  delivery: { attempt: number; redelivered?: boolean; publishedAt?: number },
 ): Promise<void> {
   const status = type === "file.ready" ? "ready" : "failed";
-  if (!after || (before.status === status && delivery.attempt === 1)) return;
+  const again = delivery.attempt > 1 || delivery.redelivered === true;
+  if (!after || (before.status === status && !again)) return;
   await publishFileEvent(bus, type, after, String(delivery.publishedAt ?? ""));
 }
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileBlobKey, type FileEvent, type FileStatus } from "@locus/contracts";
-import { InProcessBus, type Bus } from "@locus/bus";
+import { InProcessBus, type Bus, type Delivery } from "@locus/bus";
 import { createSqliteMetadataStore, type KyselyMetadataStore } from "@locus/metadata-store";
 import { createLogger } from "@locus/runtime";
 import { fileEventId } from "../src/file-events.ts";
@@ -22,6 +22,8 @@ const events: FileEvent[] = [];
 /** file.event publications to refuse (the broker was away), and the ids they carried. */
 let refuseEvents = 0;
 const refusedIds: string[] = [];
+/** The status consumer's handler, to hand it deliveries only a broker makes (a crash's redelivery). */
+let statusHandler: (delivery: Delivery) => Promise<void>;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "locus-file-events-"));
@@ -37,7 +39,10 @@ beforeAll(async () => {
       }
       return bus.publish(topic, message, options);
     },
-    subscribe: (options, handler) => bus.subscribe(options, handler),
+    subscribe: (options, handler) => {
+      if (options.group === "files-status") statusHandler = handler as (delivery: Delivery) => Promise<void>;
+      return bus.subscribe(options, handler);
+    },
     check: () => bus.check(),
     queueDepth: (group) => bus.queueDepth(group),
     close: () => bus.close(),
@@ -125,6 +130,28 @@ describe("file events for webhooks", () => {
     expect(events).toHaveLength(1);
     expect(events[0]?.id).toBe(refusedIds[0]);
     expect((await store.getFileById(ref.fileId))?.status).toBe("ready");
+  });
+
+  it("a report redelivered after its worker stopped announces the recorded change again, under the same id", async () => {
+    const ref = await fileWithStatus("processing");
+    const report: Delivery = {
+      topic: "file.indexed",
+      message: { ...ref, passageCount: 4, pageCount: 1 },
+      attempt: 1,
+      final: false,
+      publishedAt: 1_700_000_000_000,
+    };
+    // The first delivery records the change and publishes; then, as if its process had died before
+    // acknowledging, the broker delivers it again (attempt 1: the handler never reported a failure).
+    await statusHandler(report);
+    await statusHandler({ ...report, redelivered: true });
+    await bus.whenIdle();
+    expect(events.map((e) => e.type)).toEqual(["file.ready", "file.ready"]);
+    expect(events[1]?.id).toBe(events[0]?.id);
+    // A second report of the same outcome, delivered for the first time, is not announced again.
+    await statusHandler({ ...report, publishedAt: 1_700_000_001_000 });
+    await bus.whenIdle();
+    expect(events).toHaveLength(2);
   });
 
   it("event ids are UUIDs that depend on the file, the type and the cause only", () => {
