@@ -85,6 +85,11 @@ export function attributeFields(
   };
 }
 
+/** Elasticsearch refused a field its index's (strict, older) mapping does not have. */
+export class OlderMappingError extends Error {
+  override readonly name = "OlderMappingError";
+}
+
 /** What the writer needs of the adapter: its client and alias, its bulk settings, and its failure. */
 export interface PassageWriterSettings {
   client: Client;
@@ -175,15 +180,15 @@ export class PassageWriter {
           if (!result?.error || !item) continue;
           if (!RETRYABLE.has(result.status)) {
             const { type, reason } = result.error;
+            const message = `Elasticsearch rejected passage ${result._id ?? item.action} (${result.status} ${type}): ${reason ?? "no reason given"}`;
             // The alias still points at an index of an older mapping, which lacks a field this
             // version writes (its mapping is strict): only a rebuild moves it to the new one.
-            const hint =
-              type === "strict_dynamic_mapping_exception"
-                ? ` (the index behind ${this.alias} has an older mapping than this Locus writes: run \`pnpm locus index rebuild\`)`
-                : "";
-            throw new Error(
-              `Elasticsearch rejected passage ${result._id ?? item.action} (${result.status} ${type}): ${reason ?? "no reason given"}${hint}`,
-            );
+            if (type === "strict_dynamic_mapping_exception") {
+              throw new OlderMappingError(
+                `${message} (the index behind ${this.alias} has an older mapping than this Locus writes: run \`pnpm locus index rebuild\`)`,
+              );
+            }
+            throw new Error(message);
           }
           retry.push(item);
         }

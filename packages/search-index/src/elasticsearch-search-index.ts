@@ -26,7 +26,7 @@ import {
   type ElasticsearchSearchIndexOptions,
 } from "./elasticsearch-options.ts";
 import { VersionedIndex } from "./elasticsearch-versioned-index.ts";
-import { PassageWriter, bulkItem } from "./elasticsearch-passage-writer.ts";
+import { OlderMappingError, PassageWriter, bulkItem } from "./elasticsearch-passage-writer.ts";
 import {
   MAX_KNN_CANDIDATES,
   MAX_RESULT_WINDOW,
@@ -37,7 +37,7 @@ import {
   type HitSource,
 } from "./elasticsearch-queries.ts";
 import { errorType, unavailableIfDown } from "./elasticsearch-errors.ts";
-import type { FileFilter } from "@locus/contracts";
+import { LocusError, type FileFilter } from "@locus/contracts";
 import { filterConditions, storedAttributes } from "./file-filter.ts";
 
 export { ELASTICSEARCH_MAPPING_VERSION, passageIndexBody } from "./elasticsearch-index-mapping.ts";
@@ -73,6 +73,8 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   private readonly dims: Partial<Record<VectorSlot, number>>;
   private readonly writer: PassageWriter;
   private readonly versioned: VersionedIndex;
+  /** The live index refused the file attribute fields (see replaceFilePassages); a rebuild ends it. */
+  private olderMapping = false;
   private ready: Promise<void> | undefined;
   private closed = false;
 
@@ -139,16 +141,30 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * refresh per file. An empty replacement has no bulk request: its delete forces the refresh.
    */
   async replaceFilePassages(file: IndexedFile, passages: AsyncIterable<IndexedPassage>): Promise<number> {
-    const attributes = storedAttributes(file);
+    // Behind the alias until a rebuild: an index of an older mapping, which refuses the fields.
+    const attributes = this.olderMapping ? undefined : storedAttributes(file);
     await this.whenReady();
     const batches = this.writer.batches(this.alias);
     let count = 0;
-    for await (const passage of passages) {
-      await batches.add(bulkItem(file, count, passage, attributes));
-      count += 1;
+    try {
+      for await (const passage of passages) {
+        await batches.add(bulkItem(file, count, passage, attributes));
+        count += 1;
+      }
+      await this.writer.deleteByQuery(file, { range: { ord: { gte: count } } }, count === 0);
+      await batches.flush(true);
+    } catch (err) {
+      if (!(err instanceof OlderMappingError) || !attributes) throw err;
+      // Deployed before `pnpm locus index rebuild`: from now on files are written without the
+      // attributes (unfiltered searches find them; filters once the rebuild has given them theirs),
+      // and this one is tried again by its message's retry rather than failed.
+      this.olderMapping = true;
+      throw new LocusError(
+        "unavailable",
+        "The search index has an older mapping: files are indexed without their filter attributes until `pnpm locus index rebuild`.",
+        { cause: err },
+      );
     }
-    await this.writer.deleteByQuery(file, { range: { ord: { gte: count } } }, count === 0);
-    await batches.flush(true);
     return count;
   }
 
@@ -263,6 +279,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   async rebuild(source: AsyncIterable<FilePassages>): Promise<{ files: number; passages: number }> {
     return this.versioned.rebuild(source, () => {
       this.ready = Promise.resolve();
+      this.olderMapping = false;
     });
   }
 

@@ -124,7 +124,7 @@ describe(`${MOCK}: what a filter becomes`, () => {
     await index.close();
   });
 
-  it("an index of mapping version 3 (no attribute fields) rejects attributes with a message naming the rebuild (mock cluster)", async () => {
+  it("an index of mapping version 3 (no attribute fields): the first refusal is retryable, then files index without attributes until the rebuild (mock cluster)", async () => {
     const { mappings } = passageIndexBody({ localVectorDims: 100 });
     const { file_type: _t, file_created_at: _c, metadata: _m, ...older } = mappings.properties!;
     const admin = cluster.client();
@@ -134,14 +134,23 @@ describe(`${MOCK}: what a filter becomes`, () => {
       aliases: { [ALIAS]: {} },
     });
     const index = cluster.open();
-    await expect(
+    const write = () =>
       index.replaceFilePassages(
         { userId: "u-1", fileId: "f-1", attributes },
         streamOf([textPassage("heron")]),
-      ),
-    ).rejects.toThrow(/strict_dynamic_mapping_exception.*older mapping.*pnpm locus index rebuild/);
-    // Files without attributes still index there until the rebuild.
+      );
+    // Refused once, as unavailable (the bus tries the file again), naming the rebuild.
+    const refusal = write();
+    await expect(refusal).rejects.toMatchObject({ code: "unavailable" });
+    await expect(refusal).rejects.toThrow(/older mapping.*pnpm locus index rebuild/);
+    // The retry, and every file after it, is written without the attributes: found unfiltered.
+    await expect(write()).resolves.toBe(1);
     await index.replaceFilePassages({ userId: "u-1", fileId: "f-2" }, streamOf([textPassage("heron")]));
+    const found = await index.search({ userId: "u-1", text: "heron", limit: 5 });
+    expect(found.map((h) => h.fileId).sort()).toEqual(["f-1", "f-2"]);
+    expect(
+      await index.search({ userId: "u-1", text: "heron", limit: 5, filter: { fileTypes: ["pdf"] } }),
+    ).toEqual([]);
     const result = await index.rebuild(
       each([
         { file: { userId: "u-1", fileId: "f-1", attributes }, passages: streamOf([textPassage("heron")]) },
