@@ -63,6 +63,13 @@ export const Locator = z
       "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in " +
         "a recording or a video; `screen`: shown on screen in a video (with the interval it is visible).",
     ),
+    section: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "For Markdown and HTML: the headings the passage sits under, from the top level down " +
+          '(e.g. `["Installation", "From source"]`). Left out before the first heading.',
+      ),
     /** 0–1: how sure the recogniser was of the passage's text (OCR and speech). */
     confidence: z
       .number()
