@@ -65,6 +65,9 @@ function failedToStart(err: unknown): never {
   process.exit(1);
 }
 
+/** Whether this process answers clients (the gateway, alone or with everything), not only other services. */
+const servesPublicApi = config.targets.some((t) => t === "all" || t === "gateway");
+
 // A start that fails has stopped and closed what it started.
 await locus.start().catch(failedToStart);
 try {
@@ -72,6 +75,9 @@ try {
     host: config.host,
     port: config.port,
     logger: logger.child({ module: "http" }),
+    // Clients reach the gateway only (16 KiB, Node's default); files and search, serving the
+    // gateway, take its longer internal encoding of a client's filters.
+    ...(servesPublicApi ? {} : { maxHeaderBytes: 64 * 1024 }),
   });
   if (config.metricsPort !== undefined) {
     metricsHttp = await startHttpServer(locus.metricsApp, {

@@ -281,6 +281,8 @@ export interface components {
             };
             /** @description `text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in a recording or a video; `screen`: shown on screen in a video (with the interval it is visible). */
             source: components["schemas"]["PassageSource"];
+            /** @description For Markdown and HTML: the headings the passage sits under, from the top level down (e.g. `["Installation", "From source"]`). Left out before the first heading. */
+            section?: string[];
             /** @description For OCR and speech: the recogniser's mean confidence in the passage's text. */
             confidence?: number;
         };

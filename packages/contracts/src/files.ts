@@ -31,16 +31,23 @@ const timestamp = z.iso.datetime({ offset: true });
 export const METADATA_LIMITS = {
   maxBytes: 4096,
   maxKeys: 32,
-  keyPattern: /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/,
+  // `__proto__` is refused: as a key of a plain object it would be the prototype, not a key.
+  keyPattern: /^(?!__proto__$)[A-Za-z_][A-Za-z0-9_-]{0,63}$/,
   maxStringLength: 256,
   maxListItems: 32,
 } as const;
 
+/** A metadata string: bounded, and without U+0000, which PostgreSQL's text cannot hold. */
+const metadataString = z
+  .string()
+  .max(METADATA_LIMITS.maxStringLength)
+  .refine((s) => !s.includes("\u0000"), "Input should not contain the NUL character");
+
 export const MetadataValue = z.union([
-  z.string().max(METADATA_LIMITS.maxStringLength),
+  metadataString,
   z.number().refine(Number.isFinite, "Input should be a finite number"),
   z.boolean(),
-  z.array(z.string().max(METADATA_LIMITS.maxStringLength)).max(METADATA_LIMITS.maxListItems),
+  z.array(metadataString).max(METADATA_LIMITS.maxListItems),
 ]);
 export type MetadataValue = z.infer<typeof MetadataValue>;
 

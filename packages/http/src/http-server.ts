@@ -14,9 +14,20 @@ export interface HttpServer extends Stoppable {
  */
 export async function startHttpServer(
   handler: RequestListener,
-  options: { host: string; port: number; logger: Logger },
+  options: {
+    host: string;
+    port: number;
+    logger: Logger;
+    /**
+     * Largest request line and headers accepted (Node's default, 16 KiB, when not given). A process
+     * that serves only calls between services takes more: the gateway passes on a client's whole
+     * query (filters included) in a longer encoding than the client's own.
+     */
+    maxHeaderBytes?: number;
+  },
 ): Promise<HttpServer> {
-  const server = createServer(handler);
+  const maxHeaderBytes = options.maxHeaderBytes ?? 16 * 1024;
+  const server = createServer({ maxHeaderSize: maxHeaderBytes }, handler);
   // Slow or stalled clients must not hold a connection forever.
   server.requestTimeout = 10 * 60_000;
   server.headersTimeout = 30_000;
@@ -37,7 +48,7 @@ export async function startHttpServer(
     const status = tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request";
     const body = JSON.stringify({
       detail: tooLarge
-        ? "The request line or headers are too large (a very long URL?): keep them under 16 KB."
+        ? `The request line or headers are too large (a very long URL?): keep them under ${Math.floor(maxHeaderBytes / 1024)} KB.`
         : "The request is not valid HTTP.",
     });
     socket.end(

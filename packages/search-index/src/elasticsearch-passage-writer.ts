@@ -69,7 +69,7 @@ export function bulkItem(
 export function attributeFields(
   attributes: StoredAttributes,
 ): Pick<PassageDocument, "file_type" | "file_created_at" | "metadata"> {
-  // A Map, not an object: a key such as `__proto__` is a valid metadata key.
+  // A Map, not an object: a key such as `constructor` is a valid metadata key.
   const metadata = new Map<string, string[]>();
   for (const [key, value] of attributes.terms) {
     const values = metadata.get(key);

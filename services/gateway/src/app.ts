@@ -22,7 +22,7 @@ import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_NAME } from "./sandbox.ts";
 import { apisChooser, type GatewayApis } from "./sandbox-apis.ts";
 import { filterQuery, metadataAfterFile, parseFileFilter } from "./filter-params.ts";
-import { UploadStorage, type StoredUpload } from "./upload-storage.ts";
+import { metadataFieldCount, UploadStorage, type StoredUpload } from "./upload-storage.ts";
 import { mountWebhookRoutes } from "./webhooks-routes.ts";
 import {
   missing,
@@ -144,10 +144,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         }
         const parts = (req.files ?? []) as (Express.Multer.File & Partial<StoredUpload>)[];
         const stored = parts.find((f) => f.fieldname === "file" && f.dto);
-        const metadataField = (req.body as Record<string, unknown> | undefined)?.metadata;
-        if (stored?.dto && metadataField !== undefined && !stored.metadataRead) {
-          // The file was stored before its metadata arrived: undo it rather than keep a file
-          // without what its uploader said about it.
+        if (stored?.dto && metadataFieldCount(req.body) > (stored.metadataFieldsRead ?? 0)) {
+          // A metadata field came after the file, which was stored without it: undo the upload
+          // rather than keep a file without (or with an older version of) what its uploader said.
           void files
             .discardUpload(principal.user, stored.dto.id)
             .then(() => next(new RequestValidationError([metadataAfterFile()])), next);

@@ -138,6 +138,14 @@ export function parseFileFilter(query: Record<string, unknown>): FileFilter | un
       const value = lastValue(query[name]) ?? "";
       if (!METADATA_LIMITS.keyPattern.test(key)) {
         issues.push(keyMismatch(["query", name], key));
+      } else if (value.includes("\u0000")) {
+        issues.push({
+          type: "value_error",
+          loc: ["query", name],
+          msg: "Value error, the NUL character cannot be in a metadata value",
+          input: value,
+          ctx: { error: {} },
+        });
       } else if (value.length === 0 || value.length > METADATA_LIMITS.maxStringLength) {
         issues.push({
           type: value.length === 0 ? "string_too_short" : "string_too_long",

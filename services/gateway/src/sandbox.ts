@@ -1,4 +1,5 @@
 import {
+  SEARCH_LIMITS,
   fileMatchesFilter,
   type FileFilter,
   type FileMetadata,
@@ -112,7 +113,8 @@ export function sandboxSearch(params: SearchParams & { filter?: FileFilter | und
   // Paged and filtered like a live search, over the example file's two passages.
   const found = sandboxFilePasses(params.filter) ? results : [];
   const page = found.slice(params.offset, params.offset + params.limit);
-  const more = found.length > params.offset + params.limit;
+  const more =
+    found.length > params.offset + params.limit && params.offset + params.limit <= SEARCH_LIMITS.offsetMax;
   const response: SearchResponseDto = {
     results: page,
     count: page.length,

@@ -15,8 +15,8 @@ export interface StoredUpload {
   dto: FileRecordDto;
   /** The stored file's id, so an aborted request can remove what it stored. */
   fileId?: string;
-  /** Whether the form's `metadata` field had arrived when the file began (and is in `dto`). */
-  metadataRead: boolean;
+  /** How many `metadata` fields had arrived when the file began (the last of them is in `dto`). */
+  metadataFieldsRead: number;
 }
 
 /**
@@ -39,7 +39,8 @@ export class UploadStorage implements StorageEngine {
       );
     // Fields before the file part are in req.body already (multer fills it as they arrive).
     const field = (req.body as Record<string, unknown> | undefined)?.metadata;
-    const metadataRead = field !== undefined;
+    const metadataFieldsRead = metadataFieldCount(req.body);
+    const metadataRead = metadataFieldsRead > 0;
     // Called from the multipart parser's events: the upload is the request's own work again
     // (its trace, its request id in the files service's logs).
     done(
@@ -52,7 +53,7 @@ export class UploadStorage implements StorageEngine {
           throw err;
         }
         return this.files.upload(this.user, { originalName: file.originalname, body: file.stream, metadata });
-      }).then((dto) => ({ dto, fileId: dto.id, metadataRead })),
+      }).then((dto) => ({ dto, fileId: dto.id, metadataFieldsRead })),
     );
   }
 
@@ -67,4 +68,11 @@ export class UploadStorage implements StorageEngine {
       () => callback(null),
     );
   }
+}
+
+/** How many `metadata` fields a form has delivered so far (multer gathers repeats into an array). */
+export function metadataFieldCount(body: unknown): number {
+  const field = (body as Record<string, unknown> | undefined)?.metadata;
+  if (field === undefined) return 0;
+  return Array.isArray(field) ? field.length : 1;
 }

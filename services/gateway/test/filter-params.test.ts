@@ -66,6 +66,8 @@ describe("parseFileFilter", () => {
         created_after: "soon",
         "metadata.9lives": "x",
         "metadata.empty": "",
+        "metadata.__proto__": "x",
+        "metadata.nul": "a\u0000b",
       }),
     );
     expect(issues.map((i) => [i.type, i.loc])).toEqual([
@@ -74,6 +76,10 @@ describe("parseFileFilter", () => {
       ["datetime_from_date_parsing", ["query", "created_after"]],
       ["string_pattern_mismatch", ["query", "metadata.9lives"]],
       ["string_too_short", ["query", "metadata.empty"]],
+      // As a key of a plain object it would be the prototype: the filter would vanish.
+      ["string_pattern_mismatch", ["query", "metadata.__proto__"]],
+      // PostgreSQL's text cannot hold it.
+      ["value_error", ["query", "metadata.nul"]],
     ]);
     expect(issues[1]?.msg).toBe("Input should be 'pdf', 'image', 'audio' or 'video'");
   });
@@ -118,6 +124,9 @@ describe("parseMetadataField", () => {
     [JSON.stringify({ a: "x".repeat(257) }), "value_error", ["body", "metadata", "a"]],
     [JSON.stringify({ a: Array.from({ length: 33 }, () => "x") }), "value_error", ["body", "metadata", "a"]],
     [JSON.stringify({ a: "x".repeat(5000) }), "string_too_long", ["body", "metadata"]],
+    ['{"__proto__": "x"}', "string_pattern_mismatch", ["body", "metadata", "__proto__", "[key]"]],
+    ['{"a": "nul\\u0000"}', "value_error", ["body", "metadata", "a"]],
+    ['{"a": ["ok", "nul\\u0000"]}', "value_error", ["body", "metadata", "a"]],
     [
       JSON.stringify(Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, i]))),
       "too_long",

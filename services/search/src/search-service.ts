@@ -101,14 +101,18 @@ export class SearchService implements SearchApi {
     const pool = Math.min(ranked.limit * 2, MAX_POOL);
     const page = (presented: Presented[]) => {
       const results = presented.slice(offset, offset + request.limit).map((p) => p.result);
-      const more = presented.length > offset + request.limit;
-      return { results, count: results.length, next_offset: more ? offset + request.limit : null };
+      const next = offset + request.limit;
+      // No next page past the deepest offset a request may ask for.
+      const more = presented.length > next && next <= SEARCH_LIMITS.offsetMax;
+      return { results, count: results.length, next_offset: more ? next : null };
     };
     if (request.mode === "quick") {
       const hits = await this.keywordHits(ranked, pool);
       return { ...page(await this.present(ranked, hits)), mode: "quick" };
     }
-    const { presented, fallbacks, vectorSource } = await this.rankAi(ranked, Math.max(pool, 50));
+    // ai mode fuses two rankings by rank, and fusion depends on how long each list is: every page
+    // reads the same lengths, so the pages are slices of one ranking.
+    const { presented, fallbacks, vectorSource } = await this.rankAi(ranked, MAX_POOL);
     const found = page(presented);
     // The summary answers the question once, from the best results: on the first page, whose
     // results its citations point into. Later pages carry results only.

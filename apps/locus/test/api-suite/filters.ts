@@ -96,6 +96,12 @@ export function describeFilters(s: ApiSuite): void {
       });
       expect(late.status).toBe(422);
       expect(((await late.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "metadata"]);
+      // Before and after: the file was stored with the first; the later one is refused the same way.
+      const twice = await s.live.upload(pdf, "twice.pdf", "file", {
+        fields: { metadata: '{"team":"first"}' },
+        fieldsAfter: { metadata: '{"team":"second"}' },
+      });
+      expect(twice.status).toBe(422);
       const after = ((await (await s.live.get("/api/files")).json()) as FileBody[]).length;
       expect(after).toBe(before);
     });
