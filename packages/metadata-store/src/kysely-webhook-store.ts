@@ -202,23 +202,55 @@ export class KyselyWebhookStore implements WebhookStore {
     const candidates = await this.db
       .selectFrom("webhook_deliveries as d")
       .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-      .select("d.id")
+      .select(["d.id", "d.endpoint_id"])
       .where("d.status", "=", "pending")
       .where("d.next_attempt_at", "<=", now)
       .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", now)]))
       .where("e.disabled_at", "is", null)
+      // One attempt in flight per endpoint: an account whose receivers hang cannot take every
+      // worker's slots from the others (its next delivery waits for the one being sent).
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("webhook_deliveries as busy")
+              .select("busy.id")
+              .whereRef("busy.endpoint_id", "=", "d.endpoint_id")
+              .where("busy.lease_until", ">=", now),
+          ),
+        ),
+      )
       .orderBy("d.next_attempt_at")
       .limit(limit)
       .execute();
     const claimed: ClaimedDelivery[] = [];
-    for (const { id } of candidates) {
+    // The earliest due of each endpoint only (one attempt in flight per endpoint, as below).
+    const firstPerEndpoint = new Map<string, string>();
+    for (const c of candidates)
+      if (!firstPerEndpoint.has(c.endpoint_id)) firstPerEndpoint.set(c.endpoint_id, c.id);
+    for (const id of firstPerEndpoint.values()) {
       // Taken only if nobody took it since the look above: the same conditions, in one statement.
       const result = await this.db
         .updateTable("webhook_deliveries")
         .set({ lease_owner: owner, lease_until: leaseUntil })
         .where("id", "=", id)
         .where("status", "=", "pending")
+        // Still due, too: another worker may have attempted it since the look above and set its
+        // next attempt later (taking it now would send a retry early).
+        .where("next_attempt_at", "<=", now)
         .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", now)]))
+        // Nor has another worker taken one of its endpoint's deliveries meanwhile.
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom("webhook_deliveries as busy")
+                .select("busy.id")
+                .whereRef("busy.endpoint_id", "=", "webhook_deliveries.endpoint_id")
+                .where("busy.lease_until", ">=", now),
+            ),
+          ),
+        )
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) continue;
       const row = await this.db

@@ -148,6 +148,24 @@ export function webhookStoreContract(name: string, make: () => Promise<MetadataS
       ]);
     });
 
+    it("has one attempt in flight per endpoint, so one account's hanging receiver takes one slot", async () => {
+      const user = await newUser();
+      const slow = await newEndpoint(user.id);
+      const other = await newEndpoint((await newUser()).id);
+      await enqueue(slow.id, user.id);
+      await enqueue(slow.id, user.id);
+      await enqueue(other.id, other.userId);
+      const first = await store.claimDueDeliveries("w", at(0), at(30), 10);
+      expect(first.map((c) => c.endpoint.id).sort()).toEqual([slow.id, other.id].sort());
+      // While the slow endpoint's attempt is leased, its next delivery waits.
+      expect(await store.claimDueDeliveries("w2", at(1), at(31), 10)).toEqual([]);
+      const held = first.find((c) => c.endpoint.id === slow.id)!;
+      expect(await store.recordAttempt(held.delivery.id, "w", failure(2, 100))).toBe(true);
+      const next = await store.claimDueDeliveries("w2", at(3), at(33), 10);
+      expect(next).toHaveLength(1);
+      expect(next[0]?.delivery.id).not.toBe(held.delivery.id);
+    });
+
     it("claims only deliveries that are due and whose endpoint is enabled", async () => {
       const user = await newUser();
       const endpoint = await newEndpoint(user.id);
@@ -231,11 +249,14 @@ export function webhookStoreContract(name: string, make: () => Promise<MetadataS
       const endpoint = await newEndpoint(user.id);
       await enqueue(endpoint.id, user.id, randomUUID(), at(0));
       await enqueue(endpoint.id, user.id, randomUUID(), at(1));
-      const claimed = await store.claimDueDeliveries("w", at(2), at(30), 10);
-      expect(claimed).toHaveLength(2);
-      // One ends (failed) at 3 s, the other stays pending.
-      await store.recordAttempt(claimed[0]!.delivery.id, "w", failure(3, null));
-      await store.recordAttempt(claimed[1]!.delivery.id, "w", failure(3, 100));
+      // One at a time per endpoint: the first ends (failed) at 3 s, the second stays pending.
+      const first = await store.claimDueDeliveries("w", at(2), at(30), 10);
+      expect(first).toHaveLength(1);
+      await store.recordAttempt(first[0]!.delivery.id, "w", failure(3, null));
+      const second = await store.claimDueDeliveries("w", at(3), at(30), 10);
+      expect(second).toHaveLength(1);
+      await store.recordAttempt(second[0]!.delivery.id, "w", failure(3, 100));
+      const claimed = [...first, ...second];
       expect(await store.pruneDeliveries(at(3), 10)).toBe(0);
       expect(await store.pruneDeliveries(at(4), 10)).toBe(1);
       const left = (await store.listDeliveries(user.id, endpoint.id, { limit: 10 })).deliveries;

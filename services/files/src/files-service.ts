@@ -274,15 +274,23 @@ export class FilesService implements FilesApi {
 
   /** Removes the record, the bytes and the extraction now; the passages follow through file.deleted. */
   async delete(userId: string, fileId: string): Promise<void> {
-    const record = await this.deleteRecord(userId, fileId);
-    // A file is deleted once: its id alone names the event. (A discarded upload is not announced:
-    // its client never saw it.)
-    await publishFileEvent(this.bus, "file.deleted", record, "");
+    // A file is deleted once: its id alone names the event. Announced as soon as the record is
+    // gone, before the bytes are removed: a failure there must not cost the event, since a client
+    // that tries the delete again gets 404. (A discarded upload is not announced: its client never
+    // saw it.)
+    await this.deleteRecord(userId, fileId, (record) =>
+      publishFileEvent(this.bus, "file.deleted", record, ""),
+    );
   }
 
-  private async deleteRecord(userId: string, fileId: string): Promise<FileRecord> {
+  private async deleteRecord(
+    userId: string,
+    fileId: string,
+    announce?: (record: FileRecord) => Promise<void>,
+  ): Promise<FileRecord> {
     const record = await this.store.deleteFile(userId, fileId);
     if (!record) throw Errors.fileNotFound();
+    await announce?.(record);
     await Promise.all([
       this.blobs.delete(record.blobKey),
       this.blobs.delete(extractionBlobKey(userId, fileId)),

@@ -68,6 +68,8 @@ export class WebhookSender {
     };
     const client = url.protocol === "https:" ? https : http;
     return new Promise<number>((resolve, reject) => {
+      /** The status line, once it has come: it decides, whatever becomes of the body. */
+      let status: number | undefined;
       const request = client.request(
         url,
         {
@@ -83,6 +85,7 @@ export class WebhookSender {
           agent: false,
         },
         (response) => {
+          status = response.statusCode ?? 0;
           let read = 0;
           response.on("data", (chunk: Buffer) => {
             read += chunk.length;
@@ -99,10 +102,13 @@ export class WebhookSender {
           response.resume();
         },
       );
+      // Past the time allowed: no answer is a timeout; an answer whose body is still dripping is
+      // its status (the rest of the body is not waited for).
       const timer = setTimeout(() => request.destroy(new TimeoutError()), this.timeoutMs);
       request.on("error", (error) => {
         clearTimeout(timer);
-        reject(error);
+        if (status === undefined) reject(error);
+        else resolve(status);
       });
       request.end(body);
     });

@@ -16,7 +16,12 @@ beforeAll(async () => {
       if (req.url === "/ok") res.writeHead(204).end();
       else if (req.url === "/redirect") res.writeHead(302, { location: "http://169.254.169.254/" }).end();
       else if (req.url === "/hang") return;
-      else res.writeHead(500).end("broken");
+      else if (req.url === "/drip") {
+        // Answers at once, then sends its body a byte at a time for longer than the sender waits.
+        res.writeHead(200, { "content-type": "text/plain" });
+        const drip = setInterval(() => res.write("."), 100);
+        res.on("close", () => clearInterval(drip));
+      } else res.writeHead(500).end("broken");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -58,6 +63,12 @@ describe("webhook sender", () => {
       error: "The receiver did not answer within 500 ms.",
     });
     expect(hang.durationMs).toBeGreaterThanOrEqual(450);
+  });
+
+  it("a 2xx whose body is still dripping when the time is up is the 2xx: the status decides", async () => {
+    const dripping = await send("/drip");
+    expect(dripping).toMatchObject({ ok: true, statusCode: 200, error: null });
+    expect(dripping.durationMs).toBeLessThan(2000);
   });
 
   it("refuses an address the operator has not allowed without connecting, and a closed port is a failure", async () => {
