@@ -325,6 +325,21 @@ it("searches, and a result opens the preview at the page it was found on", async
   expect(Math.abs((await placed()).top - onPage.top)).toBeLessThan(0.001);
   await dialog.getByRole("button", { name: "Close" }).click();
 
+  // A link to an ai search fills the form but waits for the Search button: someone else's link
+  // must not spend the account's summaries without a click (a quick one runs at once, above).
+  const searchesAsked: string[] = [];
+  const countSearches = (request: { url(): string }) => {
+    if (new URL(request.url()).pathname === "/api/search") searchesAsked.push(request.url());
+  };
+  page.on("request", countSearches);
+  await page.goto(`${locus.baseUrl}/dashboard#/search?q=lighthouse+keeper&mode=ai`);
+  await page.getByRole("heading", { name: "Search", exact: true }).waitFor();
+  expect(await page.getByLabel("Search your files").inputValue()).toBe("lighthouse keeper");
+  expect(await page.getByLabel("Mode").inputValue()).toBe("ai");
+  await page.waitForTimeout(500);
+  expect(searchesAsked).toEqual([]);
+  page.off("request", countSearches);
+
   // ai mode answers with a summary whose markers open their place too.
   await page.getByLabel("Mode").selectOption("ai");
   await page.getByLabel("Search your files").fill("What does the lighthouse keeper write down?");

@@ -40,17 +40,20 @@ export function searchView() {
   const curlBox = h("div", { class: "curl", hidden: true });
   const params = () => new URLSearchParams({ q: q.value, mode: mode.value, limit: LIMIT });
 
+  /** The latest search asked for: an earlier, slower one that answers after it is not shown. */
+  let latest = 0;
   async function run() {
+    const mine = ++latest;
     error.hidden = true;
     output.setAttribute("aria-busy", "true");
     try {
       const started = performance.now();
       const body = await search(params());
-      showResults(body, Math.round(performance.now() - started));
+      if (mine === latest) showResults(body, Math.round(performance.now() - started));
     } catch (err) {
-      showError(error, err);
+      if (mine === latest) showError(error, err);
     } finally {
-      output.setAttribute("aria-busy", "false");
+      if (mine === latest) output.setAttribute("aria-busy", "false");
     }
   }
 
@@ -262,13 +265,15 @@ export function searchView() {
   }
 
   view("Search", form, output);
-  // A search in the URL (a reload, a shared link, the back button): shown and run again.
+  // A search in the URL (a reload, a shared link, the back button): shown, and a quick one run
+  // again. An ai search waits for the Search button: it costs the account more (a summary, maybe a
+  // paid model), and a link someone else made should not spend that without a click.
   const wanted = hashParams();
   const query = wanted.get("q");
   if (query) {
     q.value = query;
     const asked = wanted.get("mode");
     if (asked && MODES.includes(asked)) mode.value = asked;
-    void run();
+    if (mode.value === "quick") void run();
   }
 }
