@@ -19,6 +19,7 @@ import email.utils
 import json
 import mimetypes
 import os
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -81,7 +82,7 @@ def retry_after_seconds(value: Optional[str], now: Optional[float] = None) -> Op
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if re.fullmatch(r"[0-9]+", value):  # ASCII digits only: str.isdigit() also takes "²"
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
@@ -128,7 +129,10 @@ def _parse(raw: bytes) -> Any:
 
 def _disposition_name(name: str) -> str:
     """A multipart filename as browsers send it (UTF-8), plus RFC 5987's filename*, which servers prefer."""
-    quoted = name.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+    # Control characters and quotes as %XX: a raw one would break the part's header. A name that is
+    # not valid Unicode (surrogates from a non-UTF-8 file system) is sent with replacements.
+    name = name.encode("utf-8", errors="replace").decode("utf-8")
+    quoted = re.sub(r'[\x00-\x1f\x7f"]', lambda m: f"%{ord(m.group()):02X}", name)
     return f"filename=\"{quoted}\"; filename*=UTF-8''{urllib.parse.quote(name, safe='')}"
 
 
@@ -166,7 +170,8 @@ class LocusClient:
         while True:
             attempt += 1
             request = make_request()
-            request.add_header("Authorization", self._authorization)
+            # Unredirected: urllib would otherwise copy the key into a redirect to any other host.
+            request.add_unredirected_header("Authorization", self._authorization)
             request.add_header("Accept", "application/json")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -231,10 +236,12 @@ class LocusClient:
             yield head
             sent = 0
             with open(path, "rb") as source:
-                while True:
-                    chunk = source.read(CHUNK_BYTES)
+                # Exactly the announced Content-Length: a file that changed size since is an error,
+                # not a malformed request.
+                while sent < size:
+                    chunk = source.read(min(CHUNK_BYTES, size - sent))
                     if not chunk:
-                        break
+                        raise OSError(f"{path} became shorter while it was uploaded")
                     yield chunk
                     # Asked for more: this chunk has gone to the connection.
                     sent += len(chunk)

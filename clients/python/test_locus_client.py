@@ -60,6 +60,7 @@ class RetryAfterParsingTest(unittest.TestCase):
         self.assertEqual(retry_after_seconds("Wed, 31 Dec 2025 00:00:00 GMT", now), 0.0)
         self.assertIsNone(retry_after_seconds("soon", now))
         self.assertIsNone(retry_after_seconds("-1", now))
+        self.assertIsNone(retry_after_seconds("\u00b2", now))  # a digit to str.isdigit(), not to HTTP
         self.assertIsNone(retry_after_seconds(None, now))
 
 
@@ -78,6 +79,7 @@ class LocalServerTest(unittest.TestCase):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 test.seen.append((time.monotonic(), self.command, self.path, body))
+                test.authorizations.append(self.headers.get("Authorization"))
                 status, headers, payload = test.answer(len(test.seen) - 1)
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
@@ -99,9 +101,19 @@ class LocalServerTest(unittest.TestCase):
 
     def setUp(self):
         type(self).seen = []
+        type(self).authorizations = []
 
     REFUSED = (429, {"Retry-After": "1"}, b'{"detail": "Rate limit exceeded"}')
     FILE = b'{"id": "f1", "status": "ready", "original_name": "a.pdf"}'
+
+    def test_the_key_never_follows_a_redirect(self):
+        port = self.server.server_address[1]
+        # Another origin (localhost, not 127.0.0.1): a server that redirects must not receive the key.
+        moved = (302, {"Location": f"http://localhost:{port}/moved"}, b"")
+        type(self).answer = staticmethod(lambda n: moved if n == 0 else (200, {}, self.FILE))
+        self.client.get_file("f1")
+        self.assertEqual([path for _, _, path, _ in self.seen], ["/api/files/f1", "/moved"])
+        self.assertEqual(self.authorizations, ["Bearer sk_live_local", None])
 
     def test_waits_the_seconds_retry_after_asks_then_sends_again(self):
         type(self).answer = staticmethod(lambda n: self.REFUSED if n == 0 else (200, {}, self.FILE))
