@@ -48,6 +48,12 @@ export interface ElasticsearchSearchIndexOptions {
   shards?: number;
   /** Replicas of a new index (default: the cluster's, 1). */
   replicas?: number;
+  /**
+   * While the index behind the alias has refused the filter attribute fields (an older mapping,
+   * before `rebuild()`), how often to look whether the alias has moved to a current index since,
+   * in ms (default 30,000): a rebuild run by another process (the CLI, a Job) is seen that soon.
+   */
+  mappingRecheckMs?: number;
   /** A ready client instead of connection settings (tests inject one built on the vendor's mock). */
   client?: Client;
 }

@@ -16,6 +16,7 @@ import {
 } from "./search-index.ts";
 import {
   DEFAULT_LOCAL_DIMS,
+  ELASTICSEARCH_MAPPING_VERSION,
   VECTOR_SLOTS,
   passageIndexBody,
   storable,
@@ -75,11 +76,15 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   private readonly versioned: VersionedIndex;
   /** The live index refused the file attribute fields (see replaceFilePassages); a rebuild ends it. */
   private olderMapping = false;
+  /** When attributesAccepted last asked where the alias points (ms since the epoch). */
+  private mappingCheckedAt = 0;
+  private readonly mappingRecheckMs: number;
   private ready: Promise<void> | undefined;
   private closed = false;
 
   constructor(options: ElasticsearchSearchIndexOptions) {
     this.alias = options.indexPrefix ?? DEFAULT_PREFIX;
+    this.mappingRecheckMs = options.mappingRecheckMs ?? 30_000;
     if (!PREFIX_PATTERN.test(this.alias)) {
       throw new Error(
         `Elasticsearch index prefix ${JSON.stringify(this.alias)} must be lower-case letters, digits, '.', '_' and '-', starting with a letter or digit.`,
@@ -141,9 +146,9 @@ export class ElasticsearchSearchIndex implements SearchIndex {
    * refresh per file. An empty replacement has no bulk request: its delete forces the refresh.
    */
   async replaceFilePassages(file: IndexedFile, passages: AsyncIterable<IndexedPassage>): Promise<number> {
-    // Behind the alias until a rebuild: an index of an older mapping, which refuses the fields.
-    const attributes = this.olderMapping ? undefined : storedAttributes(file);
     await this.whenReady();
+    // Behind the alias until a rebuild: an index of an older mapping, which refuses the fields.
+    const attributes = (await this.attributesAccepted()) ? storedAttributes(file) : undefined;
     const batches = this.writer.batches(this.alias);
     let count = 0;
     try {
@@ -159,6 +164,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
       // attributes (unfiltered searches find them; filters once the rebuild has given them theirs),
       // and this one is tried again by its message's retry rather than failed.
       this.olderMapping = true;
+      this.mappingCheckedAt = Date.now();
       throw new LocusError(
         "unavailable",
         "The search index has an older mapping: files are indexed without their filter attributes until `pnpm locus index rebuild`.",
@@ -290,6 +296,28 @@ export class ElasticsearchSearchIndex implements SearchIndex {
   private failure(err: unknown): unknown {
     if (errorType(err) === "index_not_found_exception") this.ready = undefined;
     return unavailableIfDown(err);
+  }
+
+  /**
+   * Whether the live index takes the attribute fields. After a refusal, not until the alias points
+   * at indexes of the current mapping version only: looked up at most every mappingRecheckMs, so a
+   * rebuild another process ran is noticed without a request on every write meanwhile.
+   */
+  private async attributesAccepted(): Promise<boolean> {
+    if (!this.olderMapping) return true;
+    if (Date.now() - this.mappingCheckedAt < this.mappingRecheckMs) return false;
+    this.mappingCheckedAt = Date.now();
+    try {
+      const indexes = Object.keys(await this.client.indices.getAlias({ name: this.alias }));
+      const current = (index: string) => {
+        const m = /^-v(\d+)(?:-\d+)?$/.exec(index.slice(this.alias.length));
+        return index.startsWith(this.alias) && m !== null && Number(m[1]) >= ELASTICSEARCH_MAPPING_VERSION;
+      };
+      if (indexes.length > 0 && indexes.every(current)) this.olderMapping = false;
+    } catch {
+      // Not known now: written without the attributes, as before; asked again later.
+    }
+    return !this.olderMapping;
   }
 
   /** ensureIndex once per instance; a failure (cluster down) is retried on the next call. */

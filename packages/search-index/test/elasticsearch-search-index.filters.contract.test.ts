@@ -169,6 +169,38 @@ describe(`${MOCK}: what a filter becomes`, () => {
     await admin.close();
     await index.close();
   });
+
+  it("an indexer that met the older mapping writes attributes again once another process's rebuild has moved the alias (mock cluster)", async () => {
+    const { mappings } = passageIndexBody({ localVectorDims: 100 });
+    const { file_type: _t, file_created_at: _c, metadata: _m, ...older } = mappings.properties!;
+    const admin = cluster.client();
+    await admin.indices.create({
+      index: `${ALIAS}-v3`,
+      mappings: { ...mappings, properties: { ...older, kind: { type: "keyword" } } },
+      aliases: { [ALIAS]: {} },
+    });
+    const indexer = cluster.open({ mappingRecheckMs: 0 });
+    const file = (fileId: string) => ({ userId: "u-1", fileId, attributes });
+    await expect(
+      indexer.replaceFilePassages(file("f-1"), streamOf([textPassage("heron")])),
+    ).rejects.toMatchObject({
+      code: "unavailable",
+    });
+    await indexer.replaceFilePassages(file("f-1"), streamOf([textPassage("heron")]));
+    // `pnpm locus index rebuild` runs in a process of its own.
+    const cli = cluster.open();
+    await cli.rebuild(each([{ file: file("f-1"), passages: streamOf([textPassage("heron")]) }]));
+    // The indexer sees the alias has moved: the next file goes in with its attributes.
+    await indexer.replaceFilePassages(file("f-2"), streamOf([textPassage("heron")]));
+    const filtered = await indexer.search({
+      userId: "u-1",
+      text: "heron",
+      limit: 5,
+      filter: { fileTypes: ["pdf"] },
+    });
+    expect(filtered.map((h) => h.fileId).sort()).toEqual(["f-1", "f-2"]);
+    await admin.close();
+  });
 });
 
 const axis = (dims: number) => {
