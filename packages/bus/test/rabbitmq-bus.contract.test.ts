@@ -378,12 +378,14 @@ describe("RabbitMqBus on the broker", () => {
       child.kill("SIGKILL");
       await exited;
       await waitFor(() => received.length === 1, 5_000, "the redelivery");
-      // A crash is not a failed attempt: the handler never reported one.
+      // A crash is not a failed attempt (the handler never reported one), but the handler is told
+      // the message came again: its first delivery may have done part of the work.
       expect(received[0]).toEqual({
         topic: "file.deleted",
         message,
         attempt: 1,
         final: false,
+        redelivered: true,
         publishedAt: expect.any(Number) as number,
       });
     } finally {
