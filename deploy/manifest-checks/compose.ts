@@ -1,5 +1,5 @@
 // docker-compose: the rendered compose file against Locus's configuration rules and its own references.
-import { CALLED_TARGETS, locusConfigProblems, SPLIT_TARGETS } from "./locus.ts";
+import { CALLED_TARGETS, EGRESS_LIMITED_TARGETS, locusConfigProblems, SPLIT_TARGETS } from "./locus.ts";
 import type { Obj } from "./yaml.ts";
 import { at, isObj, list, loadYamlDocuments, obj, show, text } from "./yaml.ts";
 
@@ -42,6 +42,12 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
   const isLocus = (s: Obj) =>
     text(s.image)?.startsWith("locus:") === true ||
     /deploy\/Dockerfile$/.test(text(at(s, "build", "dockerfile")) ?? "");
+  // A service without `networks` is on the default one.
+  const networksOf = (s: Obj) => {
+    const n = s.networks;
+    if (Array.isArray(n)) return n.map(show);
+    return isObj(n) ? Object.keys(n) : ["default"];
+  };
   const hasHealthcheck = (s: Obj) => {
     const test = list(at(s, "healthcheck", "test")).map(String);
     return at(s, "healthcheck", "disable") !== true && test.length > 0 && test[0] !== "NONE";
@@ -116,6 +122,21 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       if (!names.includes(host)) problems.push(`${w}: ${key} points at ${host}, not a service of this file`);
       else if (!text(at(s, "depends_on", host, "condition"))) {
         problems.push(`${w}: ${key} uses ${host}, but depends_on does not wait for it`);
+      } else if (
+        // Only gateways count requests in Redis; the other targets are given its URL, unused.
+        (key !== "REDIS_URL" || target === "gateway") &&
+        !networksOf(s).some((n) => networksOf(svc(host)).includes(n))
+      ) {
+        problems.push(`${w}: ${key} uses ${host}, which shares no network with it`);
+      }
+    }
+    // A target that opens untrusted documents has no way out of the host: internal networks only.
+    if (EGRESS_LIMITED_TARGETS.includes(target)) {
+      const open = networksOf(s).filter((n) => at(docs[0], "networks", n, "internal") !== true);
+      if (open.length > 0) {
+        problems.push(
+          `${w}: on network ${open.join(", ")}, which leads out of the host; use internal networks only`,
+        );
       }
     }
   }

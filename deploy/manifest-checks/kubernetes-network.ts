@@ -1,7 +1,7 @@
 // Kubernetes networking: Services, the gateway's URLs to files and search, NetworkPolicies.
 import type { Rendering, Workload } from "./kubernetes-rendering.ts";
 import { matches } from "./kubernetes-rendering.ts";
-import { CALLED_TARGETS } from "./locus.ts";
+import { CALLED_TARGETS, EGRESS_LIMITED_TARGETS, FORBIDDEN_EGRESS_PORTS } from "./locus.ts";
 import type { Obj } from "./yaml.ts";
 import { at, isObj, list, obj, show, text } from "./yaml.ts";
 
@@ -74,6 +74,8 @@ export function checkNetworkPolicies(rendering: Rendering, workloads: Workload[]
     name: show(at(p, "metadata", "name")),
     selector: obj(at(p, "spec", "podSelector")),
     ingress: (at(p, "spec", "ingress") as Obj[] | undefined) ?? [],
+    limitsEgress: list(at(p, "spec", "policyTypes")).includes("Egress"),
+    egress: list(at(p, "spec", "egress")).map(obj),
   }));
   const selects = (selector: Obj, labels: Obj) =>
     Object.entries(obj(selector.matchLabels)).every(([k, v]) => labels[k] === v) &&
@@ -108,6 +110,83 @@ export function checkNetworkPolicies(rendering: Rendering, workloads: Workload[]
       } else if (!onlyGateways) {
         problems.push(`${ww}: NetworkPolicy ${policy} lets in more than Locus's gateways`);
       }
+    }
+    if (w.target && EGRESS_LIMITED_TARGETS.includes(w.target)) checkEgress(ww, w, applying);
+  }
+
+  /**
+   * 7b. A pod that opens untrusted documents reaches only what Locus runs on: an egress policy
+   * selects it, none of the rules that apply lets it out on any port or on plain HTTP, and the
+   * ports of its own connections (Postgres, RabbitMQ, S3) stay allowed. Policies add up, so every
+   * egress rule of every policy selecting the pod counts.
+   */
+  function checkEgress(ww: string, w: Workload, applying: typeof policies): void {
+    const limiting = applying.filter((p) => p.limitsEgress);
+    if (limiting.length === 0) {
+      problems.push(`${ww}: no NetworkPolicy limits its egress; it opens untrusted documents`);
+      return;
+    }
+    const rules = limiting.flatMap((p) => p.egress.map((rule) => ({ policy: p.name, rule })));
+    const allowed = new Set<string>();
+    for (const { policy, rule } of rules) {
+      const ports = list(rule.ports).map(obj);
+      if (ports.length === 0) {
+        problems.push(
+          `${ww}: NetworkPolicy ${policy} has an egress rule without ports: it lets out every port`,
+        );
+      }
+      for (const p of ports) {
+        const port = show(p.port);
+        if (p.port === undefined || p.endPort !== undefined || !/^\d+$/.test(port)) {
+          problems.push(
+            `${ww}: NetworkPolicy ${policy} allows egress to ${show(p.port)}: name single ports by number`,
+          );
+        } else if (FORBIDDEN_EGRESS_PORTS.includes(Number(port))) {
+          problems.push(`${ww}: NetworkPolicy ${policy} lets it out on port ${port} (plain HTTP)`);
+        }
+        allowed.add(`${show(p.protocol ?? "TCP")}/${port}`);
+      }
+    }
+    // What the pod connects to, from the environment it starts with (the Secret's template when
+    // the Secret is not rendered): S3 without an endpoint is AWS's, over HTTPS.
+    const needs: [string, string, string][] = [];
+    for (const [variable, fallback] of [
+      ["DATABASE_URL", "5432"],
+      ["AMQP_URL", "5672"],
+      ["S3_ENDPOINT", "443"],
+    ] as const) {
+      const value = w.env[variable]?.trim();
+      if (!value) {
+        if (variable === "S3_ENDPOINT" && w.env.LOCUS_BLOB_STORE === "s3")
+          needs.push([variable, "443", "AWS S3"]);
+        continue;
+      }
+      let port: string;
+      try {
+        const u = new URL(value);
+        port =
+          u.port ||
+          (u.protocol === "https:"
+            ? "443"
+            : u.protocol === "amqps:"
+              ? "5671"
+              : u.protocol === "http:"
+                ? "80"
+                : fallback);
+      } catch {
+        continue; // Locus's own check reports a URL it cannot read
+      }
+      needs.push([variable, port, value.replace(/\/\/[^@/]*@/, "//")]);
+    }
+    for (const [variable, port, what] of needs) {
+      if (!allowed.has(`TCP/${port}`)) {
+        problems.push(
+          `${ww}: its egress policies do not allow TCP port ${port}, which ${variable} (${what}) needs`,
+        );
+      }
+    }
+    for (const dns of ["UDP/53", "TCP/53"]) {
+      if (!allowed.has(dns)) problems.push(`${ww}: its egress policies do not allow DNS (${dns})`);
     }
   }
 }

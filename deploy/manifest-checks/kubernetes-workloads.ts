@@ -9,7 +9,11 @@ import {
   MAX_UPLOAD_BYTES_DEFAULT,
   MEDIA_FILE_TARGETS,
   OCR_RECOGNISER_MB,
+  OFFICE_CONVERSION_MB,
+  OFFICE_CONVERSION_TARGETS,
+  OFFICE_TMP_EXTRA,
   OCR_WORKERS_DEFAULT_MAX,
+  PDF_READING_TARGETS,
   POSTINGS_CACHE_MB_DEFAULT,
   RECORDING_MB,
   RECORDING_TMP_EXTRA,
@@ -136,16 +140,18 @@ export function checkWorkloads(
         } else {
           let heaps = mainHeapMb;
           const parts = ["main"];
-          if (runs("extractor-pdf")) {
+          // A reading thread per PDF in flight, in each target that reads PDFs (an all-in-one
+          // process has a pool in each).
+          for (const t of PDF_READING_TARGETS.filter(runs)) {
             heaps += concurrency * Number(env.LOCUS_EXTRACT_MAX_HEAP_MB ?? 1024);
-            parts.push("concurrency x LOCUS_EXTRACT_MAX_HEAP_MB");
+            parts.push(`concurrency x LOCUS_EXTRACT_MAX_HEAP_MB for ${t}`);
           }
-          // The recognisers are shared by the image extractor, the video one's frames and the PDF
-          // one's scanned pages: counted once.
+          // The recognisers are shared by the image extractor, the video one's frames and the
+          // scanned pages of PDFs (the PDF extractor's and office documents'): counted once.
           if (
             runs("extractor-image") ||
             runs("extractor-video") ||
-            (runs("extractor-pdf") && env.LOCUS_PDF_OCR !== "false")
+            (PDF_READING_TARGETS.some(runs) && env.LOCUS_PDF_OCR !== "false")
           ) {
             // Unset or empty: Locus takes its default, which follows the node, not the limit.
             const set = env.LOCUS_OCR_WORKERS?.trim() ? Number(env.LOCUS_OCR_WORKERS) : undefined;
@@ -182,6 +188,11 @@ export function checkWorkloads(
                 `${RECORDING_MB.buffers} MB buffers) for ${t}`,
             );
           }
+          // Each office document in flight has a LibreOffice process of its own, outside the heap.
+          for (const t of OFFICE_CONVERSION_TARGETS.filter(runs)) {
+            heaps += concurrency * OFFICE_CONVERSION_MB;
+            parts.push(`concurrency x ${OFFICE_CONVERSION_MB} MB LibreOffice for ${t}`);
+          }
           if (heaps * 2 ** 20 > 0.9 * memLimit) {
             problems.push(
               `${cw}: heaps (${heaps} MB: ${parts.join(" + ")}) ` +
@@ -209,6 +220,23 @@ export function checkWorkloads(
               `holds less than ${times}concurrency x LOCUS_MAX_UPLOAD_BYTES + ` +
               `${RECORDING_TMP_EXTRA / 2 ** 20} MiB (${Math.ceil(needed / 2 ** 20)} MiB): ` +
               `the ${mediaTargets.join(" and ")} files in flight are written there`,
+          );
+        }
+      }
+
+      // Each office document in flight is written whole to /tmp for LibreOffice, which writes its
+      // PDF beside it (counted as large again) and a profile of its own.
+      if (isDeployment && OFFICE_CONVERSION_TARGETS.some(runs) && tmpLimit !== undefined) {
+        const maxUpload = env.LOCUS_MAX_UPLOAD_BYTES?.trim()
+          ? Number(env.LOCUS_MAX_UPLOAD_BYTES)
+          : MAX_UPLOAD_BYTES_DEFAULT;
+        const needed = concurrency * 2 * maxUpload + OFFICE_TMP_EXTRA;
+        if (tmpLimit < needed) {
+          problems.push(
+            `${cw}: /tmp's sizeLimit ${show(tmpSize)} holds less than ` +
+              `concurrency x 2 x LOCUS_MAX_UPLOAD_BYTES + ` +
+              `${OFFICE_TMP_EXTRA / 2 ** 20} MiB (${Math.ceil(needed / 2 ** 20)} MiB): ` +
+              `each office document in flight and its PDF are written there`,
           );
         }
       }

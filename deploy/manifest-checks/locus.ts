@@ -13,6 +13,7 @@ export const QUEUE_GROUPS: Record<string, string> = {
   "extractor-image": "extractor-image",
   "extractor-audio": "extractor-audio",
   "extractor-video": "extractor-video",
+  "extractor-document": "extractor-document",
   indexer: "indexer",
 };
 /** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
@@ -29,7 +30,13 @@ export const PDB_TARGETS = ["gateway", "files", "search"];
  * Targets scaled by KEDA on their queue (QUEUE_GROUPS): its depth (a rabbitmq trigger) and how long
  * the files started last had waited (a prometheus trigger on LAG_METRIC of their group).
  */
-export const KEDA_TARGETS = ["extractor-pdf", "extractor-image", "extractor-audio", "extractor-video"];
+export const KEDA_TARGETS = [
+  "extractor-pdf",
+  "extractor-image",
+  "extractor-audio",
+  "extractor-video",
+  "extractor-document",
+];
 /** The metric the prometheus triggers scale on, and where Locus's metrics are declared. */
 export const LAG_METRIC = "locus_bus_consumer_lag_seconds";
 export const METRICS_SOURCE = repoFile("packages/metrics/src/metrics.ts");
@@ -80,6 +87,32 @@ export const JOB_COMMANDS: Record<string, { command: RegExp; what: string }> = {
   Job: { command: /cli\.ts migrate$/, what: "the migrate command" },
   CronJob: { command: /cli\.ts index rebuild$/, what: "the index rebuild command" },
 };
+/**
+ * Targets that read PDFs in a worker thread of LOCUS_EXTRACT_MAX_HEAP_MB, one per file in flight,
+ * with the OCR recognisers for pages without a text layer (LOCUS_PDF_OCR): the PDF extractor, and
+ * the document extractor for the PDFs LibreOffice makes of office documents.
+ */
+export const PDF_READING_TARGETS = ["extractor-pdf", "extractor-document"];
+/** Targets that convert each office document in flight with a LibreOffice (soffice) process of its own. */
+export const OFFICE_CONVERSION_TARGETS = ["extractor-document"];
+/**
+ * Memory of one LibreOffice conversion, in MB: ~1 GiB at worst (a large spreadsheet, a
+ * presentation full of pictures; measured: 240 MB resident on a 1,100-page DOCX, 500 MB two minutes
+ * into a 6,000-page one, when LOCUS_CONVERT_TIMEOUT_MS stops it), outside the heap.
+ */
+export const OFFICE_CONVERSION_MB = 1024;
+/**
+ * /tmp beyond the office documents in flight (each written whole, with its PDF counted as large
+ * again), in bytes: each conversion's LibreOffice profile (~1 MB) and temporary files, tsx's cache.
+ */
+export const OFFICE_TMP_EXTRA = 32 * 2 ** 20;
+/**
+ * Targets whose outgoing connections a NetworkPolicy must limit (LibreOffice parses untrusted
+ * documents, which can link to other hosts): to the ports of what they run on, never plain HTTP.
+ */
+export const EGRESS_LIMITED_TARGETS = ["extractor-document"];
+/** Ports an egress-limited pod must never be allowed to: plain HTTP, what linked content uses. */
+export const FORBIDDEN_EGRESS_PORTS = [80];
 /** Targets that write each file in flight whole to /tmp (os.tmpdir()) for ffmpeg. */
 export const MEDIA_FILE_TARGETS = ["extractor-audio", "extractor-video"];
 /** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */

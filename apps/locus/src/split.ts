@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
  *
  * Ports: the gateway on PORT (default 8080), then files, search, indexer and one per extractor
  * counting up (the PDF extractors, then the image, audio and video extractors), then further
- * gateways, then webhooks.
+ * gateways, then webhooks, then the document extractor (last, so that the ports before it stay
+ * where they were before it came).
  * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run,
  * LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
  */
@@ -38,6 +39,8 @@ const shared: NodeJS.ProcessEnv = {
 
 /** After every gateway: the layout before it stays as it was. */
 const webhooksPort = basePort + 4 + workers + gateways - 1;
+/** After webhooks, for the same reason. */
+const documentExtractorPort = webhooksPort + 1;
 
 interface Service {
   name: string;
@@ -70,6 +73,7 @@ const services: Service[] = [
     },
   })),
   { name: "webhooks", target: "webhooks", port: webhooksPort },
+  { name: "extractor-document", target: "extractor-document", port: documentExtractorPort },
 ];
 
 const children = new Map<string, ChildProcess>();

@@ -20,7 +20,10 @@ export interface SplitStack extends LocusProcess {
   gatewayUrls: string[];
   /** Each service's own URL (its /healthz), by the launcher's name for it. */
   serviceUrls: Record<string, string>;
-  /** The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N], extractor-image). */
+  /**
+   * The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N],
+   * extractor-image, extractor-audio, extractor-video, webhooks, extractor-document).
+   */
   pidOf(service: string): number;
   /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
   killService(service: string): void;
@@ -57,7 +60,7 @@ function ephemeralPortStart(): number {
   }
 }
 
-/** A block of consecutive free ports on 127.0.0.1 (gateway, files, search, workers). */
+/** A block of consecutive free ports on 127.0.0.1 (gateway, files, search, workers, ...). */
 async function freePortBlock(size: number): Promise<number> {
   const isFree = (port: number) =>
     new Promise<boolean>((resolve) => {
@@ -101,10 +104,11 @@ export async function startSplitStack(
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
   // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image, audio
-  // and video extractors, further gateways, webhooks.
+  // and video extractors, further gateways, webhooks, the document extractor.
   const workers = extractors + 3;
-  const port = await freePortBlock(4 + workers + gateways);
+  const port = await freePortBlock(4 + workers + gateways + 1);
   const webhooksPort = port + 4 + workers + gateways - 1;
+  const documentExtractorPort = webhooksPort + 1;
   const dataDir = tempDataDir("locus-split-");
   // What any process (the CLI included) needs to reach this stack's data and messages: an
   // operator's CLI gets the deployment's settings.
@@ -227,17 +231,20 @@ export async function startSplitStack(
       Array.from({ length: gateways - 1 }, (_, i) => [gatewayName(i + 1), url(port + 4 + workers + i)]),
     ),
     webhooks: url(webhooksPort),
+    "extractor-document": url(documentExtractorPort),
   };
   const gatewayUrls = [
     locus.baseUrl,
     ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + workers + i}`),
   ];
-  // Every other process (files, search, indexer, workers, further gateways) answers a moment after
-  // the first gateway: wait for all, so a test's first request never meets a service still starting.
+  // Every other process (files, search, indexer, workers, further gateways, webhooks, the document
+  // extractor) answers a moment after the first gateway: wait for all, so a test's first request
+  // never meets a service still starting.
   const others = [
     ...Array.from({ length: 3 + workers }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
     ...gatewayUrls.slice(1),
     url(webhooksPort),
+    url(documentExtractorPort),
   ];
   // A service still silent at the deadline fails the start: a test run against a stack missing a
   // service would fail later, further from the cause.
