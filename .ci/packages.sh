@@ -6,6 +6,8 @@
 # tests use: flite, the speech synthesiser they make speech with, Chromium, the browser the
 # dashboard's end-to-end tests drive (through playwright-core; no browser is downloaded), and
 # Prometheus, which split.e2e runs against the split stack (its promtool checks the alerts too).
+# LibreOffice without its desktop parts (core, Writer, Calc, Impress): office documents are
+# converted to PDF by it before they are read (LOCUS_SOFFICE_PATH).
 # Installed only when missing.
 set -euo pipefail
 
@@ -18,9 +20,13 @@ command -v tesseract >/dev/null 2>&1 || need_install+=(tesseract-ocr)
 command -v flite >/dev/null 2>&1 || need_install+=(flite)
 [ -x /usr/bin/chromium ] || need_install+=(chromium)
 command -v prometheus >/dev/null 2>&1 || need_install+=(prometheus)
+[ -x /usr/lib/libreoffice/program/soffice.bin ] || need_install+=(libreoffice-core-nogui)
+[ -f /usr/lib/libreoffice/program/libswlo.so ] || need_install+=(libreoffice-writer-nogui)
+[ -f /usr/lib/libreoffice/program/libsclo.so ] || need_install+=(libreoffice-calc-nogui)
+[ -f /usr/lib/libreoffice/program/libsdlo.so ] || need_install+=(libreoffice-impress-nogui)
 if [ ${#need_install[@]} -gt 0 ]; then
   echo "installing ${need_install[*]}"
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_install[@]}"
 fi
-echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite, chromium and prometheus are installed"
+echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite, chromium, prometheus and LibreOffice (core, writer, calc, impress) are installed"

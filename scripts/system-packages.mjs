@@ -1,7 +1,8 @@
 // The Debian packages Locus reads with when they are there: pocketsphinx and its English model
 // (recordings, offline), Poppler's tools (text PDFs, faster than pdf.js) and the tesseract command
-// (OCR, faster than tesseract.js). Locus starts without them; recordings then fail with
-// speech_engine_unavailable. Run by `pnpm install` (postinstall) and by hand (`pnpm system-packages`):
+// (OCR, faster than tesseract.js), and LibreOffice without its desktop (office documents, which it
+// converts to PDF). Locus starts without them; recordings then fail with speech_engine_unavailable,
+// office documents with converter_unavailable. Run by `pnpm install` (postinstall) and by hand (`pnpm system-packages`):
 // where apt-get can install (as root, or with sudo that asks no password) it installs what is
 // missing and says so; elsewhere it prints the command to run. Never fails the install.
 // LOCUS_SKIP_SYSTEM_PACKAGES=1 skips it (the Docker image's build stage, which installs its own).
@@ -22,6 +23,17 @@ const WANTED = [
   },
   { pkg: "poppler-utils", present: () => onPath("pdftotext"), for: "faster text PDFs" },
   { pkg: "tesseract-ocr", present: () => onPath("tesseract"), for: "faster OCR" },
+  // The same parts as .ci/packages.sh and the Docker image: the core and its three applications.
+  ...[
+    ["libreoffice-core-nogui", "soffice.bin"],
+    ["libreoffice-writer-nogui", "libswlo.so"],
+    ["libreoffice-calc-nogui", "libsclo.so"],
+    ["libreoffice-impress-nogui", "libsdlo.so"],
+  ].map(([pkg, file]) => ({
+    pkg,
+    present: () => existsSync(`/usr/lib/libreoffice/program/${file}`),
+    for: "office documents",
+  })),
 ];
 
 function onPath(command) {

@@ -8,6 +8,7 @@ import { InProcessBus, ObservedBus, RabbitMqBus, type Bus } from "@locus/bus";
 import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
 import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/ocr-reader";
+import { OfficeConverter } from "@locus/office-converter";
 import { findPoppler, type PopplerTools } from "@locus/pdf-reader";
 import {
   ObservedSpeechToText,
@@ -71,6 +72,7 @@ export class Infrastructure {
    */
   private readonly optional = new Set<string>();
   private noticesChecked?: { at: number; notices: Promise<string[]> };
+  private converter?: OfficeConverter;
 
   /** This process's metrics: every module reports to them, /metrics serves them. */
   readonly metrics = new LocusMetrics();
@@ -88,12 +90,13 @@ export class Infrastructure {
 
   /**
    * What this deployment cannot do now, a sentence each, for the dashboard: recordings, when the
-   * speech engine is not there. Checked at most once a minute (the engine's files, or its key).
+   * speech engine is not there; office documents, when LibreOffice is not. Checked at most once a
+   * minute (the engine's files, or its key; the converter's answer is kept by the converter).
    */
   notices(): Promise<string[]> {
     const now = Date.now();
     if (!this.noticesChecked || now - this.noticesChecked.at > 60_000) {
-      const checked = this.speechToText()
+      const speech = this.speechToText()
         .check()
         .then(
           () => [],
@@ -101,9 +104,28 @@ export class Infrastructure {
             `Recordings cannot be transcribed on this server, so audio and video files fail: ${err instanceof Error ? err.message : String(err)}`,
           ],
         );
+      const office = this.officeConverter()
+        .check()
+        .then((available) =>
+          available.ok
+            ? []
+            : [`Office documents cannot be converted on this server, so they fail: ${available.reason}`],
+        );
+      const checked = Promise.all([speech, office]).then((lists) => lists.flat());
       this.noticesChecked = { at: now, notices: checked };
     }
     return this.noticesChecked.notices;
+  }
+
+  /** The converter of office documents to PDF (LibreOffice, per LOCUS_SOFFICE_PATH), one per process. */
+  officeConverter(): OfficeConverter {
+    const { documents } = this.config;
+    this.converter ??= new OfficeConverter({
+      ...(documents.sofficePath ? { sofficePath: documents.sofficePath } : {}),
+      timeoutMs: documents.convertTimeoutMs,
+      memoryMb: documents.convertMemoryMb,
+    });
+    return this.converter;
   }
 
   /**

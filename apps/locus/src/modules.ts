@@ -3,6 +3,7 @@ import type { Router } from "express";
 import { dashboardRouter, DashboardSessions } from "@locus/dashboard";
 import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/ocr-reader";
 import { startExtractorAudioModule } from "@locus/extractor-audio";
+import { startExtractorDocumentModule } from "@locus/extractor-document";
 import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
 import { startExtractorVideoModule } from "@locus/extractor-video";
@@ -57,6 +58,16 @@ export function moduleDescriptors(
       ...(lexicon ? { lexicon } : {}),
     };
   };
+  // Pages without a text layer, in uploaded PDFs and in office documents' renditions alike.
+  const pdfScans = async () =>
+    config.ocr.pdfScans
+      ? {
+          engine: infra.ocrEngine(),
+          dpi: config.ocr.pdfDpi,
+          maxPixels: DEFAULT_IMAGE_LIMITS.maxOcrPixels,
+          passages: await ocrPassages(),
+        }
+      : undefined;
   // Long work says it is alive four times per stall delay: the sweep never takes it for lost work.
   const heartbeatMs = Math.max(1000, Math.floor(config.stalledAfterMs / 4));
   return [
@@ -106,17 +117,36 @@ export function moduleDescriptors(
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
           poppler: infra.pdfTools(),
-          ...(config.ocr.pdfScans
-            ? {
-                scans: {
-                  engine: infra.ocrEngine(),
-                  dpi: config.ocr.pdfDpi,
-                  maxPixels: DEFAULT_IMAGE_LIMITS.maxOcrPixels,
-                  passages: await ocrPassages(),
-                },
-              }
-            : {}),
+          scans: await pdfScans(),
         }),
+    },
+    {
+      name: "extractor-document",
+      dependsOn: [],
+      start: async () => {
+        const converter = infra.officeConverter();
+        // Office documents fail with the converter's reason while it is missing; /readyz says it is.
+        infra.addOptionalCheck("converter", async () => {
+          const available = await converter.check();
+          if (!available.ok) throw new Error(available.reason);
+        });
+        return startExtractorDocumentModule({
+          blobs: infra.blobs(),
+          bus: await infra.messageBus(),
+          logger: log("extractor-document"),
+          converter,
+          macros: config.documents.macros,
+          concurrency: config.extractConcurrency,
+          maxAttempts: config.maxAttempts,
+          heartbeatMs,
+          observer: infra.metrics,
+          maxTextBytes: config.maxUploadBytes,
+          pageTimeoutMs: config.pdfPageTimeoutMs,
+          maxHeapMb: config.extractMaxHeapMb,
+          poppler: infra.pdfTools(),
+          scans: await pdfScans(),
+        });
+      },
     },
     {
       name: "extractor-image",
@@ -300,6 +330,7 @@ export function moduleDescriptors(
         "extractor-image",
         "extractor-audio",
         "extractor-video",
+        "extractor-document",
         "indexer",
         "webhooks",
         "gateway",

@@ -2,6 +2,7 @@ import { client, createUserWithKey, removeDataDir, type LocusProcess } from "@lo
 import { describeAiMode } from "./api-suite/ai-mode.ts";
 import { describeAuthentication } from "./api-suite/authentication.ts";
 import { describeBadInput } from "./api-suite/bad-input.ts";
+import { describeDocuments } from "./api-suite/documents.ts";
 import { describeFileRecords } from "./api-suite/file-records.ts";
 import { describeFilters } from "./api-suite/filters.ts";
 import { describeHealth } from "./api-suite/health.ts";
@@ -61,6 +62,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
     describeAiMode(s);
     describeOcr(s);
     describeRecordings(s);
+    describeDocuments(s);
     describeFileRecords(s);
     describeFilters(s);
     describePreviewLinks(s);

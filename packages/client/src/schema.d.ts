@@ -43,7 +43,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file and start processing it
-         * @description The kind is recognised from the file's bytes, not its name. Accepted today: PDF, and images in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP, and audio in MP3, WAV, M4A/AAC, OGG/Opus or FLAC, and video in MP4, MOV, MKV or WebM. A live upload counts against the plan's monthly quota and answers at once with status `pending`; poll GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.
+         * @description The kind is recognised from the file's bytes, not its name. Accepted today: PDF, and images in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP, and audio in MP3, WAV, M4A/AAC, OGG/Opus or FLAC, and video in MP4, MOV, MKV or WebM, and documents (`file_type` `document`): DOCX, DOC, ODT, RTF, PPTX, PPT, ODP, XLSX, XLS and ODS (converted to PDF, whose pages and lines their locators count in), and text: HTML (by its markup), Markdown (named `.md`) and plain text, whose lines count from the top of the document. A live upload counts against the plan's monthly quota and answers at once with status `pending`; poll GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.
          */
         post: operations["uploadFile"];
         delete?: never;
@@ -253,7 +253,7 @@ export interface components {
             detail: components["schemas"]["ValidationError"][];
         };
         /** @enum {string} */
-        FileType: "pdf" | "image" | "audio" | "video";
+        FileType: "pdf" | "image" | "audio" | "video" | "document";
         /** @enum {string} */
         FileStatus: "pending" | "processing" | "ready" | "failed";
         /** @enum {string} */
@@ -262,9 +262,9 @@ export interface components {
         PassageSource: "text" | "ocr" | "speech" | "screen";
         /** @description Where a passage is. Keys that do not apply to the file's kind are left out. */
         Locator: {
-            /** @description Physical page of a PDF or of a multi-page TIFF, from 1; 1 for other images. */
+            /** @description Physical page of a PDF or of a multi-page TIFF, from 1; 1 for other images. For an office document, the page of the PDF it was converted to (the preview link's): slides are pages, a spreadsheet's pages are as LibreOffice prints them. Left out for text files, which have no pages. */
             page?: number;
-            /** @description First line, counting non-empty lines from the top of the page, from 1. */
+            /** @description First line, counting non-empty lines from the top of the page, from 1. For text, Markdown and HTML files, from the top of the document, as a reader sees it (HTML without scripts, styles or hidden text; Markdown as rendered). */
             line?: number;
             /** @description Last line of the passage. */
             line_end?: number;
@@ -279,7 +279,7 @@ export interface components {
                 width: number;
                 height: number;
             };
-            /** @description `text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in a recording or a video; `screen`: shown on screen in a video (with the interval it is visible). */
+            /** @description `text`: a PDF's text layer (an office document's rendition's), or a text file's text; `ocr`: read from an image or a scanned page; `speech`: spoken in a recording or a video; `screen`: shown on screen in a video (with the interval it is visible). */
             source: components["schemas"]["PassageSource"];
             /** @description For Markdown and HTML: the headings the passage sits under, from the top level down (e.g. `["Installation", "From source"]`). Left out before the first heading. */
             section?: string[];
@@ -304,7 +304,7 @@ export interface components {
             metadata: {
                 [key: string]: string | number | boolean | string[];
             };
-            /** @description Why processing failed, when status is `failed`. Codes: `pdf_corrupt`, `pdf_encrypted`, `pdf_timeout`, `pdf_too_complex`, `image_corrupt`, `image_too_large`, `image_unsupported`, `ocr_timeout`, `media_corrupt`, `media_truncated`, `media_too_long`, `media_no_audio`, `media_unsupported`, `speech_engine_unavailable`, `file_missing`, `extraction_failed`, `indexing_failed`, `processing_abandoned`. */
+            /** @description Why processing failed, when status is `failed`. Codes: `pdf_corrupt`, `pdf_encrypted`, `pdf_timeout`, `pdf_too_complex`, `image_corrupt`, `image_too_large`, `image_unsupported`, `ocr_timeout`, `media_corrupt`, `media_truncated`, `media_too_long`, `media_no_audio`, `media_unsupported`, `speech_engine_unavailable`, `document_corrupt`, `document_encrypted`, `document_too_large`, `document_macros`, `converter_unavailable`, `conversion_failed`, `conversion_timeout`, `text_too_large`, `file_missing`, `extraction_failed`, `indexing_failed`, `processing_abandoned`. */
             error: {
                 code: string;
                 message: string;
@@ -331,8 +331,16 @@ export interface components {
             sandbox?: true;
         };
         PreviewUrl: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Shows the file inline. For an office document (file_type `document`, converted to PDF), shows the PDF rendition its locators' pages and lines point into, once it has been converted.
+             */
             url: string;
+            /**
+             * Format: uri
+             * @description Extension. Present when `url` shows an office document's PDF rendition: the original file's bytes, with its own type, valid as long as `url`.
+             */
+            original_url?: string;
             /** Format: date-time */
             expires_at: string;
             /** @constant */

@@ -8,7 +8,7 @@ import { Locator } from "./locator.ts";
  */
 
 /** Kinds of file Locus knows. A kind is accepted for upload only while an extractor for it exists. */
-export const FileType = z.enum(["pdf", "image", "audio", "video"]);
+export const FileType = z.enum(["pdf", "image", "audio", "video", "document"]);
 export type FileType = z.infer<typeof FileType>;
 
 export const FileStatus = z.enum(["pending", "processing", "ready", "failed"]);
@@ -181,7 +181,21 @@ export const PREVIEW_TTL_SECONDS = 3600;
 export const PreviewUrlDto = z.object({
   // Documented as a URI but not checked as one: the link is built from the host the request
   // named, and a link that does not parse is the client's to discover, as it has always been.
-  url: z.string().meta({ format: "uri" }),
+  url: z
+    .string()
+    .meta({ format: "uri" })
+    .describe(
+      "Shows the file inline. For an office document (file_type `document`, converted to PDF), shows " +
+        "the PDF rendition its locators' pages and lines point into, once it has been converted.",
+    ),
+  original_url: z
+    .string()
+    .meta({ format: "uri" })
+    .optional()
+    .describe(
+      "Extension. Present when `url` shows an office document's PDF rendition: the original file's " +
+        "bytes, with its own type, valid as long as `url`.",
+    ),
   expires_at: timestamp,
   expires_in: z.literal(PREVIEW_TTL_SECONDS),
   sandbox: z.literal(true).optional(),

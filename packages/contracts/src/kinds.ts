@@ -1,7 +1,7 @@
 import type { FileType } from "./files.ts";
 
 /** Kinds that have an extractor: only these are accepted for upload. */
-export const EXTRACTABLE_KINDS: readonly FileType[] = ["pdf", "image", "audio", "video"];
+export const EXTRACTABLE_KINDS: readonly FileType[] = ["pdf", "image", "audio", "video", "document"];
 
 /** Image formats the image extractor reads, as sniffed from the bytes. */
 export const IMAGE_MIME_TYPES: ReadonlyMap<string, string> = new Map([
@@ -37,11 +37,42 @@ export const VIDEO_MIME_TYPES: ReadonlyMap<string, string> = new Map([
   ["video/webm", "WebM"],
 ]);
 
+/**
+ * Office documents, converted to PDF by LibreOffice before they are read; as sniffed from their
+ * bytes (OOXML and ODF by their zip contents, RTF by its header; the legacy binary formats share
+ * one OLE container, told apart by the file name's extension at upload).
+ */
+export const OFFICE_MIME_TYPES: ReadonlyMap<string, string> = new Map([
+  ["application/vnd.openxmlformats-officedocument.wordprocessingml.document", "DOCX"],
+  ["application/vnd.ms-word.document.macroenabled.12", "DOCX"],
+  ["application/msword", "DOC"],
+  ["application/vnd.oasis.opendocument.text", "ODT"],
+  ["application/rtf", "RTF"],
+  ["application/vnd.openxmlformats-officedocument.presentationml.presentation", "PPTX"],
+  ["application/vnd.ms-powerpoint.presentation.macroenabled.12", "PPTX"],
+  ["application/vnd.ms-powerpoint", "PPT"],
+  ["application/vnd.oasis.opendocument.presentation", "ODP"],
+  ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "XLSX"],
+  ["application/vnd.ms-excel.sheet.macroenabled.12", "XLSX"],
+  ["application/vnd.ms-excel", "XLS"],
+  ["application/vnd.oasis.opendocument.spreadsheet", "ODS"],
+  // An OLE container whose name did not say which legacy format it holds: the converter tells.
+  ["application/x-cfb", "DOC, PPT or XLS"],
+]);
+
+/** Text formats read natively (no conversion), with line locators counted as a reader sees the text. */
+export const TEXT_MIME_TYPES: ReadonlyMap<string, string> = new Map([
+  ["text/plain", "TXT"],
+  ["text/markdown", "Markdown"],
+  ["text/html", "HTML"],
+]);
+
 /** The kind of a file from the MIME type sniffed from its bytes, or null when Locus has no such kind. */
 export function kindOfMimeType(mime: string): FileType | null {
   if (mime === "application/pdf") return "pdf";
   if (mime.startsWith("image/")) return IMAGE_MIME_TYPES.has(mime) ? "image" : null;
   if (mime.startsWith("audio/")) return AUDIO_MIME_TYPES.has(mime) ? "audio" : null;
   if (mime.startsWith("video/")) return VIDEO_MIME_TYPES.has(mime) ? "video" : null;
+  if (OFFICE_MIME_TYPES.has(mime) || TEXT_MIME_TYPES.has(mime)) return "document";
   return null;
 }

@@ -23,7 +23,8 @@ export function boxAround(boxes: readonly BoundingBox[]): BoundingBox {
 
 /**
  * Where a passage sits in its file: one shape for every kind of file, keys that do not apply are
- * left out. Lines count non-empty text lines from the top of the page (1-based). The descriptions
+ * left out. Lines count non-empty text lines from the top of the page (1-based), or of the document
+ * for text files, which have no pages. The descriptions
  * are the API's documentation: /openapi.json is generated from this schema.
  */
 export const Locator = z
@@ -33,13 +34,21 @@ export const Locator = z
       .int()
       .min(1)
       .optional()
-      .describe("Physical page of a PDF or of a multi-page TIFF, from 1; 1 for other images."),
+      .describe(
+        "Physical page of a PDF or of a multi-page TIFF, from 1; 1 for other images. For an office " +
+          "document, the page of the PDF it was converted to (the preview link's): slides are pages, " +
+          "a spreadsheet's pages are as LibreOffice prints them. Left out for text files, which have no pages.",
+      ),
     line: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe("First line, counting non-empty lines from the top of the page, from 1."),
+      .describe(
+        "First line, counting non-empty lines from the top of the page, from 1. For text, Markdown " +
+          "and HTML files, from the top of the document, as a reader sees it (HTML without scripts, " +
+          "styles or hidden text; Markdown as rendered).",
+      ),
     line_end: z.number().int().min(1).optional().describe("Last line of the passage."),
     timestamp: z
       .number()
@@ -60,7 +69,7 @@ export const Locator = z
         "points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned.",
     ),
     source: PassageSource.describe(
-      "`text`: a PDF's text layer; `ocr`: read from an image or a scanned page; `speech`: spoken in " +
+      "`text`: a PDF's text layer (an office document's rendition's), or a text file's text; `ocr`: read from an image or a scanned page; `speech`: spoken in " +
         "a recording or a video; `screen`: shown on screen in a video (with the interval it is visible).",
     ),
     section: z

@@ -92,6 +92,7 @@ export const MessageSchemas = {
   "file.uploaded.image": FileUploaded,
   "file.uploaded.audio": FileUploaded,
   "file.uploaded.video": FileUploaded,
+  "file.uploaded.document": FileUploaded,
   "file.progress": FileProgress,
   "file.extracted": FileExtracted,
   "file.indexed": FileIndexed,
@@ -118,6 +119,7 @@ export const CONSUMER_GROUPS = {
   "extractor-image": ["file.uploaded.image"],
   "extractor-audio": ["file.uploaded.audio"],
   "extractor-video": ["file.uploaded.video"],
+  "extractor-document": ["file.uploaded.document"],
   indexer: ["file.extracted", "file.deleted"],
   webhooks: ["file.event"],
 } as const satisfies Record<string, readonly Topic[]>;

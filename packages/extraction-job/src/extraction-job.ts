@@ -26,14 +26,15 @@ export interface ExtractionSummary {
 
 /**
  * Reads a file's bytes and yields its passages; `progress` takes the share done (0–1); `file` is
- * what the upload message says of it (the MIME type sniffed from its bytes) and its id, for logs.
+ * what the upload message says of it (the MIME type sniffed from its bytes) and its ids (for logs,
+ * and for keys of further blobs the extractor stores, such as an office document's PDF rendition).
  * Returns the summary as the generator's final value. `data` is what the job's BlobRead gives:
  * the whole file in memory by default.
  */
 export type Extract<Data = Buffer> = (
   data: Data,
   progress: (done: number) => void,
-  file: { mimeType: string; fileId: string },
+  file: { mimeType: string; fileId: string; userId: string },
 ) => AsyncGenerator<ExtractedPassage, ExtractionSummary>;
 
 /** How a job hands the file's bytes to its extractor. */
@@ -97,7 +98,7 @@ export class ExtractionJob<Data = Buffer> {
    * files at a time, failing a file after `maxAttempts` deliveries.
    */
   subscribe(
-    group: "extractor-pdf" | "extractor-image" | "extractor-audio" | "extractor-video",
+    group: "extractor-pdf" | "extractor-image" | "extractor-audio" | "extractor-video" | "extractor-document",
     options: { concurrency: number; maxAttempts: number },
   ): Promise<void> {
     return this.deps.bus.subscribe(
@@ -183,7 +184,7 @@ export class ExtractionJob<Data = Buffer> {
         lastReport = Date.now();
         pending.push(bus.publish("file.progress", { fileId, userId, progress: share }));
       },
-      { mimeType: message.mimeType, fileId },
+      { mimeType: message.mimeType, fileId, userId },
     );
     // A page or a chunk can take minutes without a word of progress: say the work is alive.
     const stopHeartbeat = startHeartbeat(bus, { fileId, userId }, () => share, this.deps.heartbeatMs);

@@ -123,7 +123,7 @@ export class LocusMetrics {
 
   private readonly extractedPages = new Counter({
     name: "locus_extracted_pages_total",
-    help: "Pages of the files whose extraction succeeded, by kind: a PDF's pages, an image's (one, or each page of a TIFF).",
+    help: "Pages of the files whose extraction succeeded, by kind: a PDF's pages, an image's (one, or each page of a TIFF), an office document's rendition's.",
     labelNames: ["kind"] as const,
     registers: [this.registry],
   });

@@ -12,6 +12,7 @@ export const TARGETS = [
   "extractor-image",
   "extractor-audio",
   "extractor-video",
+  "extractor-document",
   "indexer",
   "search",
   "webhooks",

@@ -190,6 +190,37 @@ const Settings = z.object({
       "The ffmpeg that reads recordings and videos.",
     ),
   }),
+  /** Office documents: converted to PDF by LibreOffice in a child process of their own, then read as PDFs. */
+  documents: z.object({
+    sofficePath: setting(
+      "LOCUS_SOFFICE_PATH",
+      unset("found on PATH"),
+      text().optional(),
+      "LibreOffice's soffice, which converts office documents to PDF.",
+    ),
+    convertTimeoutMs: integer(
+      "LOCUS_CONVERT_TIMEOUT_MS",
+      120_000,
+      [1000],
+      "Time limit of one office document's conversion to PDF.",
+    ),
+    convertMemoryMb: integer(
+      "LOCUS_CONVERT_MEMORY_MB",
+      4096,
+      [512],
+      "Address space one LibreOffice conversion may use, in MiB.",
+    ),
+    /**
+     * Documents carrying macros (VBA, LibreOffice Basic): refused by default; `ignore` reads their
+     * text all the same. Either way no macro ever runs: the converter's profile forbids them.
+     */
+    macros: setting(
+      "LOCUS_DOCUMENT_MACROS",
+      "refuse",
+      z.enum(["refuse", "ignore"]),
+      "Office documents with macros: refused (refuse), or read with the macros never run (ignore).",
+    ),
+  }),
   /** Any OpenAI-compatible server, for the engines that use one. */
   openai: z.object({
     baseUrl: setting(

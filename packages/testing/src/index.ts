@@ -16,3 +16,4 @@ export * from "./rate-limit-burst.ts";
 export * from "./metrics-scrape.ts";
 export * from "./prometheus.ts";
 export * from "./otlp-receiver.ts";
+export * from "./office-factory.ts";

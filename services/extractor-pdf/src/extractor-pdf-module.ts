@@ -21,7 +21,7 @@ export interface ExtractorPdfDeps {
   /** Poppler's tools to read PDFs with (pdf.js taking over where they fail); without, pdf.js alone. */
   poppler?: PopplerTools | undefined;
   /** How pages without a real text layer are read; without it they give no passages. */
-  scans?: ScannedPageOptions;
+  scans?: ScannedPageOptions | undefined;
 }
 
 export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<Stoppable> {

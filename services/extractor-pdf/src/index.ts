@@ -1,2 +1,3 @@
-export { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";
+export { pdfExtractionJob, scanReader, type ScannedPageOptions } from "./pdf-extractor.ts";
+export { ExtractionPool, type PoolOptions, type ScanReader } from "./extraction-pool.ts";
 export { startExtractorPdfModule, type ExtractorPdfDeps } from "./extractor-pdf-module.ts";

@@ -23,7 +23,7 @@ export interface ScannedPageOptions {
  * Reads a scanned page drawn by the PDF worker: locators in PDF points (the page at 72 dpi), so
  * they mean the same whatever resolution the page was drawn at.
  */
-function scanReader(options: ScannedPageOptions): ScanReader {
+export function scanReader(options: ScannedPageOptions): ScanReader {
   return {
     dpi: options.dpi,
     maxPixels: options.maxPixels,

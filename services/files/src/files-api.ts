@@ -25,6 +25,8 @@ export interface FileListOptions {
 
 export interface PreviewLink {
   url: string;
+  /** The original's bytes, when `url` shows an office document's PDF rendition. */
+  originalUrl?: string | undefined;
   expiresAt: Date;
   expiresIn: typeof PREVIEW_TTL_SECONDS;
 }

@@ -97,6 +97,7 @@ export function filesInternalRouter(files: FilesApi, store: UserStore, identity:
     const link = await files.previewLink(callerOf(res), param(req, "id"), base ?? "", grant);
     res.json({
       url: link.url,
+      ...(link.originalUrl ? { original_url: link.originalUrl } : {}),
       expires_at: link.expiresAt.toISOString(),
       expires_in: link.expiresIn,
     } satisfies PreviewUrlDto);
@@ -172,7 +173,12 @@ export class FilesHttpClient implements FilesApi {
       `/internal/files/${encodeURIComponent(fileId)}/preview-link?${params.toString()}`,
       PreviewUrlDto,
     );
-    return { url: body.url, expiresAt: new Date(body.expires_at), expiresIn: body.expires_in };
+    return {
+      url: body.url,
+      originalUrl: body.original_url,
+      expiresAt: new Date(body.expires_at),
+      expiresIn: body.expires_in,
+    };
   }
 
   async passages(

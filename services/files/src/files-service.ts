@@ -1,21 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { fileTypeFromBuffer } from "file-type";
 import {
-  AUDIO_MIME_TYPES,
-  EXTRACTABLE_KINDS,
-  IMAGE_MIME_TYPES,
-  VIDEO_MIME_TYPES,
   extractionBlobKey,
   fileBlobKey,
-  kindOfMimeType,
   Errors,
+  OFFICE_MIME_TYPES,
   publicLocator,
+  renditionBlobKey,
   uploadedTopic,
   type FilePassagesDto,
   type FileRecordDto,
-  type FileType,
 } from "@locus/contracts";
 import { BlobNotFoundError, readExtraction, type BlobStore, type ByteRange } from "@locus/blob-store";
 import { abandonFile, type Bus } from "@locus/bus";
@@ -24,14 +19,13 @@ import type { Logger } from "@locus/runtime";
 import { Attr, inSpan, type Span } from "@locus/telemetry";
 import { toFileDto } from "./file-dto.ts";
 import type { FileListOptions, FileListPage, FilesApi, PreviewLink, UploadInput } from "./files-api.ts";
-import { SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
+import { previewContentType, renditionName, SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
 import { publishFileEvent } from "./file-events.ts";
 import type { PreviewGrant, PreviewTokens } from "./preview-tokens.ts";
 import type { FilesObserver } from "./status-consumer.ts";
+import { sniffKind, SNIFF_BYTES } from "./sniff-kind.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
 
-/** Bytes read before deciding what a file is; enough for every signature file-type knows. */
-const SNIFF_BYTES = 4100;
 export const MAX_NAME_LENGTH = 1024;
 
 export interface FilesServiceOptions {
@@ -48,6 +42,10 @@ export interface FilesServiceOptions {
 
 export interface PreviewContent {
   record: FileRecord;
+  /** What is shown: the file's own type, or application/pdf for an office document's rendition. */
+  contentType: string;
+  /** The name it is shown under. */
+  fileName: string;
   sizeBytes: number;
   /** Stream of the requested bytes (the range, or the whole file). */
   open(range?: ByteRange): Promise<Readable>;
@@ -64,39 +62,6 @@ const startOfNextMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.ge
 export function cleanFileName(name: string): string {
   // eslint-disable-next-line no-control-regex
   return name.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
-}
-
-const KIND_NAMES: Record<FileType, string> = {
-  pdf: "PDF",
-  image: `images (${[...IMAGE_MIME_TYPES.values()].join(", ")})`,
-  audio: `audio (${[...new Set(AUDIO_MIME_TYPES.values())].join(", ")})`,
-  video: `video (${[...new Set(VIDEO_MIME_TYPES.values())].join(", ")})`,
-};
-const describe = (kinds: readonly FileType[]) => kinds.map((k) => KIND_NAMES[k]).join(", ");
-
-/**
- * A TIFF by its first four bytes alone. file-type also reads the first directory, to tell camera raw
- * formats from plain TIFF, and gives up when it lies beyond the bytes sniffed: scanners and image
- * libraries often write it at the end of the file, after the pages.
- */
-function tiffByMagic(head: Buffer): { mime: string } | undefined {
-  const magic = head.subarray(0, 4).toString("hex");
-  // Little- and big-endian TIFF, and BigTIFF.
-  return ["49492a00", "4d4d002a", "49492b00", "4d4d002b"].includes(magic)
-    ? { mime: "image/tiff" }
-    : undefined;
-}
-
-/** What can be known about a file before it is stored: its kind, sniffed from its first bytes. */
-export async function sniffKind(head: Buffer): Promise<{ kind: FileType; mimeType: string }> {
-  if (head.length === 0) throw Errors.fileEmpty();
-  const detected = (await fileTypeFromBuffer(head)) ?? tiffByMagic(head);
-  const kind = detected ? kindOfMimeType(detected.mime) : null;
-  if (!detected || !kind || !EXTRACTABLE_KINDS.includes(kind)) {
-    const what = detected ? `${detected.mime} files are` : "This kind of file is";
-    throw Errors.unsupportedMediaType(what, describe(EXTRACTABLE_KINDS));
-  }
-  return { kind, mimeType: detected.mime };
 }
 
 /**
@@ -154,7 +119,7 @@ export class FilesService implements FilesApi {
     let stored = false;
     try {
       const { head, stream } = await peekStream(input.body, SNIFF_BYTES);
-      const { kind, mimeType } = await sniffKind(head);
+      const { kind, mimeType } = await sniffKind(head, name);
       const limit = new ByteLimit(this.options.maxUploadBytes, () =>
         Errors.payloadTooLarge(this.options.maxUploadBytes),
       );
@@ -294,6 +259,8 @@ export class FilesService implements FilesApi {
     await Promise.all([
       this.blobs.delete(record.blobKey),
       this.blobs.delete(extractionBlobKey(userId, fileId)),
+      // An office document's PDF rendition (a no-op for other kinds).
+      this.blobs.delete(renditionBlobKey(userId, fileId)),
     ]);
     await this.bus.publish("file.deleted", { fileId, userId });
     return record;
@@ -315,7 +282,18 @@ export class FilesService implements FilesApi {
     grant: PreviewGrant,
   ): Promise<PreviewLink> {
     const record = await this.record(userId, fileId);
-    return this.links.link(record, { fileId, userId, grant, baseUrl });
+    const rendition = await this.renditionOf(record);
+    return this.links.link(record, { fileId, userId, grant, baseUrl }, rendition);
+  }
+
+  /**
+   * The key of the PDF an office document was converted to, once it exists (the conversion has
+   * run); undefined for every other file, whose preview is the file itself.
+   */
+  private async renditionOf(record: FileRecord): Promise<string | undefined> {
+    if (!OFFICE_MIME_TYPES.has(record.mimeType)) return undefined;
+    const key = renditionBlobKey(record.userId, record.id);
+    return (await this.blobs.stat(key)) ? key : undefined;
   }
 
   /** Whether the key or session a link was asked with is still good. */
@@ -333,12 +311,17 @@ export class FilesService implements FilesApi {
     const claims = await this.previews.verify(token);
     if (!claims || !(await this.grantHolds(claims.userId, claims.grant))) return "invalid";
     const record = await this.store.getFile(claims.userId, claims.fileId);
-    const stat = record ? await this.blobs.stat(record.blobKey) : null;
-    if (!record || !stat) return "gone";
+    if (!record) return "gone";
+    const rendition = claims.original ? undefined : await this.renditionOf(record);
+    const key = rendition ?? record.blobKey;
+    const stat = await this.blobs.stat(key);
+    if (!stat) return "gone";
     return {
       record,
+      contentType: rendition ? "application/pdf" : previewContentType(record.mimeType),
+      fileName: rendition ? renditionName(record.originalName) : record.originalName,
       sizeBytes: stat.sizeBytes,
-      open: (range) => this.blobs.get(record.blobKey, range),
+      open: (range) => this.blobs.get(key, range),
     };
   }
 

@@ -3,6 +3,21 @@ import type { FileRecord } from "@locus/metadata-store";
 import type { PreviewLink } from "./files-api.ts";
 import { PREVIEW_TTL_SECONDS, type PreviewClaims, type PreviewTokens } from "./preview-tokens.ts";
 
+/**
+ * The type a file is shown with. Markdown is shown as the plain text it is (browsers download
+ * text/markdown instead of showing it); text is said to be UTF-8, as its extractor reads it.
+ */
+export function previewContentType(mimeType: string): string {
+  if (mimeType === "text/plain" || mimeType === "text/markdown") return "text/plain; charset=utf-8";
+  if (mimeType === "text/html") return "text/html; charset=utf-8";
+  return mimeType;
+}
+
+/** The name a document's PDF rendition is shown under: its own name, marked as the PDF it is. */
+export function renditionName(originalName: string): string {
+  return `${originalName}.pdf`;
+}
+
 /** A preview link asked for: the file and its owner as the caller named them, the key or session asking. */
 export interface PreviewRequest extends PreviewClaims {
   /** Where Locus is reached, for links back at it. */
@@ -14,8 +29,12 @@ export interface PreviewRequest extends PreviewClaims {
  * blob store's own link. Chosen once, where the files module is built (see previewLinksFor).
  */
 export interface PreviewLinks {
-  /** A link that shows the file (the caller's, already looked up) inline for PREVIEW_TTL_SECONDS. */
-  link(record: FileRecord, request: PreviewRequest): Promise<PreviewLink>;
+  /**
+   * A link that shows the file (the caller's, already looked up) inline for PREVIEW_TTL_SECONDS.
+   * With `renditionKey` (an office document converted to PDF), the link shows that PDF and
+   * `originalUrl` gives the original's bytes.
+   */
+  link(record: FileRecord, request: PreviewRequest, renditionKey?: string): Promise<PreviewLink>;
   /** True when Locus serves the links (GET /previews/<token>, previewRouter) rather than the store. */
   readonly servedByLocus: boolean;
 }
@@ -29,10 +48,17 @@ export class SignedPreviewLinks implements PreviewLinks {
 
   constructor(private readonly tokens: PreviewTokens) {}
 
-  async link(_record: FileRecord, request: PreviewRequest): Promise<PreviewLink> {
+  async link(_record: FileRecord, request: PreviewRequest, renditionKey?: string): Promise<PreviewLink> {
     const { baseUrl, ...claims } = request;
     const { token, expiresAt } = await this.tokens.sign(claims);
-    return { url: `${baseUrl}/previews/${token}`, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+    // openPreview finds the rendition itself; the original's link says it wants the original.
+    const original = renditionKey ? await this.tokens.sign({ ...claims, original: true }) : undefined;
+    return {
+      url: `${baseUrl}/previews/${token}`,
+      ...(original ? { originalUrl: `${baseUrl}/previews/${original.token}` } : {}),
+      expiresAt,
+      expiresIn: PREVIEW_TTL_SECONDS,
+    };
   }
 }
 
@@ -42,14 +68,20 @@ export class BlobStorePreviewLinks implements PreviewLinks {
 
   constructor(private readonly presign: (key: string, options: PresignedGetOptions) => Promise<string>) {}
 
-  async link(record: FileRecord): Promise<PreviewLink> {
+  async link(record: FileRecord, _request: PreviewRequest, renditionKey?: string): Promise<PreviewLink> {
     const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
-    const url = await this.presign(record.blobKey, {
+    const original = await this.presign(record.blobKey, {
       expiresInSeconds: PREVIEW_TTL_SECONDS,
-      contentType: record.mimeType,
+      contentType: previewContentType(record.mimeType),
       fileName: record.originalName,
     });
-    return { url, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+    if (!renditionKey) return { url: original, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
+    const url = await this.presign(renditionKey, {
+      expiresInSeconds: PREVIEW_TTL_SECONDS,
+      contentType: "application/pdf",
+      fileName: renditionName(record.originalName),
+    });
+    return { url, originalUrl: original, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };
   }
 }
 

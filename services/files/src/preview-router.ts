@@ -20,10 +20,10 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
     const content = await files.openPreview(token);
     if (content === "invalid") throw Errors.previewLinkInvalid();
     if (content === "gone") throw Errors.fileNotFound();
-    const { record, sizeBytes } = content;
-    res.setHeader("Content-Type", record.mimeType);
+    const { record, sizeBytes, contentType } = content;
+    res.setHeader("Content-Type", contentType);
     // The same header the S3 store has its presigned links answer with.
-    res.setHeader("Content-Disposition", inlineContentDisposition(record.originalName));
+    res.setHeader("Content-Disposition", inlineContentDisposition(content.fileName));
     res.setHeader("Accept-Ranges", "bytes");
     // Never from a cache: a deleted file, or a link whose key was revoked, must not be shown again.
     res.setHeader("Cache-Control", "no-store");
@@ -35,7 +35,7 @@ export function previewRouter(files: FilesService, logger: Logger): Router {
     // be sent as a PDF here (its type was sniffed from its bytes, and nosniff holds the browser to it).
     res.setHeader(
       "Content-Security-Policy",
-      record.mimeType === "application/pdf" ? "frame-ancestors 'self'" : "sandbox; frame-ancestors 'self'",
+      contentType === "application/pdf" ? "frame-ancestors 'self'" : "sandbox; frame-ancestors 'self'",
     );
 
     let range: { start: number; end: number } | undefined;

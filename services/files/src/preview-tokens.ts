@@ -14,6 +14,8 @@ export interface PreviewClaims {
   fileId: string;
   userId: string;
   grant: PreviewGrant;
+  /** The link shows the original bytes even where a PDF rendition exists (an office document). */
+  original?: boolean | undefined;
 }
 
 /**
@@ -31,7 +33,11 @@ export class PreviewTokens {
     const issuedAt = Math.floor(now.getTime() / 1000);
     const expiresAt = new Date((issuedAt + PREVIEW_TTL_SECONDS) * 1000);
     const grant = "keyId" in claims.grant ? { kid: claims.grant.keyId } : { sid: claims.grant.sessionId };
-    const token = await new SignJWT({ uid: claims.userId, ...grant })
+    const token = await new SignJWT({
+      uid: claims.userId,
+      ...grant,
+      ...(claims.original ? { org: true } : {}),
+    })
       .setProtectedHeader({ alg: "HS256" })
       .setSubject(claims.fileId)
       .setAudience("locus:preview")
@@ -57,7 +63,12 @@ export class PreviewTokens {
             ? { sessionId: payload.sid }
             : null;
       if (!grant) return null;
-      return { fileId: payload.sub, userId: payload.uid, grant };
+      return {
+        fileId: payload.sub,
+        userId: payload.uid,
+        grant,
+        ...(payload.org === true ? { original: true } : {}),
+      };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return null;
       throw err;

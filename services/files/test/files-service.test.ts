@@ -202,7 +202,10 @@ describe("upload", () => {
   it("refuses a kind it cannot extract with unsupported_media_type, and gives the quota back", async () => {
     const user = await newUser("free");
     const err = await locusError(
-      files.upload(user, { originalName: "notes.pdf", body: body(Buffer.from("just text, named .pdf\n")) }),
+      files.upload(user, {
+        originalName: "notes.pdf",
+        body: body(Buffer.from([0, 0x13, 0x37, 0, 0xde, 0xad])),
+      }),
     );
     expect(err.code).toBe("unsupported_media_type");
     expect(err.message).toContain("recognised from the file's content, not its name");

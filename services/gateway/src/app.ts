@@ -225,6 +225,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       const link = await apis.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
       res.json({
         url: link.url,
+        ...(link.originalUrl ? { original_url: link.originalUrl } : {}),
         expires_at: link.expiresAt.toISOString(),
         expires_in: link.expiresIn,
         ...apis.mark,

@@ -110,7 +110,7 @@ export const openApiDocument = {
     title: "Locus",
     version: "1.0.0",
     description:
-      "Document search: upload PDFs, images, audio and video, then search what they say (text layers; " +
+      "Document search: upload PDFs, office and text documents, images, audio and video, then search what they say (text layers; " +
       "OCR for images, scanned pages and text on screen; speech to text). Each result carries a locator " +
       "(page and line for documents and images, with a box for OCR text; seconds for audio and video). " +
       "All paths need " +
@@ -196,7 +196,10 @@ export const openApiDocument = {
         description:
           "The kind is recognised from the file's bytes, not its name. Accepted today: PDF, and images " +
           "in PNG, JPEG, WebP, TIFF (every page), GIF (first frame) or BMP, and audio in MP3, WAV, " +
-          "M4A/AAC, OGG/Opus or FLAC, and video in MP4, MOV, MKV or WebM. A live upload " +
+          "M4A/AAC, OGG/Opus or FLAC, and video in MP4, MOV, MKV or WebM, and documents (`file_type` " +
+          "`document`): DOCX, DOC, ODT, RTF, PPTX, PPT, ODP, XLSX, XLS and ODS (converted to PDF, whose " +
+          "pages and lines their locators count in), and text: HTML (by its markup), Markdown (named " +
+          "`.md`) and plain text, whose lines count from the top of the document. A live upload " +
           "counts against the plan's monthly quota and answers at once with status `pending`; poll " +
           "GET /api/files/{file_id} until `ready` or `failed`. Control characters are removed from the name.",
         requestBody: {

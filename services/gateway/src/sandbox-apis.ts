@@ -74,7 +74,7 @@ export class SandboxFilesApi implements FilesApi {
     }
     if (name.length === 0) throw Errors.fileUnnamed();
     if (name.length > MAX_NAME_LENGTH) throw Errors.fileNameTooLong(MAX_NAME_LENGTH);
-    const { kind, mimeType } = await sniffKind(head);
+    const { kind, mimeType } = await sniffKind(head, name);
     return sandboxUpload({
       originalName: name,
       fileType: kind,

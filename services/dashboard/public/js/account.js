@@ -86,7 +86,7 @@ function intro() {
     h(
       "p",
       {},
-      "Locus is a document search service. Upload PDFs, images, recordings and videos; Locus reads them " +
+      "Locus is a document search service. Upload PDFs, office documents, images, recordings and videos; Locus reads them " +
         "(their text, by OCR, and what is said) and answers searches with the passage and exactly where it is.",
     ),
     h(

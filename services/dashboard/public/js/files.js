@@ -40,7 +40,8 @@ export async function filesView() {
     h(
       "span",
       { id: "drop-hint", class: "hint" },
-      "PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio and video.",
+      "PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio, video, office documents (Word, " +
+        "PowerPoint, Excel, OpenDocument, RTF) and text (TXT, Markdown, HTML).",
     ),
   );
   drop.addEventListener("keydown", (event) => {

@@ -38,12 +38,15 @@ export function describeLocator(locator) {
   const parts = [];
   if (locator.page !== undefined) parts.push(`Page ${locator.page}`);
   if (locator.line !== undefined) {
-    parts.push(
+    const lines =
       locator.line_end !== undefined && locator.line_end !== locator.line
         ? `lines ${locator.line}–${locator.line_end}`
-        : `line ${locator.line}`,
-    );
+        : `line ${locator.line}`;
+    // A text document has no pages: its lines count from the top of the document.
+    parts.push(parts.length === 0 ? lines.charAt(0).toUpperCase() + lines.slice(1) : lines);
   }
+  // Under a heading of a Markdown or HTML document: the path of headings.
+  if (locator.section && locator.section.length > 0) parts.push(`in “${locator.section.join(" › ")}”`);
   return parts.join(", ");
 }
 

@@ -1,6 +1,7 @@
 // @ts-check
-// Preview: a file shown at a place (a PDF at its page with the matched lines marked, an image with
-// the match's box, a recording at its second beside its transcript), in the #preview dialog.
+// Preview: a file shown at a place (a PDF at its page with the matched lines marked, an office
+// document's PDF rendition the same way, a text document's passages at the matched lines, an image
+// with the match's box, a recording at its second beside its transcript), in the #preview dialog.
 import { ApiError, filePassages, previewUrl } from "./api.js";
 import { describeLocator, formatSeconds, withMarks } from "./format.js";
 import { byId, h, messageOf } from "./ui.js";
@@ -72,6 +73,10 @@ export async function openPreview(file, locator, found = null) {
   const type = file.file_type;
   if (type === "pdf") await showPdf(link.url, locator, current);
   else if (type === "image") showImage(link.url, locator);
+  // An office document shows the PDF it was converted to, which its pages and lines count in.
+  else if (type === "document" && link.original_url)
+    await showPdf(link.url, locator, current, link.original_url);
+  else if (type === "document") showText(file, link.url, locator, found, current);
   else showRecording(file, type, link.url, locator, found, current);
 }
 
@@ -82,8 +87,9 @@ const percent = (fraction) => `${(fraction * 100).toFixed(4)}%`;
  * @param {string} url
  * @param {Locator | null} locator
  * @param {() => boolean} current
+ * @param {string} [originalUrl] The original's bytes, when the PDF is an office document's rendition.
  */
-async function showPdf(url, locator, current) {
+async function showPdf(url, locator, current, originalUrl) {
   const startPage = locator?.page ?? 1;
   const canvas = h("canvas", { class: "page", "aria-label": "PDF page" });
   // The matched lines' box (PDF points from the page's top-left corner), on the result's page only.
@@ -99,7 +105,10 @@ async function showPdf(url, locator, current) {
     { href: `${url}#page=${startPage}`, target: "_blank", rel: "noopener" },
     "Open the PDF",
   );
-  previewBody.replaceChildren(h("div", { class: "pager" }, previous, status, next, open), sheet);
+  const original = originalUrl
+    ? h("a", { href: originalUrl, rel: "noopener", download: "" }, "Download the original")
+    : null;
+  previewBody.replaceChildren(h("div", { class: "pager" }, previous, status, next, open, original), sheet);
   /** @type {PDFDocumentProxy} */
   let doc;
   try {
@@ -315,19 +324,91 @@ function showRecording(file, type, url, locator, found, current) {
 }
 
 /**
+ * A text, Markdown or HTML document: its passages in reading order, each with its lines, the
+ * result's passage marked and scrolled to.
+ * @param {PreviewFile} file
+ * @param {string} url
+ * @param {Locator | null} locator
+ * @param {Found} found
+ * @param {() => boolean} current
+ */
+function showText(file, url, locator, found, current) {
+  const note = h("p", { class: "muted", "aria-live": "polite" }, "Loading the text…");
+  const list = h("ol", { class: "transcript", "aria-labelledby": "text-title", hidden: true });
+  previewBody.replaceChildren(
+    h(
+      "section",
+      { class: "transcript-panel" },
+      h("h3", { id: "text-title" }, "Text"),
+      h("p", {}, h("a", { href: url, target: "_blank", rel: "noopener" }, `Open ${file.original_name}`)),
+      note,
+      list,
+    ),
+  );
+  loadPassages(file.id, list)
+    .then(({ passages, cut }) => {
+      if (!current()) return;
+      if (passages.length === 0) {
+        note.textContent = "No text was found in this document.";
+        return;
+      }
+      const line = locator?.line;
+      const at =
+        line === undefined
+          ? -1
+          : Math.max(
+              passages.findIndex((p) => p.content === found?.content && p.locator.line === line),
+              passages.findIndex((p) => (p.locator.line ?? 0) <= line && line <= (p.locator.line_end ?? 0)),
+            );
+      list.replaceChildren(
+        ...passages.map((passage, i) =>
+          h(
+            "li",
+            { class: "passage", "aria-current": i === at ? "true" : undefined },
+            h("span", { class: "passage-time" }, describeLocator(passage.locator)),
+            h("span", { class: "visually-hidden" }, ": "),
+            h(
+              "span",
+              { class: "passage-text" },
+              i === at && found?.content === passage.content
+                ? withMarks(passage.content, found.highlights)
+                : passage.content,
+            ),
+            i === at ? h("span", { class: "visually-hidden" }, " (the result)") : null,
+          ),
+        ),
+      );
+      list.hidden = false;
+      note.textContent = cut
+        ? `The first ${passages.length} passages; the rest is not shown.`
+        : `${passages.length} passage${passages.length === 1 ? "" : "s"}.`;
+      const item = at >= 0 ? list.children[at] : undefined;
+      if (item instanceof HTMLElement)
+        list.scrollTop = item.offsetTop - (list.clientHeight - item.offsetHeight) / 2;
+    })
+    .catch((err) => {
+      if (!current()) return;
+      note.textContent =
+        err instanceof ApiError && err.status === 409
+          ? "The text can be read once the file is ready."
+          : `The text could not be loaded: ${messageOf(err)}`;
+    });
+}
+
+/**
  * @param {Passage} passage
  * @returns {passage is TimedPassage}
  */
 const isTimed = (passage) => typeof passage.locator?.timestamp === "number";
 
 /**
- * A recording's passages with a time, in time order: all pages of /passages (as far as
- * MAX_TRANSCRIPT_PASSAGES). `cut` tells whether there were more.
+ * A file's passages in reading order: all pages of /passages (as far as MAX_TRANSCRIPT_PASSAGES).
+ * `cut` tells whether there were more.
  * @param {string} fileId
  * @param {HTMLElement} list Where they are shown: no more requests once it has left the page.
- * @returns {Promise<{ passages: TimedPassage[], cut: boolean }>}
+ * @returns {Promise<{ passages: Passage[], cut: boolean }>}
  */
-async function loadTranscript(fileId, list) {
+async function loadPassages(fileId, list) {
   /** @type {Passage[]} */
   const passages = [];
   /** @type {number | null} */
@@ -340,6 +421,17 @@ async function loadTranscript(fileId, list) {
     // Closed meanwhile: no more requests.
     if (!list.isConnected) break;
   }
+  return { passages, cut: offset !== null };
+}
+
+/**
+ * A recording's passages with a time, in time order (see loadPassages).
+ * @param {string} fileId
+ * @param {HTMLElement} list
+ * @returns {Promise<{ passages: TimedPassage[], cut: boolean }>}
+ */
+async function loadTranscript(fileId, list) {
+  const { passages, cut } = await loadPassages(fileId, list);
   /** @type {{ passage: TimedPassage, order: number }[]} */
   const withTimes = [];
   passages.forEach((passage, order) => {
@@ -349,7 +441,7 @@ async function loadTranscript(fileId, list) {
     // What is said and what is shown (a video's) interleaved by time; the same time keeps its order.
     .sort((a, b) => a.passage.locator.timestamp - b.passage.locator.timestamp || a.order - b.order)
     .map(({ passage }) => passage);
-  return { passages: timed, cut: offset !== null };
+  return { passages: timed, cut };
 }
 
 /**

@@ -1,0 +1,96 @@
+import { Readable } from "node:stream";
+import { FileRejectedError, renditionBlobKey, type ExtractedPassage } from "@locus/contracts";
+import type { BlobStore } from "@locus/blob-store";
+import { ExtractionJob, type ExtractionJobDeps, type ExtractionSummary } from "@locus/extraction-job";
+import type { ExtractionPool, ScanReader } from "@locus/extractor-pdf";
+import { inspectOfficeDocument, type OfficeConverter } from "@locus/office-converter";
+import { readTextFile, TextReadError, type TextFormat } from "@locus/text-reader";
+
+/** The text formats read natively, by the MIME type sniffed at upload. */
+const TEXT_FORMATS: ReadonlyMap<string, TextFormat> = new Map([
+  ["text/plain", "plain"],
+  ["text/markdown", "markdown"],
+  ["text/html", "html"],
+]);
+
+/** What is done with office documents that carry macros; none ever runs either way. */
+export type MacroPolicy = "refuse" | "ignore";
+
+export interface DocumentReaders {
+  blobs: BlobStore;
+  /** Converts office documents to PDF, in a LibreOffice process of its own per document. */
+  converter: OfficeConverter;
+  /** Reads the PDF renditions, as the PDF extractor reads uploaded PDFs. */
+  pool: ExtractionPool;
+  /** How rendered pages without text (a picture of text in a slide) are read, when OCR is on. */
+  scans?: ScanReader | undefined;
+  macros: MacroPolicy;
+  /** Larger text files are refused (`text_too_large`). */
+  maxTextBytes: number;
+}
+
+/** The share of an office document's progress its conversion stands for: the rest is reading pages. */
+const CONVERSION_SHARE = 0.5;
+
+/**
+ * Reads an office document: checks its container from its declared structure (a zip bomb, an
+ * encrypted or a macro-bearing document is refused before anything is unpacked), converts it to
+ * PDF, stores that PDF beside the original (previews show it at the cited page), and reads the
+ * PDF's pages: passages carry the page and line a reader sees in the rendition.
+ */
+async function* readOfficeDocument(
+  readers: DocumentReaders,
+  data: Buffer,
+  progress: (done: number) => void,
+  file: { mimeType: string; fileId: string; userId: string },
+): AsyncGenerator<ExtractedPassage, ExtractionSummary> {
+  const inspection = inspectOfficeDocument(data, file.mimeType);
+  if (inspection.hasMacros && readers.macros === "refuse") {
+    throw new FileRejectedError(
+      "document_macros",
+      "The document contains macros, and Locus does not read documents with macros " +
+        "(LOCUS_DOCUMENT_MACROS=refuse). Save it without them (as .docx, .xlsx or .pptx rather " +
+        "than a macro-enabled format) and upload it again.",
+    );
+  }
+  const pdf = await readers.converter.convertToPdf(data, inspection.format);
+  progress(CONVERSION_SHARE);
+  // Stored before its pages are read, so a preview of a ready file always finds it.
+  await readers.blobs.put(renditionBlobKey(file.userId, file.fileId), Readable.from([pdf]));
+  const pageCount = yield* readers.pool.extract(
+    new Uint8Array(pdf.buffer, pdf.byteOffset, pdf.byteLength),
+    (page, pages) => progress(CONVERSION_SHARE + (1 - CONVERSION_SHARE) * (page / pages)),
+    readers.scans,
+  );
+  return { pageCount };
+}
+
+/** Reads a text, Markdown or HTML file natively: line locators counted as a reader sees the text. */
+function readText(readers: DocumentReaders, data: Buffer, format: TextFormat): ExtractedPassage[] {
+  try {
+    return readTextFile(data, format, { maxBytes: readers.maxTextBytes });
+  } catch (err) {
+    if (err instanceof TextReadError)
+      throw new FileRejectedError("text_too_large", err.message, { cause: err });
+    throw err;
+  }
+}
+
+/**
+ * Turns an uploaded document into stored passages: text formats read as they are, office formats
+ * through their PDF rendition.
+ */
+export function documentExtractionJob(
+  deps: Omit<ExtractionJobDeps, "kindName">,
+  readers: DocumentReaders,
+): ExtractionJob {
+  return new ExtractionJob({ ...deps, kindName: "document" }, async function* (data, progress, file) {
+    const format = TEXT_FORMATS.get(file.mimeType);
+    if (format) {
+      yield* readText(readers, data, format);
+      progress(1);
+      return { pageCount: null };
+    }
+    return yield* readOfficeDocument(readers, data, progress, file);
+  });
+}
