@@ -74,5 +74,12 @@ export { withVectors } from "@locus/indexer";
 export { joinWindow, windowLines, type NumberedLine } from "@locus/passages";
 /** ai mode's fusion of the keyword and vector lists, for bench/ai-tune.ts (no server there). */
 export { MIN_VECTOR_SCORE, rankAi } from "../services/search/src/hybrid-ranking.ts";
+/** Office documents to PDF as the document extractor converts them. */
+export {
+  DEFAULT_OFFICE_MEMORY_MB,
+  inspectOfficeDocument,
+  OfficeConverter,
+  type OfficeFormat,
+} from "@locus/office-converter";
 /** Words as every index sees them, and the stop words queries drop: to compare summaries with answers. */
 export { isStopWord, words } from "@locus/passages";

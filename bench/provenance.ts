@@ -15,6 +15,7 @@ export const SECTIONS = [
   "media",
   "split",
   "quality",
+  "documents",
 ] as const satisfies readonly Section[];
 
 /** The run that measured a section's figures. */

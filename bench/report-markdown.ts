@@ -5,6 +5,7 @@ import { heading, markSection, partialRunNote, targetRows } from "./provenance.t
 import { renderQuality } from "./quality-report.ts";
 import type { Report } from "./report.ts";
 import { classRow, fmt, table } from "./report-format.ts";
+import { renderDocuments } from "./report-render-documents.ts";
 import { renderMedia } from "./report-render-media.ts";
 import { renderOcr } from "./report-render-ocr.ts";
 import { renderPdf } from "./report-render-pdf.ts";
@@ -207,6 +208,7 @@ export function renderMarkdown(r: Report): string {
   if (r.pdf) out.push(...markSection(renderPdf(r.pdf), origin.pdf));
   if (r.ocr) out.push(...markSection(renderOcr(r.ocr), origin.ocr));
   if (r.media) out.push(...markSection(renderMedia(r.media), origin.media));
+  if (r.documents) out.push(...markSection(renderDocuments(r.documents), origin.documents));
   if (r.split) out.push(...markSection(renderSplit(r.split, r.search, r.ai), origin.split));
   if (r.quality)
     out.push(...markSection(renderQuality(r.quality, r.options.quality?.limit ?? null), origin.quality));

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AiAnswersOptions, AiAnswersResult } from "./ai-answers.ts";
 import type { AiBenchOptions, AiBenchResult } from "./ai-search.ts";
+import type { DocumentsBenchOptions, DocumentsBenchResult } from "./documents.ts";
 import type { MediaBenchOptions, MediaBenchResult } from "./media.ts";
 import type { OcrBenchOptions, OcrBenchResult } from "./ocr.ts";
 import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
@@ -61,6 +62,7 @@ export interface Report {
     quality?: QualityBenchOptions | null;
     /** ai answers on the real manuals: run with the ai section. */
     aiAnswers?: AiAnswersOptions | null;
+    documents?: DocumentsBenchOptions | null;
   };
   targets: Target[];
   search: SearchSizeResult[];
@@ -75,6 +77,8 @@ export interface Report {
   quality?: QualityBenchResult | null;
   /** Whether ai mode's summaries answer hand-written questions on real manuals (with the ai section). */
   aiAnswers?: AiAnswersResult | null;
+  /** Office documents to PDF: Locus's converter against the soffice command (real documents), when that benchmark ran. */
+  documents?: DocumentsBenchResult | null;
   /** Benchmarks that crashed, with the error. */
   errors: { benchmark: string; error: string }[];
   /** Sections a partial run (`--only`) kept from earlier reports, each with the date it was measured. */
@@ -83,7 +87,7 @@ export interface Report {
   sections?: Partial<Record<Section, SectionOrigin>>;
 }
 
-export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality";
+export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality" | "documents";
 
 /**
  * A partial run (`--only x`) keeps the other sections of the last report instead of dropping them,

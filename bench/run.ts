@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { benchAiAnswers, DEFAULT_AI_ANSWERS_OPTIONS, type AiAnswersResult } from "./ai-answers.ts";
 import { benchAiSearch, DEFAULT_AI_OPTIONS, type AiBenchResult } from "./ai-search.ts";
 import { cleanupAll, shutDown } from "./cleanup.ts";
+import { benchDocuments, DEFAULT_DOCUMENTS_OPTIONS, type DocumentsBenchResult } from "./documents.ts";
 import {
   benchElasticsearch,
   DEFAULT_ES_OPTIONS,
@@ -42,7 +43,7 @@ import {
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
-  --only search|ai|pdf|ocr|media|split|quality
+  --only search|ai|pdf|ocr|media|split|quality|documents
                            run one benchmark only, or several by commas (search,split: both
                            shapes' quick search from the same run, compared side by side)
                            (ai: ai-mode latency with the local engines at
@@ -55,7 +56,9 @@ const USAGE = `Usage: pnpm bench [options]
                            rate, a 10-minute recording through the server, video frames read per second;
                            split: ingestion and search in the split shape; quality: where results land
                            (hit@1, hit@5, MRR, locator error) on real PDFs, page images and recordings
-                           in bench/fixtures/quality, quick and ai mode)
+                           in bench/fixtures/quality, quick and ai mode; documents: real office documents
+                           of bench/fixtures/documents converted to PDF by Locus's converter and by the
+                           soffice command in the same run, pages/s and peak memory per kind)
   --sizes 10000,100000     passages per search dataset, in both shapes (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
   --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries};
                            with --only elasticsearch: per measured tenant, default ${DEFAULT_ES_OPTIONS.queries})
@@ -108,7 +111,7 @@ const positiveInt = (name: string, raw: string): number => {
 };
 const nonNegativeInt = (name: string, raw: string): number =>
   raw.trim() === "0" ? 0 : positiveInt(name, raw);
-const BENCHMARKS = ["search", "ai", "pdf", "ocr", "media", "split", "quality"] as const;
+const BENCHMARKS = ["search", "ai", "pdf", "ocr", "media", "split", "quality", "documents"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 // One benchmark, or several by commas (`--only search,split`: both shapes' search from one run).
 const onlyNames = values.only?.split(",").map((name) => name.trim());
@@ -118,7 +121,7 @@ if (
   !(only === "elasticsearch" || onlyNames.every((name) => (BENCHMARKS as readonly string[]).includes(name)))
 ) {
   process.stderr.write(
-    `--only must be search, ai, pdf, ocr, media, split, quality (several by commas) or elasticsearch alone\n${USAGE}`,
+    `--only must be search, ai, pdf, ocr, media, split, quality, documents (several by commas) or elasticsearch alone\n${USAGE}`,
   );
   process.exit(2);
 }
@@ -216,6 +219,7 @@ let aiAnswers: AiAnswersResult | null = null;
 let pdf: PdfBenchResult | null = null;
 let ocr: OcrBenchResult | null = null;
 let media: MediaBenchResult | null = null;
+let documents: DocumentsBenchResult | null = null;
 let quality: QualityBenchResult | null = null;
 const split = emptySplitResult();
 const runs = (name: Benchmark) => onlyNames === undefined || onlyNames.includes(name);
@@ -260,6 +264,11 @@ if (runs("media")) {
     media = await benchMedia(DEFAULT_MEDIA_OPTIONS, log);
   });
 }
+if (runs("documents")) {
+  await attempt("office documents", async () => {
+    documents = await benchDocuments(DEFAULT_DOCUMENTS_OPTIONS, log);
+  });
+}
 if (runs("quality")) {
   await attempt("retrieval quality", async () => {
     quality = await benchQuality(DEFAULT_QUALITY_OPTIONS, log);
@@ -299,6 +308,7 @@ const measured: Report = {
     media: runs("media") ? DEFAULT_MEDIA_OPTIONS : null,
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
     quality: runs("quality") ? DEFAULT_QUALITY_OPTIONS : null,
+    documents: runs("documents") ? DEFAULT_DOCUMENTS_OPTIONS : null,
   },
   targets: evaluateTargets(search, pdf, ocr, media, ai, aiAnswers, runs("split") ? split : null),
   search,
@@ -309,6 +319,7 @@ const measured: Report = {
   media,
   split: runs("split") ? split : null,
   quality,
+  documents,
   errors,
 };
 const ran = BENCHMARKS.filter((name) => runs(name));
@@ -407,6 +418,14 @@ if (mediaResult) {
   console.log(
     `  video: ${mediaResult.video.framesRead} frames read by OCR in ${mediaResult.video.seconds} s of video, ${mediaResult.video.framesPerSecond} frames/s`,
   );
+}
+const documentsResult = documents as DocumentsBenchResult | null;
+if (documentsResult) {
+  for (const k of documentsResult.kinds)
+    console.log(
+      `  office documents to PDF (real), ${k.kind}, ${k.pages} pages: Locus ${k.pagesPerSecond.locus} pages/s, ` +
+        `soffice ${k.pagesPerSecond.soffice} pages/s (${k.speedRatio}×); peak ${k.peakRssMb.locus} MB, soffice ${k.peakRssMb.soffice} MB (${k.memoryRatio}×)`,
+    );
 }
 const qualityResult = quality as QualityBenchResult | null;
 if (qualityResult) {
