@@ -13,6 +13,7 @@ import {
 } from "playwright-core";
 import {
   makePdf,
+  makeTextDocument,
   pageWith,
   recording,
   recordResilience,
@@ -435,22 +436,71 @@ it("opens a recording's result at the second it was said, beside its transcript"
   await page.getByRole("dialog", { name: "message.wav" }).getByRole("button", { name: "Close" }).click();
 }, 120_000);
 
+it("opens an office document's result on its PDF rendition's page, and a Markdown result at its lines", async () => {
+  const docx = await makeTextDocument("docx", [
+    ["Agenda of the sailing club."],
+    ["Treasurer's report.", "The dinghy shed roof needs new felt before winter."],
+  ]);
+  await page.getByRole("link", { name: "Files" }).click();
+  await page.locator("#file-input").setInputFiles([
+    { name: "agenda.docx", mimeType: "application/octet-stream", buffer: docx },
+    {
+      name: "rules.md",
+      mimeType: "text/markdown",
+      buffer: Buffer.from("# Club rules\n\n## Moorings\n\nMoorings are allotted each March.\n"),
+    },
+  ]);
+  for (const name of ["agenda.docx", "rules.md"]) {
+    await page.locator("tr", { hasText: name }).locator(".badge.ready").waitFor({ timeout: 90_000 });
+  }
+  await page.getByRole("link", { name: "Search" }).click();
+  await page.getByLabel("Mode").selectOption("quick");
+  await page.getByLabel("Search your files").fill("dinghy shed roof");
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  const result = page.locator(".result-group", { hasText: "agenda.docx" }).locator(".result").first();
+  await result.waitFor();
+  await expect(result.textContent()).resolves.toContain("Page 2, line 2");
+  await result.getByRole("button").click();
+  // The PDF the document was converted to, at the result's page, and the original to download.
+  const dialog = page.getByRole("dialog", { name: "agenda.docx" });
+  await page.locator("#pdf-page", { hasText: "Page 2 of 2" }).waitFor({ timeout: 15_000 });
+  const original = dialog.getByRole("link", { name: "Download the original" });
+  const bytes = await (await fetch((await original.getAttribute("href"))!)).arrayBuffer();
+  expect(Buffer.from(bytes).equals(docx)).toBe(true);
+  await shot("09a-preview-office-document");
+  await dialog.getByRole("button", { name: "Close" }).click();
+
+  // A Markdown file has no pages: its passages, the result's marked at its lines under its heading.
+  await page.getByLabel("Search your files").fill("allotted March");
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  const rule = page.locator(".result-group", { hasText: "rules.md" }).locator(".result").first();
+  await rule.waitFor();
+  await expect(rule.textContent()).resolves.toContain("Line 3, in “Club rules › Moorings”");
+  await rule.getByRole("button").click();
+  const text = page.getByRole("list", { name: "Text" });
+  await text.waitFor({ timeout: 15_000 });
+  const found = text.locator('li[aria-current="true"]');
+  await expect(found.locator("mark").allTextContents()).resolves.toEqual(["allotted", "March"]);
+  await shot("09a-preview-text-document");
+  await page.getByRole("dialog", { name: "rules.md" }).getByRole("button", { name: "Close" }).click();
+}, 120_000);
+
 it("shows searches and uploads per day in a chart, and per key with its last use", async () => {
   await page.getByRole("link", { name: "Usage" }).click();
   await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
   // Per key: the key's one search (the copied curl command), and the dashboard's own searches and
-  // its two uploads (the PDF and the recording).
+  // its four uploads (the PDF, the recording, the office document and the Markdown file).
   const keyRow = page.locator("#usage-keys tr", { hasText: "build server" });
   await expect(keyRow.locator('td[data-label="Searches"]').textContent()).resolves.toBe("1");
   await expect(keyRow.locator('td[data-label="Uploads"]').textContent()).resolves.toBe("0");
   await expect(keyRow.locator('td[data-label="Last used"]').textContent()).resolves.not.toBe("—");
   const pageRow = page.locator("#usage-keys tr", { hasText: "This dashboard" });
-  await expect(pageRow.locator('td[data-label="Uploads"]').textContent()).resolves.toBe("2");
+  await expect(pageRow.locator('td[data-label="Uploads"]').textContent()).resolves.toBe("4");
   const pageSearches = Number(await pageRow.locator('td[data-label="Searches"]').textContent());
   expect(pageSearches).toBeGreaterThanOrEqual(5);
   const searches = pageSearches + 1;
   // The chart: today's bars, the sum said in words to screen readers, the numbers in a table.
-  const chart = page.getByRole("img", { name: new RegExp(`^${searches} searches and 2 uploads from `) });
+  const chart = page.getByRole("img", { name: new RegExp(`^${searches} searches and 4 uploads from `) });
   await chart.waitFor();
   const bars = await chart.evaluate((svg) =>
     Array.from(svg.querySelectorAll("rect")).map((r) => Number(r.getAttribute("height"))),
@@ -464,7 +514,7 @@ it("shows searches and uploads per day in a chart, and per key with its last use
   await expect(today.locator("td").allTextContents()).resolves.toEqual([
     expect.any(String),
     String(searches),
-    "2",
+    "4",
   ]);
   await shot("09b-usage-chart");
 }, 30_000);
@@ -600,7 +650,7 @@ it("fits a phone-width screen, and signing out ends the session", async () => {
     await menu.waitFor({ state: "hidden" });
     await expect(menuButton.getAttribute("aria-expanded")).resolves.toBe("false");
     await expect(small.locator("#nav-current").textContent()).resolves.toBe("Usage");
-    await small.getByRole("img", { name: /searches and 3 uploads/ }).waitFor(); // and scratch.pdf
+    await small.getByRole("img", { name: /searches and 5 uploads/ }).waitFor(); // and scratch.pdf
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot("14-phone-usage", small);
     await small.goto(`${locus.baseUrl}/dashboard#/search?q=albatross&mode=quick`);

@@ -5,17 +5,26 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import {
   client,
+  compoundFileOfAnotherKind,
   concatList,
   createUserWithKey,
+  declaringUnpackedSize,
+  docxLinkingRemote,
   encodeAudio,
+  encryptedOoxml,
   gzipped,
   hlsPlaylist,
   makeDecompressionBomb,
   makePdf,
+  makeTextDocument,
   makeTextImage,
   makeVideo,
   mp3Disguise,
   mp4Claiming,
+  nestedDocx,
+  odtDeclaredEncrypted,
+  odtLinkingImage,
+  odtWithLoadMacro,
   pageWith,
   pdfFlateBomb,
   pdfWithJavaScript,
@@ -30,6 +39,7 @@ import {
   wavClaiming,
   webmDisguise,
   zipArchive,
+  zipOf,
   type Client,
   type LocusProcess,
 } from "@locus/testing";
@@ -57,6 +67,10 @@ interface Attack {
 }
 
 const cleanPdf = (text: string) => makePdf({ pages: [pageWith(text, 3, 6)] });
+
+/** One plain DOCX, written by LibreOffice once, that the document attacks are made from. */
+let plainDocx: Promise<Buffer> | undefined;
+const aPlainDocx = () => (plainDocx ??= makeTextDocument("docx", [["The gannet keeps a ledger of tides."]]));
 
 const ATTACKS: Attack[] = [
   {
@@ -183,6 +197,57 @@ const ATTACKS: Attack[] = [
     filename: "photo.jpg",
     make: () => encodeAudio(recording([1]), "flac"),
     expected: { ready: "audio" },
+  },
+  // Office documents: each is refused from its container's declared structure, before LibreOffice
+  // opens it (services/extractor-document, packages/office-converter).
+  {
+    name: "DOCX zip bomb (a part declaring 4 GB unpacked)",
+    filename: "bomb.docx",
+    make: async () => declaringUnpackedSize(await aPlainDocx(), "word/document.xml", 0xfffffff0),
+    expected: { failed: "document_too_large", message: /declares \d+ MB once unpacked.*Split it/ },
+  },
+  {
+    name: "DOCX nested four deep (a document embedding a document embedding...)",
+    filename: "nested.docx",
+    make: async () => nestedDocx(await aPlainDocx(), 4),
+    expected: { failed: "document_too_large", message: /holds packages nested 4 deep/ },
+  },
+  {
+    name: "password-protected DOCX (the encrypted OOXML container)",
+    filename: "secret.docx",
+    make: () => encryptedOoxml(),
+    expected: { failed: "document_encrypted", message: /protected with a password.*Remove the password/ },
+  },
+  {
+    name: "password-protected ODT (encrypted parts in its manifest)",
+    filename: "secret.odt",
+    make: () => odtDeclaredEncrypted(),
+    expected: { failed: "document_encrypted", message: /protected with a password.*Remove the password/ },
+  },
+  {
+    name: "ODT with a Basic macro bound to its opening",
+    filename: "macro.odt",
+    // Had the macro run, it would have written beside the data folder, where the last test looks.
+    make: () => odtWithLoadMacro(join(sandbox, "macro-ran"), "The macro document of puffins."),
+    expected: {
+      failed: "document_macros",
+      message: /contains macros.*LOCUS_DOCUMENT_MACROS=refuse.*Save it without them/,
+    },
+  },
+  {
+    name: "plain ZIP named .docx",
+    filename: "notes.docx",
+    make: () => zipOf([{ name: "notes.txt", data: "Just a zip, no document." }]),
+    expected: { refused: 415, detail: /application\/zip files are not supported/ },
+  },
+  {
+    name: "compound file of another kind (an installer's shape) named .doc",
+    filename: "setup.doc",
+    make: () => compoundFileOfAnotherKind(),
+    expected: {
+      failed: "document_corrupt",
+      message: /is a compound file .*not a Word, Excel or PowerPoint document/,
+    },
   },
   // Hostile names on an ordinary PDF: path parts dropped, control characters removed, never a path.
   {
@@ -442,6 +507,76 @@ it("never follows a playlist or concat list dressed as a recording, to a local f
   } finally {
     server.close();
     rmSync(outside, { recursive: true, force: true });
+  }
+}, 300_000);
+
+it("never fetches what a document links: a picture and a template at a loopback URL", async () => {
+  // These end ready, unlike the attacks above: a link is not a reason to refuse a document, whose
+  // own text is the user's to search. The link is simply never followed (LibreOffice converts
+  // without network), so the server that would have served the picture hears nothing. Unguarded,
+  // LibreOffice fetches both pictures (office-converter's tests hold that control).
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url ?? "");
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const documents = [
+    {
+      name: "ODT showing a picture linked from a loopback URL",
+      filename: "linked.odt",
+      phrase: "The tern charts the linked shoals",
+      make: (phrase: string) => odtLinkingImage(`${baseUrl}odt-picture.png`, phrase),
+    },
+    {
+      name: "DOCX showing a picture and attaching a template, both linked from a loopback URL",
+      filename: "linked.docx",
+      phrase: "The cormorant counts the harbour lamps",
+      make: async (phrase: string) => docxLinkingRemote(await makeTextDocument("docx", [[phrase]]), baseUrl),
+    },
+  ];
+  try {
+    for (const document of documents) {
+      const data = await document.make(document.phrase);
+      const res = await c.upload(data, document.filename);
+      expect({ attack: document.name, status: res.status }).toEqual({ attack: document.name, status: 200 });
+      const { file } = (await res.json()) as { file: { id: string } };
+      const f = (await waitForFile(c, file.id, 180_000)) as {
+        status: string;
+        file_type: string;
+        error: { code: string; message: string } | null;
+      };
+      expect({ attack: document.name, status: f.status, type: f.file_type }).toEqual({
+        attack: document.name,
+        status: "ready",
+        type: "document",
+      });
+      const found = (await (
+        await c.get(`/api/search?q=${encodeURIComponent(`"${document.phrase}"`)}&limit=5`)
+      ).json()) as { results: { file_id: string }[] };
+      expect({ attack: document.name, found: found.results.map((r) => r.file_id) }).toEqual({
+        attack: document.name,
+        found: expect.arrayContaining([file.id]),
+      });
+      outcomes.push({
+        attack: document.name,
+        filename_length: document.filename.length,
+        bytes: data.length,
+        status: res.status,
+        final: f.status,
+        code: f.error?.code ?? null,
+        message: f.error?.message ?? null,
+      });
+    }
+    expect(requests).toEqual([]);
+    recordResilience("audit-document-links", {
+      documents: documents.length,
+      ready: documents.length,
+      requests_to_linked_url: requests.length,
+    });
+  } finally {
+    server.close();
   }
 }, 300_000);
 

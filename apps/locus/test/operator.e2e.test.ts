@@ -1,6 +1,16 @@
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { REPO_ROOT, removeDataDir, runCli, startLocus, tempDataDir } from "@locus/testing";
+import {
+  client,
+  createUserWithKey,
+  makeTextDocument,
+  REPO_ROOT,
+  removeDataDir,
+  runCli,
+  startLocus,
+  tempDataDir,
+  uploadAndWait,
+} from "@locus/testing";
 
 /** The operator contract: configuration checked at start, and the CLI. */
 function startWithEnv(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
@@ -98,6 +108,43 @@ describe("configuration", () => {
       await locus.stop();
       removeDataDir(locus.dataDir);
       removeDataDir(noModel);
+    }
+  });
+
+  it("starts without LibreOffice: office documents fail saying what to install, text is still read", async () => {
+    const locus = await startLocus({
+      env: { LOCUS_SOFFICE_PATH: "/nonexistent-bin/soffice", LOCUS_METRICS_PORT: "0" },
+    });
+    try {
+      const c = client(locus.baseUrl, (await createUserWithKey(locus.dataDir, { plan: "pro" })).key);
+      const docx = await uploadAndWait(
+        c,
+        await makeTextDocument("docx", [["Minutes of the rowing club."]]),
+        "minutes.docx",
+      );
+      expect(docx).toMatchObject({
+        status: "failed",
+        file_type: "document",
+        error: { code: "converter_unavailable" },
+      });
+      expect(docx.error?.message).toMatch(/libreoffice-core-nogui/);
+      const text = await uploadAndWait(
+        c,
+        Buffer.from("Minutes of the rowing club, as text.\n"),
+        "minutes.txt",
+      );
+      expect(text).toMatchObject({ status: "ready", file_type: "document", mime_type: "text/plain" });
+      // Start-up said so, once; the internal /readyz says the converter is degraded.
+      const said = locus.logs.filter((line) => line.includes("office documents will fail"));
+      expect(said).toHaveLength(1);
+      const metricsUrl = /"metricsUrl":"([^"]+)\/metrics"/.exec(locus.logs.join("\n"))?.[1];
+      const internal = (await (await fetch(`${metricsUrl}/readyz`)).json()) as {
+        checks: Record<string, string>;
+      };
+      expect(internal.checks.converter).toBe("degraded");
+    } finally {
+      await locus.stop();
+      removeDataDir(locus.dataDir);
     }
   });
 
