@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { schemaErrors } from "../openapi-validator.ts";
 import {
+  REPO_ROOT,
   makePresentation,
   makeSpreadsheet,
   makeTextDocument,
@@ -15,6 +18,25 @@ function placeOf(pages: string[][], phrase: string): { page: number; line: numbe
     if (i >= 0) return { page: p + 1, line: i + 1 };
   }
   throw new Error(`"${phrase}" is on no page of the rendition`);
+}
+
+/**
+ * Lines to look for in a real document: on its first, middle and last pages, the first line with
+ * two words (four letters or more) that the whole rendition holds nowhere else, so exactly one
+ * place answers the query made of them.
+ */
+function distinctiveLines(pages: string[][]): { q: string; page: number; line: number }[] {
+  const wordsOf = (text: string) => text.toLowerCase().match(/[a-z]{4,}/g) ?? [];
+  const counts = new Map<string, number>();
+  for (const word of pages.flat().flatMap(wordsOf)) counts.set(word, (counts.get(word) ?? 0) + 1);
+  const chosen = new Set([0, Math.floor((pages.length - 1) / 2), pages.length - 1]);
+  return [...chosen].flatMap((p) => {
+    for (const [i, text] of (pages[p] ?? []).entries()) {
+      const unique = [...new Set(wordsOf(text))].filter((word) => counts.get(word) === 1);
+      if (unique.length >= 2) return [{ q: unique.slice(0, 3).join(" "), page: p + 1, line: i + 1 }];
+    }
+    return [];
+  });
 }
 
 interface PreviewBody {
@@ -195,6 +217,27 @@ export function describeDocuments(s: ApiSuite): void {
       expect(shown.headers.get("content-type")).toMatch(/^text\/plain/);
       expect(await shown.text()).toBe(markdown);
     });
+
+    // The real documents of bench/fixtures/documents with words to search for (the type samples
+    // are character tables, the example decks a few words: bench --only quality measures them all).
+    it.each(["writer2latex-user-manual.odt", "gworkspace-recycler-help.rtf", "readxl-deaths.xlsx"])(
+      "finds lines of a real document, %s, on the page and line of its rendition",
+      async (name) => {
+        const bytes = readFileSync(join(REPO_ROOT, "bench", "fixtures", "documents", name));
+        const file = await uploadReady(s.live, bytes, name);
+        expect(file).toMatchObject({ status: "ready", file_type: "document" });
+        const preview = (await (await s.live.get(`/api/files/${file.id}/preview-url`)).json()) as PreviewBody;
+        const pages = await pdfPageLines(Buffer.from(await (await fetch(preview.url)).arrayBuffer()));
+        expect(file.page_count).toBe(pages.length);
+        const lines = distinctiveLines(pages);
+        expect(lines.length).toBeGreaterThan(0);
+        for (const { q, page, line } of lines) {
+          const top = (await search(s.live, q, file.id)).results[0];
+          expect({ q, page: top?.locator.page, line: top?.locator.line }).toEqual({ q, page, line });
+        }
+      },
+      120_000,
+    );
 
     it("keeps a document's rendition from every other user, and removes it with the file", async () => {
       const { file } = documents.get("odt")!;
