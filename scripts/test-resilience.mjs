@@ -105,6 +105,7 @@ const figures = {
       "upload-broke-off-all-in-one",
       "upload-broke-off-split",
       "media-references",
+      "document-links",
       "service-tokens",
       "deleted-mid-processing",
       "stall-sweep",
@@ -213,6 +214,11 @@ if (load?.soak?.memory_mb) {
       "ffmpeg is told the container and may open local files only; lists of other files fail",
       f["media-references"] &&
         `${f["media-references"].lists} playlists and concat lists dressed as MP3/WebM: ${f["media-references"].failed} failed, ${f["media-references"].requests_to_named_url} requests to the URL they named`,
+    ),
+    row(
+      "LibreOffice converts office documents without network; what they link is never fetched (issue 23)",
+      f["document-links"] &&
+        `${f["document-links"].documents} documents linking a picture (and a template) at a loopback URL: ${f["document-links"].ready} ready, ${f["document-links"].requests_to_linked_url} requests to it`,
     ),
     row(
       "Service tokens are bound to one request and used once; the user comes from the token only",

@@ -3,7 +3,6 @@ import AdmZip from "adm-zip";
 import { FileRejectedError } from "@locus/contracts";
 import { DEFAULT_INSPECTION_LIMITS, inspectOfficeDocument, type OfficeFormat } from "../src/index.ts";
 import {
-  buildOfficeFixtures,
   compoundFileOfAnotherKind,
   declaringUnpackedSize,
   encryptedOoxml,
@@ -11,8 +10,8 @@ import {
   odtDeclaredEncrypted,
   odtWithLoadMacro,
   zipOf,
-  type OfficeFixtures,
-} from "./office-fixtures.ts";
+} from "@locus/testing";
+import { buildOfficeFixtures, type OfficeFixtures } from "./office-fixtures.ts";
 
 /** LibreOffice writes the fixtures; CI installs it (.ci/packages.sh). */
 const HAS_LIBREOFFICE = existsSync("/usr/lib/libreoffice/program/soffice.bin");
@@ -119,10 +118,12 @@ describe("inspectOfficeDocument on hostile and foreign files", () => {
   });
 
   test("an ODF with a Basic library says hasMacros", () => {
-    expect(inspectOfficeDocument(odtWithLoadMacro("/nonexistent/marker"))).toMatchObject({
-      format: "odt",
-      hasMacros: true,
-    });
+    expect(inspectOfficeDocument(odtWithLoadMacro("/nonexistent/marker", "A macro document."))).toMatchObject(
+      {
+        format: "odt",
+        hasMacros: true,
+      },
+    );
   });
 
   test("a macro-enabled OOXML document (docm) is a docx with hasMacros", () => {

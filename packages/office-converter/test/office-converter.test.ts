@@ -12,14 +12,8 @@ import {
   type OfficeConverterOptions,
   type OfficeFormat,
 } from "../src/index.ts";
-import {
-  buildOfficeFixtures,
-  odtLinkingImage,
-  odtWithLoadMacro,
-  runDocumentMacro,
-  WORDS,
-  type OfficeFixtures,
-} from "./office-fixtures.ts";
+import { docxLinkingRemote, odtLinkingImage, odtWithLoadMacro } from "@locus/testing";
+import { buildOfficeFixtures, runDocumentMacro, WORDS, type OfficeFixtures } from "./office-fixtures.ts";
 
 /** LibreOffice and Poppler's pdftotext; CI installs both (.ci/packages.sh). */
 const HAS_TOOLS =
@@ -128,7 +122,7 @@ withLibreOffice(titled("OfficeConverter with LibreOffice"), () => {
     const markerDir = mkdtempSync(join(tmpdir(), "office-macro-"));
     try {
       const marker = join(markerDir, "macro-ran");
-      const document = odtWithLoadMacro(marker);
+      const document = odtWithLoadMacro(marker, `The ${WORDS.text} macro document.`);
       expect(inspectOfficeDocument(document).hasMacros).toBe(true);
       // The control: the document's routine, run with macros allowed, does write the marker.
       const control = runDocumentMacro(document);
@@ -152,30 +146,41 @@ withLibreOffice(titled("OfficeConverter with LibreOffice"), () => {
     });
     afterAll(() => new Promise<void>((resolve) => tracker.server.close(() => resolve())));
 
-    test("makes LibreOffice, left to itself, fetch the image (the document is live)", async () => {
-      const dir = mkdtempSync(join(tmpdir(), "office-unguarded-"));
-      try {
-        writeFileSync(join(dir, "linked.odt"), odtLinkingImage(tracker.url));
-        const before = tracker.requests();
-        // Asynchronously, so that this process's event loop serves the requests meanwhile.
-        await new Promise((resolve) => spawnUnguarded(dir).on("close", resolve));
-        expect(tracker.requests()).toBeGreaterThan(before);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+    /** The ODT links its picture from the tracker; the DOCX its picture and its template. */
+    const linked = (format: "odt" | "docx") =>
+      format === "odt"
+        ? odtLinkingImage(tracker.url, `The ${WORDS.text} linked image`)
+        : docxLinkingRemote(fixtures.documents.docx, new URL(".", tracker.url).href);
 
-    test.each(["auto", "config"] as const)(
-      "with isolation %s, converts it without one request",
-      async (isolation) => {
-        const guarded = new OfficeConverter(options({ networkIsolation: isolation }));
-        const before = tracker.requests();
-        const pdf = await guarded.convertToPdf(odtLinkingImage(tracker.url), "odt");
-        expect(textOf(pdf)).toContain(WORDS.text);
-        expect(tracker.requests()).toBe(before);
-        if (isolation === "config") expect(guarded.networkIsolation).toBe("config");
+    test.each(["odt", "docx"] as const)(
+      "makes LibreOffice, left to itself, fetch the %s's image (the document is live)",
+      async (format) => {
+        const dir = mkdtempSync(join(tmpdir(), "office-unguarded-"));
+        try {
+          writeFileSync(join(dir, `linked.${format}`), linked(format));
+          const before = tracker.requests();
+          // Asynchronously, so that this process's event loop serves the requests meanwhile.
+          await new Promise((resolve) => spawnUnguarded(dir, `linked.${format}`).on("close", resolve));
+          expect(tracker.requests()).toBeGreaterThan(before);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
       },
     );
+
+    test.each([
+      ["auto", "odt"],
+      ["config", "odt"],
+      ["auto", "docx"],
+      ["config", "docx"],
+    ] as const)("with isolation %s, converts the %s without one request", async (isolation, format) => {
+      const guarded = new OfficeConverter(options({ networkIsolation: isolation }));
+      const before = tracker.requests();
+      const pdf = await guarded.convertToPdf(linked(format), format);
+      expect(textOf(pdf)).toContain(WORDS.text);
+      expect(tracker.requests()).toBe(before);
+      if (isolation === "config") expect(guarded.networkIsolation).toBe("config");
+    });
   });
 
   test("stops a conversion past timeoutMs as conversion_timeout, and leaves no LibreOffice process behind", async () => {
@@ -198,8 +203,8 @@ withLibreOffice(titled("OfficeConverter with LibreOffice"), () => {
   });
 });
 
-/** Plain LibreOffice (its own default profile settings, no namespace) converting linked.odt in `dir`. */
-function spawnUnguarded(dir: string) {
+/** Plain LibreOffice (its own default profile settings, no namespace) converting `name` in `dir`. */
+function spawnUnguarded(dir: string, name: string) {
   return spawn(
     "/usr/lib/libreoffice/program/soffice",
     [
@@ -213,7 +218,7 @@ function spawnUnguarded(dir: string) {
       "pdf",
       "--outdir",
       dir,
-      join(dir, "linked.odt"),
+      join(dir, name),
     ],
     { stdio: "ignore", env: { ...process.env, HOME: dir } },
   );

@@ -2,8 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import AdmZip from "adm-zip";
-import * as CFB from "cfb";
+import { escapeXml } from "@locus/testing";
 import type { OfficeFormat } from "../src/index.ts";
 
 /** The words every fixture holds, found again in its PDF. */
@@ -48,9 +47,6 @@ export interface OfficeFixtures {
   documents: Record<OfficeFormat, Buffer>;
   encrypted: Record<(typeof ENCRYPTABLE)[number], Buffer>;
 }
-
-const xml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /**
  * Every format written by LibreOffice itself, in one run of it: a Basic macro in a scratch profile
@@ -165,7 +161,7 @@ End Sub
     join(basic, "Standard", "Fixtures.xba"),
     `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE script:module PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" "module.dtd">
-<script:module xmlns:script="http://openoffice.org/2000/script" script:name="Fixtures" script:language="StarBasic">${xml(module)}</script:module>`,
+<script:module xmlns:script="http://openoffice.org/2000/script" script:name="Fixtures" script:language="StarBasic">${escapeXml(module)}</script:module>`,
   );
   const run = spawnSync(
     SOFFICE,
@@ -211,148 +207,3 @@ export function runDocumentMacro(document: Buffer): string {
 
 /** A Basic string literal. */
 const basicString = (text: string) => `"${text.replace(/"/g, '""')}"`;
-
-export interface ZipPart {
-  name: string;
-  data: string | Buffer;
-}
-
-/** A zip with its parts in order, the first (an ODF mimetype) stored, the rest deflated. */
-export function zipOf(parts: ZipPart[]): Buffer {
-  const zip = new AdmZip(undefined, { noSort: true });
-  for (const part of parts)
-    zip.addFile(part.name, Buffer.isBuffer(part.data) ? part.data : Buffer.from(part.data));
-  const stored = zip.getEntry("mimetype");
-  if (stored) stored.header.method = 0;
-  return zip.toBuffer();
-}
-
-const ODF_MANIFEST = (mediaType: string, paths: string[], encrypted = false) =>
-  `<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3"><manifest:file-entry manifest:full-path="/" manifest:media-type="${mediaType}"/>${paths
-    .map(
-      (path) =>
-        `<manifest:file-entry manifest:full-path="${path}" manifest:media-type="text/xml">${
-          encrypted
-            ? `<manifest:encryption-data manifest:checksum-type="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0#sha256-1k" manifest:checksum="AAAA"><manifest:algorithm manifest:algorithm-name="http://www.w3.org/2001/04/xmlenc#aes256-cbc" manifest:initialisation-vector="AAAA"/></manifest:encryption-data>`
-            : ""
-        }</manifest:file-entry>`,
-    )
-    .join("")}</manifest:manifest>`;
-
-/**
- * An ODT whose Basic macro, bound to the document's load event, writes `markerPath`: what a
- * hostile document would do on opening.
- */
-export function odtWithLoadMacro(markerPath: string): Buffer {
-  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:script="urn:oasis:names:tc:opendocument:xmlns:script:1.0" xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.3"><office:scripts><office:event-listeners><script:event-listener script:language="ooo:script" script:event-name="dom:load" xlink:href="vnd.sun.star.script:Standard.Module1.OnOpen?language=Basic&amp;location=document" xlink:type="simple"/></office:event-listeners></office:scripts><office:body><office:text><text:p>The ${WORDS.text} macro document.</text:p></office:text></office:body></office:document-content>`;
-  const module = `<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE script:module PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" "module.dtd">
-<script:module xmlns:script="http://openoffice.org/2000/script" script:name="Module1" script:language="StarBasic">${xml(`Sub OnOpen
-  Dim n As Integer
-  n = FreeFile
-  Open "${markerPath}" For Output As #n
-  Print #n, "the macro ran"
-  Close #n
-End Sub
-`)}</script:module>`;
-  return zipOf([
-    { name: "mimetype", data: "application/vnd.oasis.opendocument.text" },
-    { name: "content.xml", data: content },
-    { name: "Basic/Standard/Module1.xml", data: module },
-    {
-      name: "Basic/Standard/script-lb.xml",
-      data: `<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE library:library PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" "library.dtd"><library:library xmlns:library="http://openoffice.org/2000/library" library:name="Standard" library:readonly="false" library:passwordprotected="false"><library:element library:name="Module1"/></library:library>`,
-    },
-    {
-      name: "Basic/script-lc.xml",
-      data: `<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE library:libraries PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" "libraries.dtd"><library:libraries xmlns:library="http://openoffice.org/2000/library" xmlns:xlink="http://www.w3.org/1999/xlink"><library:library library:name="Standard" library:link="false"/></library:libraries>`,
-    },
-    {
-      name: "META-INF/manifest.xml",
-      data: ODF_MANIFEST("application/vnd.oasis.opendocument.text", [
-        "content.xml",
-        "Basic/Standard/Module1.xml",
-        "Basic/Standard/script-lb.xml",
-        "Basic/script-lc.xml",
-      ]),
-    },
-  ]);
-}
-
-/** An ODT showing an image that is linked (not embedded) from `url`. */
-export function odtLinkingImage(url: string): Buffer {
-  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.3"><office:body><office:text><text:p>The ${WORDS.text} linked image <draw:frame draw:name="tracker" text:anchor-type="as-char" svg:width="2cm" svg:height="2cm"><draw:image xlink:href="${xml(url)}" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame></text:p></office:text></office:body></office:document-content>`;
-  return zipOf([
-    { name: "mimetype", data: "application/vnd.oasis.opendocument.text" },
-    { name: "content.xml", data: content },
-    {
-      name: "META-INF/manifest.xml",
-      data: ODF_MANIFEST("application/vnd.oasis.opendocument.text", ["content.xml"]),
-    },
-  ]);
-}
-
-/** An ODT whose manifest says its content is encrypted (as LibreOffice writes one with a password). */
-export function odtDeclaredEncrypted(): Buffer {
-  return zipOf([
-    { name: "mimetype", data: "application/vnd.oasis.opendocument.text" },
-    { name: "content.xml", data: Buffer.from([1, 2, 3, 4]) },
-    {
-      name: "META-INF/manifest.xml",
-      data: ODF_MANIFEST("application/vnd.oasis.opendocument.text", ["content.xml"], true),
-    },
-  ]);
-}
-
-/**
- * A password-protected OOXML file as Office writes one: a compound file holding EncryptionInfo and
- * EncryptedPackage (LibreOffice 7.4 does not write these from a macro, so this one is assembled
- * with the cfb library; the encrypted bytes are random, as real ones look).
- */
-export function encryptedOoxml(): Buffer {
-  const container = CFB.utils.cfb_new();
-  CFB.utils.cfb_add(
-    container,
-    "/EncryptionInfo",
-    Buffer.from([4, 0, 4, 0, 0x40, 0, 0, 0, ...Buffer.from("<encryption/>")]),
-  );
-  CFB.utils.cfb_add(container, "/EncryptedPackage", Buffer.alloc(4096, 0x5a));
-  return Buffer.from(CFB.write(container, { type: "buffer" }) as Uint8Array);
-}
-
-/** A compound file that is no office document (like an MSI installer's tables). */
-export function compoundFileOfAnotherKind(): Buffer {
-  const container = CFB.utils.cfb_new();
-  CFB.utils.cfb_add(container, "/\u4840\u3f3f\u4577\u446c\u3b6a", Buffer.alloc(512, 1));
-  CFB.utils.cfb_add(container, "/SummaryInformation", Buffer.alloc(256, 2));
-  return Buffer.from(CFB.write(container, { type: "buffer" }) as Uint8Array);
-}
-
-/**
- * `zip` with the unpacked size its central directory declares for `entryName` set to `size`: a
- * zip bomb's declaration without its gigabytes (the sizes are read, never the data).
- */
-export function declaringUnpackedSize(zip: Buffer, entryName: string, size: number): Buffer {
-  const patched = Buffer.from(zip);
-  for (let at = patched.length - 22; at >= 0; at--) {
-    if (patched.readUInt32LE(at) !== 0x02014b50) continue;
-    const nameLength = patched.readUInt16LE(at + 28);
-    if (patched.toString("utf8", at + 46, at + 46 + nameLength) !== entryName) continue;
-    // Central directory and local header alike, as a bomb declares it (they agree).
-    patched.writeUInt32LE(size, at + 24);
-    patched.writeUInt32LE(size, patched.readUInt32LE(at + 42) + 22);
-    return patched;
-  }
-  throw new Error(`no central directory entry ${entryName}`);
-}
-
-/** A DOCX embedding a DOCX embedding a DOCX... `depth` levels deep. */
-export function nestedDocx(base: Buffer, depth: number): Buffer {
-  let document = base;
-  for (let level = 0; level < depth; level++) {
-    const zip = new AdmZip(document);
-    zip.addFile(`word/embeddings/Microsoft_Word_Document${level}.docx`, document);
-    document = zip.toBuffer();
-  }
-  return document;
-}

@@ -17,3 +17,4 @@ export * from "./metrics-scrape.ts";
 export * from "./prometheus.ts";
 export * from "./otlp-receiver.ts";
 export * from "./office-factory.ts";
+export * from "./hostile-documents.ts";

@@ -16,7 +16,8 @@ export type TextDocumentFormat = "docx" | "odt" | "doc" | "rtf";
 export type PresentationFormat = "pptx" | "odp" | "ppt";
 export type SpreadsheetFormat = "xlsx" | "ods" | "xls";
 
-const escapeXml = (text: string) =>
+/** `text` safe inside XML, in an element or a double-quoted attribute. */
+export const escapeXml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 const NS =

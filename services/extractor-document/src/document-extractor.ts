@@ -49,8 +49,9 @@ async function* readOfficeDocument(
     throw new FileRejectedError(
       "document_macros",
       "The document contains macros, and Locus does not read documents with macros " +
-        "(LOCUS_DOCUMENT_MACROS=refuse). Save it without them (as .docx, .xlsx or .pptx rather " +
-        "than a macro-enabled format) and upload it again.",
+        "(LOCUS_DOCUMENT_MACROS=refuse). Save a copy without them (in Word, Excel or PowerPoint as " +
+        ".docx, .xlsx or .pptx rather than a macro-enabled format; in LibreOffice, after removing " +
+        "them under Tools > Macros) and upload that.",
     );
   }
   const pdf = await readers.converter.convertToPdf(data, inspection.format);
