@@ -231,7 +231,7 @@ const ATTACKS: Attack[] = [
     make: () => odtWithLoadMacro(join(sandbox, "macro-ran"), "The macro document of puffins."),
     expected: {
       failed: "document_macros",
-      message: /contains macros.*LOCUS_DOCUMENT_MACROS=refuse.*Save it without them/,
+      message: /contains macros.*LOCUS_DOCUMENT_MACROS=refuse.*Save a copy without them/,
     },
   },
   {
