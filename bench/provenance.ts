@@ -16,6 +16,7 @@ export const SECTIONS = [
   "split",
   "quality",
   "documents",
+  "documentsQuality",
 ] as const satisfies readonly Section[];
 
 /** The run that measured a section's figures. */

@@ -96,7 +96,7 @@ const LINE_QUERIES_PER_PDF = 12;
 const LINE_QUERIES_PER_IMAGE = 5;
 const SAMPLE_RATE = 16_000;
 
-function shuffled<T>(items: readonly T[], seed: number): T[] {
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
   const random = seededRandom(seed);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
@@ -130,7 +130,7 @@ function unpack(work: string, pkg: string, version: string): { root: string; ver
 // ---------------------------------------------------------------- documents
 
 /** The non-empty lines of each page, as `pdftotext -layout` lays them out. */
-function pageLines(pdf: string): string[][] {
+export function pageLines(pdf: string): string[][] {
   const info = run("pdfinfo", [pdf]);
   const pages = Number(/^Pages:\s+(\d+)/m.exec(info)?.[1] ?? "0");
   return Array.from({ length: pages }, (_, i) =>
@@ -165,7 +165,7 @@ function contentWords(line: string): string[] {
     .filter((t) => !STOP.has(t));
 }
 
-interface LineRef {
+export interface LineRef {
   page: number;
   line: number;
   text: string;
@@ -179,7 +179,7 @@ const brokenHead = (line: string): string | null =>
 const brokenTail = (line: string): string | null => /^\s*([a-z]+)/.exec(line)?.[1] ?? null;
 
 /** Every line of a document, with its content words less the halves of words cut at its ends. */
-function lineRefs(pages: string[][]): LineRef[] {
+export function lineRefs(pages: string[][]): LineRef[] {
   const out: LineRef[] = [];
   pages.forEach((lines, p) =>
     lines.forEach((text, i) => {
@@ -197,7 +197,7 @@ function lineRefs(pages: string[][]): LineRef[] {
 }
 
 /** The 3 words of a line that the fewest lines of the document hold, in the line's order. */
-function distinctive(ref: LineRef, lineFreq: Map<string, number>, n = 3): string[] {
+export function distinctive(ref: LineRef, lineFreq: Map<string, number>, n = 3): string[] {
   const ranked = ref.words
     .map((w, i) => ({ w, i, f: lineFreq.get(w) ?? 0 }))
     .sort((a, b) => a.f - b.f || a.i - b.i)
@@ -205,7 +205,7 @@ function distinctive(ref: LineRef, lineFreq: Map<string, number>, n = 3): string
   return ranked.sort((a, b) => a.i - b.i).map((x) => x.w);
 }
 
-function lineFrequencies(refs: readonly LineRef[]): Map<string, number> {
+export function lineFrequencies(refs: readonly LineRef[]): Map<string, number> {
   const freq = new Map<string, number>();
   for (const r of refs) for (const w of new Set(tokensOf(r.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
   return freq;
@@ -692,4 +692,5 @@ function main(): void {
   }
 }
 
-main();
+// Run as a script; imported (bench/documents-quality-make.ts draws its lines by the same rules), nothing runs.
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();

@@ -337,7 +337,8 @@ async function wholeAtLine(
   });
 }
 
-const spread = (values: number[]): Spread => {
+/** Median and p90 of `values` (null when there are none). */
+export const spread = (values: number[]): Spread => {
   const sorted = [...values].sort((a, b) => a - b);
   return {
     n: sorted.length,

@@ -6,6 +6,7 @@ import { renderQuality } from "./quality-report.ts";
 import type { Report } from "./report.ts";
 import { classRow, fmt, table } from "./report-format.ts";
 import { renderDocuments } from "./report-render-documents.ts";
+import { renderDocumentsQuality } from "./report-render-documents-quality.ts";
 import { renderMedia } from "./report-render-media.ts";
 import { renderOcr } from "./report-render-ocr.ts";
 import { renderPdf } from "./report-render-pdf.ts";
@@ -212,6 +213,13 @@ export function renderMarkdown(r: Report): string {
   if (r.split) out.push(...markSection(renderSplit(r.split, r.search, r.ai), origin.split));
   if (r.quality)
     out.push(...markSection(renderQuality(r.quality, r.options.quality?.limit ?? null), origin.quality));
+  if (r.documentsQuality)
+    out.push(
+      ...markSection(
+        renderDocumentsQuality(r.documentsQuality, r.options.documentsQuality?.limit ?? null),
+        origin.documentsQuality,
+      ),
+    );
   out.push(
     "Figures in `bench/report/latest.json`. Run again with `pnpm bench` (options: `pnpm bench --help`).",
     "",

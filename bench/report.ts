@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { AiAnswersOptions, AiAnswersResult } from "./ai-answers.ts";
 import type { AiBenchOptions, AiBenchResult } from "./ai-search.ts";
 import type { DocumentsBenchOptions, DocumentsBenchResult } from "./documents.ts";
+import type { DocumentsQualityOptions, DocumentsQualityResult } from "./documents-quality.ts";
 import type { MediaBenchOptions, MediaBenchResult } from "./media.ts";
 import type { OcrBenchOptions, OcrBenchResult } from "./ocr.ts";
 import type { PdfBenchOptions, PdfBenchResult } from "./pdf-ingestion.ts";
@@ -63,6 +64,7 @@ export interface Report {
     /** ai answers on the real manuals: run with the ai section. */
     aiAnswers?: AiAnswersOptions | null;
     documents?: DocumentsBenchOptions | null;
+    documentsQuality?: DocumentsQualityOptions | null;
   };
   targets: Target[];
   search: SearchSizeResult[];
@@ -79,6 +81,8 @@ export interface Report {
   aiAnswers?: AiAnswersResult | null;
   /** Office documents to PDF: Locus's converter against the soffice command (real documents), when that benchmark ran. */
   documents?: DocumentsBenchResult | null;
+  /** Retrieval quality on real office and text documents (bench/fixtures/documents/queries.json), when that benchmark ran. */
+  documentsQuality?: DocumentsQualityResult | null;
   /** Benchmarks that crashed, with the error. */
   errors: { benchmark: string; error: string }[];
   /** Sections a partial run (`--only`) kept from earlier reports, each with the date it was measured. */
@@ -87,7 +91,8 @@ export interface Report {
   sections?: Partial<Record<Section, SectionOrigin>>;
 }
 
-export type Section = "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality" | "documents";
+export type Section =
+  "search" | "ai" | "pdf" | "ocr" | "media" | "split" | "quality" | "documents" | "documentsQuality";
 
 /**
  * A partial run (`--only x`) keeps the other sections of the last report instead of dropping them,

@@ -12,6 +12,11 @@ import { benchAiSearch, DEFAULT_AI_OPTIONS, type AiBenchResult } from "./ai-sear
 import { cleanupAll, shutDown } from "./cleanup.ts";
 import { benchDocuments, DEFAULT_DOCUMENTS_OPTIONS, type DocumentsBenchResult } from "./documents.ts";
 import {
+  benchDocumentsQuality,
+  DEFAULT_DOCUMENTS_QUALITY_OPTIONS,
+  type DocumentsQualityResult,
+} from "./documents-quality.ts";
+import {
   benchElasticsearch,
   DEFAULT_ES_OPTIONS,
   describeError,
@@ -31,7 +36,15 @@ import {
 } from "./pdf-ingestion.ts";
 import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
 import { targetSummaryLines, withOrigins } from "./provenance.ts";
-import { carryOver, evaluateTargets, machine, reportTargets, writeReport, type Report } from "./report.ts";
+import {
+  carryOver,
+  evaluateTargets,
+  machine,
+  reportTargets,
+  writeReport,
+  type Report,
+  type Section,
+} from "./report.ts";
 import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
 import {
   benchSplitIngestion,
@@ -43,7 +56,7 @@ import {
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]
-  --only search|ai|pdf|ocr|media|split|quality|documents
+  --only search|ai|pdf|ocr|media|split|quality|documents|documents-quality
                            run one benchmark only, or several by commas (search,split: both
                            shapes' quick search from the same run, compared side by side)
                            (ai: ai-mode latency with the local engines at
@@ -58,7 +71,9 @@ const USAGE = `Usage: pnpm bench [options]
                            (hit@1, hit@5, MRR, locator error) on real PDFs, page images and recordings
                            in bench/fixtures/quality, quick and ai mode; documents: real office documents
                            of bench/fixtures/documents converted to PDF by Locus's converter and by the
-                           soffice command in the same run, pages/s and peak memory per kind)
+                           soffice command in the same run, pages/s and peak memory per kind;
+                           documents-quality: where results land (hit@1, hit@5, page and line) on
+                           the real office documents and text files, quick and ai mode)
   --sizes 10000,100000     passages per search dataset, in both shapes (default ${DEFAULT_SEARCH_OPTIONS.sizes.join(",")})
   --queries N              measured searches per dataset (default ${DEFAULT_SEARCH_OPTIONS.queries};
                            with --only elasticsearch: per measured tenant, default ${DEFAULT_ES_OPTIONS.queries})
@@ -111,8 +126,20 @@ const positiveInt = (name: string, raw: string): number => {
 };
 const nonNegativeInt = (name: string, raw: string): number =>
   raw.trim() === "0" ? 0 : positiveInt(name, raw);
-const BENCHMARKS = ["search", "ai", "pdf", "ocr", "media", "split", "quality", "documents"] as const;
+const BENCHMARKS = [
+  "search",
+  "ai",
+  "pdf",
+  "ocr",
+  "media",
+  "split",
+  "quality",
+  "documents",
+  "documents-quality",
+] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
+/** The report section a benchmark writes (its name, but for documents-quality). */
+const sectionOf = (name: Benchmark): Section => (name === "documents-quality" ? "documentsQuality" : name);
 // One benchmark, or several by commas (`--only search,split`: both shapes' search from one run).
 const onlyNames = values.only?.split(",").map((name) => name.trim());
 const only = onlyNames?.length === 1 ? onlyNames[0] : values.only;
@@ -121,7 +148,7 @@ if (
   !(only === "elasticsearch" || onlyNames.every((name) => (BENCHMARKS as readonly string[]).includes(name)))
 ) {
   process.stderr.write(
-    `--only must be search, ai, pdf, ocr, media, split, quality, documents (several by commas) or elasticsearch alone\n${USAGE}`,
+    `--only must be search, ai, pdf, ocr, media, split, quality, documents, documents-quality (several by commas) or elasticsearch alone\n${USAGE}`,
   );
   process.exit(2);
 }
@@ -221,6 +248,7 @@ let ocr: OcrBenchResult | null = null;
 let media: MediaBenchResult | null = null;
 let documents: DocumentsBenchResult | null = null;
 let quality: QualityBenchResult | null = null;
+let documentsQuality: DocumentsQualityResult | null = null;
 const split = emptySplitResult();
 const runs = (name: Benchmark) => onlyNames === undefined || onlyNames.includes(name);
 const errors: Report["errors"] = [];
@@ -274,6 +302,11 @@ if (runs("quality")) {
     quality = await benchQuality(DEFAULT_QUALITY_OPTIONS, log);
   });
 }
+if (runs("documents-quality")) {
+  await attempt("documents retrieval quality", async () => {
+    documentsQuality = await benchDocumentsQuality(DEFAULT_DOCUMENTS_QUALITY_OPTIONS, log);
+  });
+}
 if (runs("split")) {
   await attempt("split-mode ingestion", async () => {
     split.ingestion = await benchSplitIngestion(DEFAULT_SPLIT_OPTIONS.ingestion, log);
@@ -309,6 +342,7 @@ const measured: Report = {
     split: runs("split") ? DEFAULT_SPLIT_OPTIONS : null,
     quality: runs("quality") ? DEFAULT_QUALITY_OPTIONS : null,
     documents: runs("documents") ? DEFAULT_DOCUMENTS_OPTIONS : null,
+    documentsQuality: runs("documents-quality") ? DEFAULT_DOCUMENTS_QUALITY_OPTIONS : null,
   },
   targets: evaluateTargets(search, pdf, ocr, media, ai, aiAnswers, runs("split") ? split : null),
   search,
@@ -320,9 +354,10 @@ const measured: Report = {
   split: runs("split") ? split : null,
   quality,
   documents,
+  documentsQuality,
   errors,
 };
-const ran = BENCHMARKS.filter((name) => runs(name));
+const ran = BENCHMARKS.filter((name) => runs(name)).map(sectionOf);
 // Every section records when and at which commit it was measured; a partial run keeps the others
 // from the last report, marked as such, and judges targets only on figures measured now.
 const report = only === undefined ? withOrigins(measured, ran, null) : carryOver(measured, ran);
@@ -432,6 +467,13 @@ if (qualityResult) {
   for (const r of qualityResult.rows)
     console.log(
       `  retrieval quality (real material), ${r.kind} ${r.category}, ${r.mode}: hit@1 ${r.hitAt1}/${r.queries}, hit@5 ${r.hitAt5}/${r.queries}, MRR ${r.mrr}`,
+    );
+}
+const documentsQualityResult = documentsQuality as DocumentsQualityResult | null;
+if (documentsQualityResult) {
+  for (const r of documentsQualityResult.rows)
+    console.log(
+      `  documents retrieval quality (real material), ${r.group}, ${r.mode}: hit@1 ${r.hitAt1}/${r.queries}, hit@5 ${r.hitAt5}/${r.queries}, MRR ${r.mrr}`,
     );
 }
 if (split.ingestion) {

@@ -13,7 +13,8 @@ import { withPeakRss } from "../../../bench/process-memory.ts";
  */
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "../../../bench/fixtures/documents");
 const readme = readFileSync(join(FIXTURES, "README.md"), "utf8");
-const documents = readdirSync(FIXTURES).filter((name) => name !== "README.md");
+// Beside the documents: their README and the line queries of `pnpm bench --only documents-quality`.
+const documents = readdirSync(FIXTURES).filter((name) => name !== "README.md" && name !== "queries.json");
 
 describe("bench/fixtures/documents", () => {
   test("holds every office format the benchmark groups, each file listed in the README with its SHA-256", () => {
