@@ -7,7 +7,7 @@
 # dashboard's end-to-end tests drive (through playwright-core; no browser is downloaded), and
 # Prometheus, which split.e2e runs against the split stack (its promtool checks the alerts too).
 # LibreOffice without its desktop parts (core, Writer, Calc, Impress): office documents are
-# converted to PDF by it before they are read (LOCUS_SOFFICE_PATH).
+# converted to PDF by it before they are read (LOCUS_SOFFICE_PATH), each in bubblewrap's sandbox.
 # Installed only when missing.
 set -euo pipefail
 
@@ -24,9 +24,10 @@ command -v prometheus >/dev/null 2>&1 || need_install+=(prometheus)
 [ -f /usr/lib/libreoffice/program/libswlo.so ] || need_install+=(libreoffice-writer-nogui)
 [ -f /usr/lib/libreoffice/program/libsclo.so ] || need_install+=(libreoffice-calc-nogui)
 [ -f /usr/lib/libreoffice/program/libsdlo.so ] || need_install+=(libreoffice-impress-nogui)
+command -v bwrap >/dev/null 2>&1 || need_install+=(bubblewrap)
 if [ ${#need_install[@]} -gt 0 ]; then
   echo "installing ${need_install[*]}"
   apt-get update -q
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_install[@]}"
 fi
-echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite, chromium, prometheus and LibreOffice (core, writer, calc, impress) are installed"
+echo "pocketsphinx, its English model, ffmpeg, poppler-utils, tesseract-ocr, flite, chromium, prometheus, LibreOffice (core, writer, calc, impress) and bubblewrap are installed"

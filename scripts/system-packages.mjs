@@ -34,6 +34,8 @@ const WANTED = [
     present: () => existsSync(`/usr/lib/libreoffice/program/${file}`),
     for: "office documents",
   })),
+  // The sandbox each conversion runs in: it sees /usr and its own folder, not the data folder.
+  { pkg: "bubblewrap", present: () => onPath("bwrap"), for: "office documents" },
 ];
 
 function onPath(command) {

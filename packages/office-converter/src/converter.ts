@@ -32,15 +32,20 @@ export interface OfficeConverterOptions {
   /** Where temporary profiles and files go (default os.tmpdir()). */
   workDir?: string;
   /**
-   * "auto" (the default): an empty network namespace when this machine allows one, else the
-   * configuration guard; "config": the configuration guard only (a machine whose namespaces
-   * misbehave; the tests of that guard).
+   * "auto" (the default): bubblewrap's sandbox where it is installed and works, else an empty
+   * network namespace when this machine allows one, else the configuration guard; "config": the
+   * configuration guard only (a machine whose namespaces misbehave; the tests of that guard).
    */
   networkIsolation?: "auto" | "config";
 }
 
-/** How LibreOffice is kept off the network: its own empty network namespace, or its configuration only. */
-export type NetworkIsolation = "namespace" | "config";
+/**
+ * How LibreOffice is kept off the network and away from files: "sandbox", bubblewrap's (an empty
+ * network namespace, and a filesystem of /usr, a few files of /etc and the conversion's own
+ * folder: a document that links file:///… finds nothing to read); "namespace", an empty network
+ * namespace only; "config", its configuration only (every request to a proxy that does not answer).
+ */
+export type NetworkIsolation = "sandbox" | "namespace" | "config";
 
 const DEBIAN_SOFFICE = "/usr/lib/libreoffice/program/soffice";
 
@@ -108,6 +113,9 @@ function onPath(name: string): string | undefined {
   return undefined;
 }
 
+/** How long a failed check() is believed before LibreOffice is looked for again. */
+const RECHECK_AFTER_FAILURE_MS = 60_000;
+
 const unavailable = (reason: string) =>
   new FileRejectedError(
     "converter_unavailable",
@@ -129,6 +137,8 @@ export class OfficeConverter {
   /** util-linux's prlimit, which sets the address-space limit before LibreOffice starts. */
   private readonly prlimit = onPath("prlimit") ?? "/usr/bin/prlimit";
   private checked: Promise<{ ok: true; version: string } | { ok: false; reason: string }> | undefined;
+  /** When the last check found LibreOffice unable to run. */
+  private failedAt: number | undefined;
   private isolation: { prefix: string[]; kind: NetworkIsolation } | undefined;
 
   constructor(private readonly options: OfficeConverterOptions) {
@@ -141,9 +151,23 @@ export class OfficeConverter {
     return this.isolation?.kind;
   }
 
-  /** Whether LibreOffice can run here; the reason (what to install) when not. Cached after the first call. */
+  /**
+   * Whether LibreOffice can run here; the reason (what to install) when not. A success is kept; a
+   * failure for a minute only, so that LibreOffice installed (or a limit raised) while Locus runs
+   * is used without a restart.
+   */
   check(): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
-    this.checked ??= this.probe();
+    if (
+      !this.checked ||
+      (this.failedAt !== undefined && Date.now() - this.failedAt > RECHECK_AFTER_FAILURE_MS)
+    ) {
+      this.failedAt = undefined;
+      const checked = this.probe();
+      this.checked = checked;
+      void checked.then((answer) => {
+        if (!answer.ok && this.checked === checked) this.failedAt = Date.now();
+      });
+    }
     return this.checked;
   }
 
@@ -157,7 +181,9 @@ export class OfficeConverter {
       };
     }
     this.isolation =
-      this.options.networkIsolation === "config" ? { prefix: [], kind: "config" } : networkNamespacePrefix();
+      this.options.networkIsolation === "config"
+        ? { prefix: [], kind: "config" }
+        : isolationFor(this.workDir);
     const scratch = await this.scratchDir();
     try {
       const run = await this.run(["--version"], scratch, Math.max(this.options.timeoutMs, 30_000));
@@ -229,8 +255,9 @@ export class OfficeConverter {
    * soffice.bin together), inside the network namespace when there is one, under the memory limit.
    */
   private run(args: string[], scratch: string, timeoutMs: number): Promise<Run> {
+    const prefix = this.isolation?.prefix ?? [];
     const argv = [
-      ...(this.isolation?.prefix ?? []),
+      ...(this.isolation?.kind === "sandbox" ? sandboxArgs(prefix, scratch) : prefix),
       this.prlimit,
       `--as=${Math.floor(this.options.memoryMb * 1024 * 1024)}`,
       "--",
@@ -290,10 +317,72 @@ export class OfficeConverter {
 }
 
 /**
- * The command that puts LibreOffice in an empty network namespace, if this machine allows one:
- * as root `unshare --net`, otherwise an unprivileged user namespace with it. Probed once.
+ * What LibreOffice sees of the machine inside bubblewrap: /usr (programs, libraries, fonts), the
+ * few files of /etc that it and its libraries read, the font cache, and the conversion's folder,
+ * writable. Not the data folder, not other conversions, not /tmp, not the home folders: a document
+ * linking a file outside its folder links nothing. Its own network, IPC and process namespaces;
+ * bubblewrap dies with its parent, and the process namespace's processes with bubblewrap.
  */
-function networkNamespacePrefix(): { prefix: string[]; kind: NetworkIsolation } {
+const SANDBOX_ETC = [
+  "fonts",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "passwd",
+  "group",
+  "nsswitch.conf",
+  "localtime",
+  "libreoffice",
+  "alternatives",
+];
+
+function sandboxArgs(bwrap: string[], scratch: string): string[] {
+  return [
+    ...bwrap,
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-uts",
+    "--die-with-parent",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    // Debian's merged /usr: the top-level folders are links into it.
+    ...["bin", "lib", "lib64", "sbin"].flatMap((dir) => ["--symlink", `usr/${dir}`, `/${dir}`]),
+    ...SANDBOX_ETC.flatMap((entry) => ["--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`]),
+    "--ro-bind-try",
+    "/var/cache/fontconfig",
+    "/var/cache/fontconfig",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    scratch,
+    scratch,
+    "--chdir",
+    scratch,
+    "--",
+  ];
+}
+
+/**
+ * The strongest isolation this machine allows, probed once: bubblewrap's sandbox (Debian's
+ * `bubblewrap`; it needs user namespaces, or root), else an empty network namespace (as root
+ * `unshare --net`, else an unprivileged user namespace with it), else the configuration guard.
+ */
+function isolationFor(workDir: string): { prefix: string[]; kind: NetworkIsolation } {
+  const bwrap = onPath("bwrap");
+  if (bwrap) {
+    const args = sandboxArgs([bwrap], workDir);
+    const probe = spawnSync(args[0]!, [...args.slice(1), "/usr/bin/true"], {
+      stdio: "ignore",
+      timeout: 5_000,
+    });
+    if (probe.status === 0) return { prefix: [bwrap], kind: "sandbox" };
+  }
   const unshare = onPath("unshare");
   if (unshare) {
     for (const prefix of [

@@ -88,13 +88,40 @@ withLibreOffice(titled("OfficeConverter with LibreOffice"), () => {
     expect(readdirSync(workDir)).toEqual([]);
   });
 
-  test("says which LibreOffice it runs, and that it keeps it off the network with a namespace where the machine allows one", async () => {
+  test("says which LibreOffice it runs, and isolates it as strongly as the machine allows", async () => {
     const checked = await converter.check();
     expect(checked).toEqual({ ok: true, version: expect.stringMatching(/^\d+\.\d+/) });
+    const sandbox = spawnSync("bwrap", ["--unshare-net", "--dev-bind", "/", "/", "--", "true"]).status === 0;
     const namespaces =
       spawnSync("unshare", ["--net", "--", "true"]).status === 0 ||
       spawnSync("unshare", ["--net", "--map-root-user", "--", "true"]).status === 0;
-    expect(converter.networkIsolation).toBe(namespaces ? "namespace" : "config");
+    expect(converter.networkIsolation).toBe(sandbox ? "sandbox" : namespaces ? "namespace" : "config");
+  });
+
+  test("never puts a local file a document links into the PDF, where the sandbox runs", async () => {
+    // A picture outside the conversion's folder, with words in it, linked by an RTF field:
+    // LibreOffice left to itself draws it into the PDF (checked first, so the test can fail).
+    const outside = mkdtempSync(join(tmpdir(), "locus-secret-"));
+    try {
+      const secret = join(outside, "secret.svg");
+      writeFileSync(
+        secret,
+        '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="60"><text x="5" y="40" font-size="30">SECRETWORDS</text></svg>',
+      );
+      const rtf = Buffer.from(
+        `{\\rtf1\\ansi Visible words\\par {\\field{\\*\\fldinst INCLUDEPICTURE "${secret}" \\\\d}{\\fldrslt }}\\par}`,
+      );
+      writeFileSync(join(outside, "linked.rtf"), rtf);
+      await new Promise((resolve) => spawnUnguarded(outside, "linked.rtf").on("close", resolve));
+      expect(textOf(readFileSync(join(outside, "linked.pdf")))).toContain("SECRETWORDS");
+      if (converter.networkIsolation !== "sandbox") return;
+      const pdf = await converter.convertToPdf(rtf, "rtf");
+      const text = textOf(pdf);
+      expect(text).toContain("Visible words");
+      expect(text).not.toContain("SECRETWORDS");
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   test("converts every format to a PDF holding its words, two conversions at a time", async () => {

@@ -5,11 +5,14 @@ import { PREVIEW_TTL_SECONDS, type PreviewClaims, type PreviewTokens } from "./p
 
 /**
  * The type a file is shown with. Markdown is shown as the plain text it is (browsers download
- * text/markdown instead of showing it); text is said to be UTF-8, as its extractor reads it.
+ * text/markdown instead of showing it); text is said to be UTF-8, as its extractor reads it. An
+ * uploaded HTML page is shown as a page only where its server sandboxes it (Locus's previews send
+ * `Content-Security-Policy: sandbox`); a blob store's own link cannot, so there it is shown as its
+ * source: its scripts must never run on the store's origin.
  */
-export function previewContentType(mimeType: string): string {
+export function previewContentType(mimeType: string, sandboxed = true): string {
   if (mimeType === "text/plain" || mimeType === "text/markdown") return "text/plain; charset=utf-8";
-  if (mimeType === "text/html") return "text/html; charset=utf-8";
+  if (mimeType === "text/html") return sandboxed ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
   return mimeType;
 }
 
@@ -72,7 +75,7 @@ export class BlobStorePreviewLinks implements PreviewLinks {
     const expiresAt = new Date(Date.now() + PREVIEW_TTL_SECONDS * 1000);
     const original = await this.presign(record.blobKey, {
       expiresInSeconds: PREVIEW_TTL_SECONDS,
-      contentType: previewContentType(record.mimeType),
+      contentType: previewContentType(record.mimeType, false),
       fileName: record.originalName,
     });
     if (!renditionKey) return { url: original, expiresAt, expiresIn: PREVIEW_TTL_SECONDS };

@@ -216,6 +216,17 @@ export function describeDocuments(s: ApiSuite): void {
       const shown = await fetch(preview.url);
       expect(shown.headers.get("content-type")).toMatch(/^text\/plain/);
       expect(await shown.text()).toBe(markdown);
+      // An HTML page is shown as a page only where the preview is sandboxed (Locus's own links);
+      // S3's presigned links cannot send that header, so there it is shown as its source.
+      const htmlLink = (await (await s.live.get(`/api/files/${page.id}/preview-url`)).json()) as PreviewBody;
+      const htmlShown = await fetch(htmlLink.url);
+      if (s.shape === "all-in-one") {
+        expect(htmlShown.headers.get("content-type")).toMatch(/^text\/html/);
+        expect(htmlShown.headers.get("content-security-policy")).toMatch(/^sandbox/);
+      } else {
+        expect(htmlShown.headers.get("content-type")).toMatch(/^text\/plain/);
+      }
+      expect(await htmlShown.text()).toBe(html);
     });
 
     // The real documents of bench/fixtures/documents with words to search for (the type samples
