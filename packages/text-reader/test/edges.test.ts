@@ -220,10 +220,12 @@ describe("encodings", () => {
     expect(decodeText(be)).toBe(text);
   });
 
-  it("reads anything else as UTF-8, each invalid byte as U+FFFD", () => {
+  it("reads bytes that are not UTF-8 as Windows-1252, Latin-1's superset", () => {
     const latin1 = Buffer.from("caf\xe9 ok", "latin1");
-    expect(decodeText(latin1)).toBe("caf\uFFFD ok");
-    expect(readTextFile(latin1, "plain")[0]?.content).toBe("caf\uFFFD ok");
+    expect(decodeText(latin1)).toBe("café ok");
+    expect(readTextFile(latin1, "plain")[0]?.content).toBe("café ok");
+    // Its curly quotes and euro sign, where Latin-1 has control codes.
+    expect(decodeText(Buffer.from([0x93, 0x80, 0x35, 0x94]))).toBe("“€5”");
   });
 });
 

@@ -13,6 +13,18 @@ const TEXT_FORMATS: ReadonlyMap<string, TextFormat> = new Map([
   ["text/html", "html"],
 ]);
 
+/**
+ * The largest text file of each format read, in bytes: parsing holds the whole text and its
+ * structure in this process's heap, markup several times its size (measured with a 512 MB heap,
+ * as the Kubernetes manifest gives: 100 MB of plain text and of HTML read, 100 MB of Markdown ran
+ * out of memory, 50 MB did not). Larger files fail with `text_too_large`.
+ */
+export const TEXT_FORMAT_MAX_BYTES: Readonly<Record<TextFormat, number>> = {
+  plain: 64 * 1024 * 1024,
+  html: 32 * 1024 * 1024,
+  markdown: 16 * 1024 * 1024,
+};
+
 /** What is done with office documents that carry macros; none ever runs either way. */
 export type MacroPolicy = "refuse" | "ignore";
 
@@ -25,7 +37,7 @@ export interface DocumentReaders {
   /** How rendered pages without text (a picture of text in a slide) are read, when OCR is on. */
   scans?: ScanReader | undefined;
   macros: MacroPolicy;
-  /** Larger text files are refused (`text_too_large`). */
+  /** Larger text files are refused (`text_too_large`), as are those past TEXT_FORMAT_MAX_BYTES. */
   maxTextBytes: number;
 }
 
@@ -56,20 +68,30 @@ async function* readOfficeDocument(
   }
   const pdf = await readers.converter.convertToPdf(data, inspection.format);
   progress(CONVERSION_SHARE);
-  // Stored before its pages are read, so a preview of a ready file always finds it.
-  await readers.blobs.put(renditionBlobKey(file.userId, file.fileId), Readable.from([pdf]));
-  const pageCount = yield* readers.pool.extract(
-    new Uint8Array(pdf.buffer, pdf.byteOffset, pdf.byteLength),
-    (page, pages) => progress(CONVERSION_SHARE + (1 - CONVERSION_SHARE) * (page / pages)),
-    readers.scans,
-  );
-  return { pageCount };
+  // Stored before its pages are read, so a preview of a ready file always finds it; removed again
+  // when they cannot be read: a failed file keeps nothing derived from it (and one deleted
+  // meanwhile is never cleared by anyone else).
+  const renditionKey = renditionBlobKey(file.userId, file.fileId);
+  await readers.blobs.put(renditionKey, Readable.from([pdf]));
+  try {
+    const pageCount = yield* readers.pool.extract(
+      new Uint8Array(pdf.buffer, pdf.byteOffset, pdf.byteLength),
+      (page, pages) => progress(CONVERSION_SHARE + (1 - CONVERSION_SHARE) * (page / pages)),
+      readers.scans,
+    );
+    return { pageCount };
+  } catch (err) {
+    await readers.blobs.delete(renditionKey);
+    throw err;
+  }
 }
 
 /** Reads a text, Markdown or HTML file natively: line locators counted as a reader sees the text. */
 function readText(readers: DocumentReaders, data: Buffer, format: TextFormat): ExtractedPassage[] {
   try {
-    return readTextFile(data, format, { maxBytes: readers.maxTextBytes });
+    return readTextFile(data, format, {
+      maxBytes: Math.min(readers.maxTextBytes, TEXT_FORMAT_MAX_BYTES[format]),
+    });
   } catch (err) {
     if (err instanceof TextReadError)
       throw new FileRejectedError("text_too_large", err.message, { cause: err });

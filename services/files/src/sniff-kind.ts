@@ -84,9 +84,19 @@ const HTML_EXTENSIONS = new Set(["html", "htm", "xhtml"]);
 const extensionOf = (name: string | undefined) => /\.([a-z0-9]+)$/i.exec(name ?? "")?.[1]?.toLowerCase();
 
 /**
- * Whether the first bytes are text: UTF-16 with its byte order mark, or UTF-8 (the head may end
- * inside a character) with no NUL and no other control character than tab, line breaks and form
- * feed. Binary formats file-type does not know fail this within their first bytes.
+ * Control characters text does not hold: all but tab, line breaks, form feed and escape (logs keep
+ * their terminal colours). Binary formats hold them within their first bytes.
+ */
+// eslint-disable-next-line no-control-regex
+const BINARY_CONTROLS = /[\u0000-\u0008\u000b\u000e-\u001a\u001c-\u001f\u007f]/;
+
+/** Bytes Windows-1252 leaves undefined: text in it never holds them. */
+const WINDOWS_1252_UNDEFINED = new Set([0x81, 0x8d, 0x8f, 0x90, 0x9d]);
+
+/**
+ * Whether the first bytes are text: UTF-16 with its byte order mark, UTF-8 (the head may end inside
+ * a character), or else Windows-1252 (Latin-1's superset, as the text reader decodes it), with no
+ * binary control character (BINARY_CONTROLS).
  */
 function looksLikeText(head: Buffer, whole: boolean): boolean {
   const utf16 = utf16Order(head);
@@ -99,8 +109,11 @@ function looksLikeText(head: Buffer, whole: boolean): boolean {
       text = undefined;
     }
   }
-  // eslint-disable-next-line no-control-regex
-  return text !== undefined && !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
+  if (text !== undefined) return !BINARY_CONTROLS.test(text);
+  if (utf16) return false;
+  return (
+    !head.some((byte) => WINDOWS_1252_UNDEFINED.has(byte)) && !BINARY_CONTROLS.test(head.toString("latin1"))
+  );
 }
 
 /**
@@ -165,10 +178,14 @@ export async function sniffKind(
     const legacy = OLE_TYPES_BY_EXTENSION[extensionOf(name) ?? ""];
     if (legacy) detected = { mime: legacy };
   }
-  // XHTML starts with an XML declaration, which file-type names XML.
-  if (!detected || (detected.mime === "application/xml" && textType(head, name) === "text/html")) {
-    if (looksLikeText(head, whole)) detected = { mime: textType(head, name) };
-  }
+  // XHTML starts with an XML declaration, which file-type names XML. And a few letters at the start
+  // of a text are an image's or a recording's signature to file-type ("BM" a bitmap, "ID3" an MP3,
+  // "GIF89a"): a real one holds binary bytes right after, so a head that is all text is text.
+  const mayBeText =
+    !detected ||
+    (detected.mime === "application/xml" && textType(head, name) === "text/html") ||
+    ["image", "audio", "video"].includes(kindOfMimeType(detected.mime) ?? "");
+  if (mayBeText && looksLikeText(head, whole)) detected = { mime: textType(head, name) };
   const kind = detected ? kindOfMimeType(detected.mime) : null;
   if (!detected || !kind || !EXTRACTABLE_KINDS.includes(kind)) {
     const what = detected ? `${detected.mime} files are` : "This kind of file is";

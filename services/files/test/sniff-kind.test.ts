@@ -50,8 +50,27 @@ describe("sniffKind", () => {
     // 4,099 ASCII bytes and the first byte of a two-byte character: the 4,100 bytes sniffed.
     const cut = Buffer.concat([Buffer.alloc(4099, "a"), Buffer.from("é").subarray(0, 1)]);
     expect(await sniffKind(cut, "long.txt")).toEqual({ kind: "document", mimeType: "text/plain" });
-    // The same bytes as a whole file are not valid UTF-8: not text.
-    await expect(sniffKind(cut, "long.txt", true)).rejects.toThrow(LocusError);
+  });
+
+  it("takes Windows-1252 text, and text that starts with an image's or a recording's signature", async () => {
+    const cp1252 = Buffer.from("Caf\xe9 cr\xe8me \x93quoted\x94 \x80 5\n", "latin1");
+    expect(await sniffKind(cp1252, "menu.txt")).toEqual({ kind: "document", mimeType: "text/plain" });
+    for (const start of ["BMW sales by region\n", "ID3 tags explained\n", "GIF89a was a format\n"]) {
+      expect(await sniffKind(Buffer.from(start), "notes.txt")).toEqual({
+        kind: "document",
+        mimeType: "text/plain",
+      });
+    }
+    // A log with its terminal colours.
+    const log = Buffer.from("\x1b[32mINFO\x1b[0m started\n");
+    expect(await sniffKind(log, "server.log")).toEqual({ kind: "document", mimeType: "text/plain" });
+    // A real bitmap's header holds binary bytes at once: still an image.
+    const bmp = Buffer.alloc(64);
+    bmp.write("BM", 0, "latin1");
+    bmp.writeUInt32LE(64, 2);
+    bmp.writeUInt32LE(54, 10);
+    bmp.writeUInt32LE(40, 14);
+    expect((await sniffKind(bmp, "scan.bmp")).kind).toBe("image");
   });
 
   it("refuses binary data it has no kind for, naming the kinds it takes", async () => {

@@ -1,5 +1,6 @@
 import {
   SEARCH_LIMITS,
+  TEXT_MIME_TYPES,
   fileMatchesFilter,
   type FileFilter,
   type FileMetadata,
@@ -25,8 +26,10 @@ export function sandboxFile(
     Pick<FileRecordDto, "id" | "original_name" | "file_type" | "mime_type" | "size_bytes" | "metadata">
   > = {},
 ): FileRecordDto {
-  // Recordings have a length and no pages; documents and images the other way round.
+  // Recordings have a length and no pages; documents and images the other way round; text files
+  // (a document read as it is, not converted) neither.
   const recording = overrides.file_type === "audio" || overrides.file_type === "video";
+  const text = overrides.mime_type !== undefined && TEXT_MIME_TYPES.has(overrides.mime_type);
   return {
     id: SANDBOX_FILE_ID,
     original_name: SANDBOX_FILE_NAME,
@@ -34,7 +37,7 @@ export function sandboxFile(
     file_type: "pdf",
     mime_type: "application/pdf",
     size_bytes: SAMPLE_PDF.length,
-    page_count: recording ? null : 1,
+    page_count: recording || text ? null : 1,
     duration_s: recording ? 30 : null,
     passage_count: 2,
     progress: 1,

@@ -81,7 +81,7 @@ describe("parseFileFilter", () => {
       // PostgreSQL's text cannot hold it.
       ["value_error", ["query", "metadata.nul"]],
     ]);
-    expect(issues[1]?.msg).toBe("Input should be 'pdf', 'image', 'audio' or 'video'");
+    expect(issues[1]?.msg).toBe("Input should be 'pdf', 'image', 'audio', 'video' or 'document'");
   });
 
   it("caps how many ids and metadata conditions one request may give", () => {

@@ -66,8 +66,15 @@ describe("the sandbox's APIs (test keys)", () => {
       size_bytes: SAMPLE_PDF.length,
     });
     await expect(
-      files.upload(user, { originalName: "x.pdf", body: Readable.from([Buffer.from("plain text")]) }),
+      files.upload(user, {
+        originalName: "x.pdf",
+        body: Readable.from([Buffer.from([0, 0x13, 0x37, 0, 0xde])]),
+      }),
     ).rejects.toMatchObject({ status: 415 });
+    // Text is a document, as for live keys.
+    await expect(
+      files.upload(user, { originalName: "notes.md", body: Readable.from([Buffer.from("# Notes\n")]) }),
+    ).resolves.toMatchObject({ file_type: "document", mime_type: "text/markdown", page_count: null });
     await expect(
       new SandboxFilesApi(10).upload(user, { originalName: "big.pdf", body: Readable.from([SAMPLE_PDF]) }),
     ).rejects.toMatchObject({ status: 413 });

@@ -1,5 +1,6 @@
 import {
   extractionBlobKey,
+  renditionBlobKey,
   secondsBetween,
   type FileExtracted,
   type FileStages,
@@ -52,10 +53,15 @@ export class PassageIndexer {
     return record !== null && record.userId === userId ? record : null;
   }
 
-  /** Everything derived from a file: its passages and its stored extraction. */
+  /**
+   * Everything derived from a file: its passages, its stored extraction and an office document's
+   * PDF rendition. An extractor may write the last two after the file's delete removed them (a
+   * conversion takes seconds); its file.extracted then finds the record gone and clears them.
+   */
   private async removeDerived(fileId: string, userId: string): Promise<void> {
     await this.index.deleteFilePassages({ fileId, userId });
     await this.blobs.delete(extractionBlobKey(userId, fileId));
+    await this.blobs.delete(renditionBlobKey(userId, fileId));
   }
 
   async handle(delivery: Delivery<"file.extracted" | "file.deleted">): Promise<void> {

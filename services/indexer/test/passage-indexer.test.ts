@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { extractionBlobKey, fileBlobKey, type ExtractedPassage, type FileStages } from "@locus/contracts";
+import {
+  extractionBlobKey,
+  fileBlobKey,
+  renditionBlobKey,
+  type ExtractedPassage,
+  type FileStages,
+} from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { LocalEmbedder, loadWordVectors, type Embedder } from "@locus/embedder";
@@ -129,13 +135,17 @@ it("indexes a file that still exists, and says it is ready, adding its stages to
   expect(written).toEqual([{ kind: "pdf", count: 1 }]);
 });
 
-it("does not index a file deleted while it was extracted, and removes its extraction", async () => {
+it("does not index a file deleted while it was extracted, and removes its extraction and rendition", async () => {
   const file = await extractedFile("Kittiwakes nest on narrow ledges.");
+  // An office document's extractor stores its PDF rendition after the delete already ran.
+  const rendition = renditionBlobKey(file.userId, file.fileId);
+  await blobs.put(rendition, Readable.from([Buffer.from("%PDF-1.7 rendition")]));
   await store.deleteFile(file.userId, file.fileId);
   const indexer = new PassageIndexer(blobs, index, { local }, bus, logger, store);
   await indexer.handle(file.delivery);
   expect(await found(file.userId, "kittiwakes ledges")).toEqual([]);
   expect(await blobs.stat(file.extractionKey)).toBeNull();
+  expect(await blobs.stat(rendition)).toBeNull();
   await settle();
   expect(indexed).not.toContain(file.fileId);
 });
