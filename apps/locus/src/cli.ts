@@ -41,7 +41,7 @@ const USAGE = `Usage:
   pnpm locus keys revoke KEY_OR_ID
   pnpm locus migrate
   pnpm locus index rebuild
-  pnpm locus files reextract [--kind pdf|image|audio|video] [--email E]
+  pnpm locus files reextract [--kind pdf|image|audio|video|document] [--email E]
   pnpm locus status                        (exit code 1 when a dependency is unavailable)
   pnpm locus files retry FILE_ID
   pnpm locus dead-letters list|replay [--group G] [--limit N]
