@@ -36,7 +36,8 @@ export function describeBadInput(s: ApiSuite): void {
     });
 
     it("refuses a file whose bytes are not an accepted kind with 415, whatever its name", async () => {
-      const res = await s.live.upload(Buffer.from("just some text pretending to be a PDF\n"), "fake.pdf");
+      // Binary bytes of no known format (text named .pdf would be read as the text document it is).
+      const res = await s.live.upload(Buffer.from([0, 0x13, 0x37, 0, 0xde, 0xad, 0xbe, 0xef]), "fake.pdf");
       expect(res.status).toBe(415);
       expect(((await res.json()) as { detail: string }).detail).toMatch(/PDF/);
       // Formats Locus recognises but does not read: an archive dressed as a PDF, an icon as a PNG.
@@ -46,7 +47,7 @@ export function describeBadInput(s: ApiSuite): void {
       const refused = await s.live.upload(icon, "picture.png");
       expect(refused.status).toBe(415);
       expect(((await refused.json()) as { detail: string }).detail).toBe(
-        "image/x-icon files are not supported. Locus accepts: PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio (MP3, WAV, M4A, AAC, OGG, Opus, FLAC), video (MP4, MOV, MKV, WebM) (recognised from the file's content, not its name).",
+        "image/x-icon files are not supported. Locus accepts: PDF, images (PNG, JPEG, WebP, TIFF, GIF, BMP), audio (MP3, WAV, M4A, AAC, OGG, Opus, FLAC), video (MP4, MOV, MKV, WebM), documents (DOCX, DOC, ODT, RTF, PPTX, PPT, ODP, XLSX, XLS, ODS, TXT, Markdown, HTML) (recognised from the file's content, not its name).",
       );
     });
 

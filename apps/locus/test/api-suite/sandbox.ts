@@ -21,7 +21,8 @@ export function describeSandbox(s: ApiSuite): void {
     });
 
     it("applies the same input checks as live keys", async () => {
-      expect((await s.sandbox.upload(Buffer.from("plain text"), "x.pdf")).status).toBe(415);
+      // Bytes of no kind Locus reads (text would be a document).
+      expect((await s.sandbox.upload(Buffer.from([0, 0x13, 0x37, 0, 0xde, 0xad]), "x.pdf")).status).toBe(415);
       expect((await s.sandbox.get("/api/search")).status).toBe(422);
       expect((await s.sandbox.get("/api/files/nope")).status).toBe(422);
     });
