@@ -56,6 +56,19 @@ export const OFFICE_MIME_TYPES: ReadonlyMap<string, string> = new Map([
   ["application/vnd.ms-excel.sheet.macroenabled.12", "XLSX"],
   ["application/vnd.ms-excel", "XLS"],
   ["application/vnd.oasis.opendocument.spreadsheet", "ODS"],
+  // Templates and slide shows: the same formats, opened the same way.
+  ["application/vnd.openxmlformats-officedocument.wordprocessingml.template", "DOCX"],
+  ["application/vnd.ms-word.template.macroenabled.12", "DOCX"],
+  ["application/vnd.ms-word.template.macroenabledtemplate", "DOCX"],
+  ["application/vnd.openxmlformats-officedocument.presentationml.slideshow", "PPTX"],
+  ["application/vnd.openxmlformats-officedocument.presentationml.template", "PPTX"],
+  ["application/vnd.ms-powerpoint.slideshow.macroenabled.12", "PPTX"],
+  ["application/vnd.ms-powerpoint.template.macroenabled.12", "PPTX"],
+  ["application/vnd.openxmlformats-officedocument.spreadsheetml.template", "XLSX"],
+  ["application/vnd.ms-excel.template.macroenabled.12", "XLSX"],
+  ["application/vnd.oasis.opendocument.text-template", "ODT"],
+  ["application/vnd.oasis.opendocument.presentation-template", "ODP"],
+  ["application/vnd.oasis.opendocument.spreadsheet-template", "ODS"],
   // An OLE container whose name did not say which legacy format it holds: the converter tells.
   ["application/x-cfb", "DOC, PPT or XLS"],
 ]);

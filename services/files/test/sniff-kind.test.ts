@@ -17,6 +17,9 @@ describe("sniffKind", () => {
     ["kind-sample.ods", "application/vnd.oasis.opendocument.spreadsheet"],
     ["kind-sample.pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"],
     ["kind-sample.odp", "application/vnd.oasis.opendocument.presentation"],
+    // Templates: the same formats.
+    ["kind-sample.ott", "application/vnd.oasis.opendocument.text-template"],
+    ["kind-sample.dotx", "application/vnd.openxmlformats-officedocument.wordprocessingml.template"],
   ])("takes %s for a document by its zip contents or header, whatever its name", async (name, mimeType) => {
     expect(await sniffKind(head(name), "renamed.bin")).toEqual({ kind: "document", mimeType });
   });
