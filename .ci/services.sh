@@ -5,7 +5,7 @@
 set -euo pipefail
 
 need_install=()
-command -v pg_ctlcluster >/dev/null 2>&1 || need_install+=(postgresql)
+compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null || need_install+=(postgresql)
 command -v rabbitmq-server >/dev/null 2>&1 || need_install+=(rabbitmq-server)
 command -v redis-server >/dev/null 2>&1 || need_install+=(redis-server)
 if [ ${#need_install[@]} -gt 0 ]; then
@@ -25,8 +25,26 @@ wait_for() { # name, seconds, command...
   return 1
 }
 
-if ! pg_isready -q -h 127.0.0.1 -p 5432; then
-  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start
+# Debian's cluster asks for a password over TCP (scram-sha-256) and checks the OS user on the
+# socket (peer); the tests connect as postgres@127.0.0.1 with no password. This machine's cluster
+# is for tests only, so local connections are trusted: pg_hba.conf is rewritten to say so (once,
+# the original kept beside it) and the server reloads it.
+pg_version=$(ls /etc/postgresql | sort -V | tail -n 1)
+pg_hba=/etc/postgresql/$pg_version/main/pg_hba.conf
+if [ ! -f "$pg_hba.locus-orig" ]; then cp "$pg_hba" "$pg_hba.locus-orig"; fi
+cat >"$pg_hba" <<'HBA'
+# Written by Locus's .ci/services.sh: a test machine's cluster, trusted from this machine only.
+local   all          all                     trust
+host    all          all    127.0.0.1/32     trust
+host    all          all    ::1/128          trust
+local   replication  all                     trust
+host    replication  all    127.0.0.1/32     trust
+host    replication  all    ::1/128          trust
+HBA
+if pg_isready -q -h 127.0.0.1 -p 5432; then
+  pg_ctlcluster --skip-systemctl-redirect "$pg_version" main reload
+else
+  pg_ctlcluster --skip-systemctl-redirect "$pg_version" main start
 fi
 wait_for PostgreSQL 60 psql -h 127.0.0.1 -U postgres -d postgres -c "select 1"
 # The tests use the database "test" (trust auth on the machine's cluster).
