@@ -1,5 +1,6 @@
 // The Debian packages Locus reads with when they are there: pocketsphinx and its English model
-// (recordings, offline), Poppler's tools (text PDFs, faster than pdf.js) and the tesseract command
+// (recordings, offline), ffmpeg (recordings and videos: Debian's build gets security fixes, and is
+// the one CI and the Docker image read with; without it the npm package's 2018 build is used), Poppler's tools (text PDFs, faster than pdf.js) and the tesseract command
 // (OCR, faster than tesseract.js), and LibreOffice without its desktop (office documents, which it
 // converts to PDF). Locus starts without them; recordings then fail with speech_engine_unavailable,
 // office documents with converter_unavailable. Run by `pnpm install` (postinstall) and by hand (`pnpm system-packages`):
@@ -21,6 +22,7 @@ const WANTED = [
     present: () => existsSync("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"),
     for: "recordings",
   },
+  { pkg: "ffmpeg", present: () => existsSync("/usr/bin/ffmpeg"), for: "recordings and videos" },
   { pkg: "poppler-utils", present: () => onPath("pdftotext"), for: "faster text PDFs" },
   { pkg: "tesseract-ocr", present: () => onPath("tesseract"), for: "faster OCR" },
   // The same parts as .ci/packages.sh and the Docker image: the core and its three applications.

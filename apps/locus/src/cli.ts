@@ -158,7 +158,7 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
         out(await retryFile(infra, store, config, arg));
         return 0;
       }
-      await deadLetters(infra, config, verb, { group: values.group, limit: values.limit }, out);
+      await deadLetters(infra, store, config, verb, { group: values.group, limit: values.limit }, out);
       return 0;
     } catch (err) {
       throw err instanceof OperatorError ? new UsageError(err.message) : err;

@@ -1,8 +1,8 @@
 // The operator's commands about a running deployment's state, beside the account commands in
 // cli.ts: `status`, `files retry`, `dead-letters list|replay` and `bus migrate-queues`.
 
-import { QueueInUseError } from "@locus/bus";
-import { CONSUMER_GROUPS, FileUploaded } from "@locus/contracts";
+import { QueueInUseError, type DeadLetterRecord } from "@locus/bus";
+import { CONSUMER_GROUPS, FileType, FileUploaded, uploadedTopic } from "@locus/contracts";
 import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { LocusConfig } from "@locus/runtime";
 import type { Infrastructure } from "./infrastructure.ts";
@@ -147,13 +147,19 @@ export async function retryFile(
     );
   }
   // A fresh start: the count of interrupted runs that fails a file again (FilesService) restarts too.
-  const updated = await store.updateFile(record.id, {
-    status: "pending",
-    progress: null,
-    error: null,
-    requeues: 0,
-  });
-  if (!updated) throw new OperatorError(`File ${fileId} was deleted meanwhile`);
+  // Only as it was read: a file that finished or moved meanwhile is not sent back.
+  const updated = await store.updateFile(
+    record.id,
+    { status: "pending", progress: null, error: null, requeues: 0 },
+    { status: [record.status], updatedAt: record.updatedAt },
+  );
+  if (!updated) {
+    throw new OperatorError(
+      (await store.getFileById(record.id))
+        ? `File ${fileId} moved meanwhile; look again with pnpm locus status`
+        : `File ${fileId} was deleted meanwhile`,
+    );
+  }
   if (config.adapters.bus !== "rabbitmq") {
     return `Marked ${fileId} to be extracted again: start (or restart) the server with pnpm start and it extracts it.`;
   }
@@ -161,9 +167,31 @@ export async function retryFile(
   return `Queued ${fileId} (${updated.fileType}) for extraction again; pnpm locus status follows it.`;
 }
 
+/** The topics of a file's work (extraction, indexing), whose dead letter failed the file. */
+const FILE_WORK_TOPICS: ReadonlySet<string> = new Set([
+  ...FileType.options.map((kind) => uploadedTopic(kind)),
+  "file.extracted",
+]);
+
+/**
+ * A dead letter of a file's work is handed back because its cause is fixed: the file it failed is
+ * reopened (pending, its error gone) first, as a retry does, since no report moves a failed file.
+ */
+async function reopenFailedFile(store: MetadataStore, letter: DeadLetterRecord): Promise<void> {
+  if (!FILE_WORK_TOPICS.has(letter.topic)) return;
+  const fileId = (letter.payload as { fileId?: unknown } | null)?.fileId;
+  if (typeof fileId !== "string") return;
+  await store.updateFile(
+    fileId,
+    { status: "pending", progress: null, error: null, requeues: 0 },
+    { status: ["failed"] },
+  );
+}
+
 /** `dead-letters list|replay [--group G] [--limit N]`: RabbitMQ's dead-letter queues, by group. */
 export async function deadLetters(
   infra: Infrastructure,
+  store: MetadataStore,
   config: LocusConfig,
   verb: string | undefined,
   options: { group?: string | undefined; limit?: string | undefined },
@@ -206,7 +234,9 @@ export async function deadLetters(
       });
       for (const line of columns(rows)) out(`  ${line}`);
     } else {
-      const replayed = await broker.replayDeadLetters(group, limit);
+      const replayed = await broker.replayDeadLetters(group, limit, (letter) =>
+        reopenFailedFile(store, letter),
+      );
       total += replayed.length;
       if (replayed.length > 0) out(`${group}: ${replayed.length} handed back to the queue`);
     }

@@ -50,8 +50,12 @@ export async function queueReextraction(
   }
   let queued = 0;
   for (const record of chosen) {
-    const updated = await store.updateFile(record.id, { status: "pending", progress: null, requeues: 0 });
-    if (!updated) continue; // deleted meanwhile
+    const updated = await store.updateFile(
+      record.id,
+      { status: "pending", progress: null, requeues: 0 },
+      { status: ["ready"] },
+    );
+    if (!updated) continue; // deleted, or already sent back, meanwhile
     if (bus) await publishForExtraction(bus, updated);
     queued += 1;
     if (queued % 100 === 0) progress(`${queued} of ${chosen.length} files queued`);

@@ -244,11 +244,18 @@ export class RabbitMqBus implements Bus {
     return peekDeadLetters(live.connection, groupQueues(group, this.prefix), group, limit);
   }
 
-  /** Hands up to `limit` of a group's dead letters back to its queue, with their attempts anew. */
-  async replayDeadLetters(group: string, limit: number): Promise<DeadLetterRecord[]> {
+  /**
+   * Hands up to `limit` of a group's dead letters back to its queue, with their attempts anew,
+   * calling `beforeEach` with each one first.
+   */
+  async replayDeadLetters(
+    group: string,
+    limit: number,
+    beforeEach?: (letter: DeadLetterRecord) => Promise<void>,
+  ): Promise<DeadLetterRecord[]> {
     await this.connect();
     const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
-    return replayDeadLetters(live.connection, groupQueues(group, this.prefix), group, limit);
+    return replayDeadLetters(live.connection, groupQueues(group, this.prefix), group, limit, beforeEach);
   }
 
   /** Each group's work queue type as the broker has it (declaring it if missing), for `locus status`. */

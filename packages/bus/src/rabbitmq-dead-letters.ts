@@ -100,17 +100,21 @@ export function peekDeadLetters(
  * Moves up to `limit` of the group's dead letters back to its queue, as new: attempt 1, the same
  * message id, topic and publish time. Each dead letter is acked only once its copy is confirmed,
  * so a failure midway loses nothing (at worst a message is in both queues: handlers are idempotent).
+ * `beforeEach` runs before a letter goes back (the CLI reopens the failed file it names, whose
+ * status no late report may otherwise change).
  */
 export function replayDeadLetters(
   connection: ChannelModel,
   queues: GroupQueues,
   group: string,
   limit: number,
+  beforeEach?: (letter: DeadLetterRecord) => Promise<void>,
 ): Promise<DeadLetterRecord[]> {
   return withConfirmChannel(connection, async (channel) => {
     const replayed: DeadLetterRecord[] = [];
     await eachDeadLetter(channel, queues, limit, async (msg) => {
       const record = recordOf(msg, group);
+      await beforeEach?.(record);
       channel.sendToQueue(queues.queue, msg.content, {
         persistent: true,
         contentType:

@@ -28,6 +28,21 @@ export type FileUpdate = Partial<
   requeues?: number;
 };
 
+/**
+ * What a writer saw of a file, which must still hold for its update to apply (a compare-and-set in
+ * one statement): status writes never rest on a record read earlier, so a report handled late (a
+ * progress report after the file became ready, a second worker's failure after a success) changes
+ * nothing, and the writer is told so by a null.
+ */
+export interface FileExpectation {
+  /** The statuses the file may be in. */
+  status: readonly FileStatus[];
+  /** The file's updatedAt as the writer read it: nobody changed it since. */
+  updatedAt?: string;
+  /** Progress only moves forward: the stored progress is unset or at most this. */
+  progressUpTo?: number;
+}
+
 /** A file claimed for re-publishing (claimUnfinishedFile). */
 export type ClaimedFile = FileRecord & {
   /**
@@ -71,6 +86,10 @@ export interface FileStore {
     status: FileStatus,
     options: { limit: number; afterId?: string },
   ): Promise<FileRecord[]>;
-  updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null>;
+  /**
+   * Changes the file if it is as `expected` (see FileExpectation), and returns it as it now is;
+   * null when it is gone or no longer as expected (read it again to tell which).
+   */
+  updateFile(fileId: string, update: FileUpdate, expected: FileExpectation): Promise<FileRecord | null>;
   deleteFile(userId: string, fileId: string): Promise<FileRecord | null>;
 }

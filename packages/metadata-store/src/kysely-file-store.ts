@@ -6,7 +6,14 @@ import {
   type FileStatus,
   type FileType,
 } from "@locus/contracts";
-import type { ClaimedFile, FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
+import type {
+  ClaimedFile,
+  FileExpectation,
+  FilePage,
+  FileRecord,
+  FileStore,
+  FileUpdate,
+} from "./file-store.ts";
 import type { Database, FilesTable } from "./schema.ts";
 
 const toFile = (r: Selectable<FilesTable>): FileRecord => ({
@@ -224,7 +231,11 @@ export class KyselyFileStore implements FileStore {
     return row ? { ...toFile(row), requeues: row.requeues } : null;
   }
 
-  async updateFile(fileId: string, update: FileUpdate): Promise<FileRecord | null> {
+  async updateFile(
+    fileId: string,
+    update: FileUpdate,
+    expected: FileExpectation,
+  ): Promise<FileRecord | null> {
     const set: Partial<Selectable<FilesTable>> = { updated_at: new Date().toISOString() };
     if (update.status !== undefined) set.status = update.status;
     if (update.error !== undefined) {
@@ -236,12 +247,18 @@ export class KyselyFileStore implements FileStore {
     if (update.passageCount !== undefined) set.passage_count = update.passageCount;
     if (update.progress !== undefined) set.progress = update.progress;
     if (update.requeues !== undefined) set.requeues = update.requeues;
-    const row = await this.db
+    if (expected.status.length === 0) return null;
+    let query = this.db
       .updateTable("files")
       .set(set)
       .where("id", "=", fileId)
-      .returningAll()
-      .executeTakeFirst();
+      .where("status", "in", [...expected.status]);
+    if (expected.updatedAt !== undefined) query = query.where("updated_at", "=", expected.updatedAt);
+    const progressUpTo = expected.progressUpTo;
+    if (progressUpTo !== undefined) {
+      query = query.where((eb) => eb.or([eb("progress", "is", null), eb("progress", "<=", progressUpTo)]));
+    }
+    const row = await query.returningAll().executeTakeFirst();
     return row ? toFile(row) : null;
   }
 

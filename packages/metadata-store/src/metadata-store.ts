@@ -8,7 +8,14 @@ import type { WebhookStore } from "./webhook-store.ts";
 export type { Plan, User, UserStore } from "./user-store.ts";
 export type { Session, SessionStore } from "./session-store.ts";
 export type { ApiKey, ApiKeyStore, KeyType } from "./api-key-store.ts";
-export type { ClaimedFile, FilePage, FileRecord, FileStore, FileUpdate } from "./file-store.ts";
+export type {
+  ClaimedFile,
+  FileExpectation,
+  FilePage,
+  FileRecord,
+  FileStore,
+  FileUpdate,
+} from "./file-store.ts";
 export type { ActivityKind, DailyActivity, UsageStore } from "./usage-store.ts";
 export type {
   AttemptOutcome,

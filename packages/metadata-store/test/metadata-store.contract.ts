@@ -1,3 +1,4 @@
+import { FileStatus } from "@locus/contracts";
 import { randomUUID } from "node:crypto";
 import type { FileRecord, MetadataStore, User } from "../src/metadata-store.ts";
 
@@ -530,7 +531,7 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         });
         for (const f of [stalled, moving, recent]) await store.createFile(f);
         // Progress on `moving` touches it now, long after the cut-off.
-        await store.updateFile(moving.id, { progress: 0.5 });
+        await store.updateFile(moving.id, { progress: 0.5 }, { status: FileStatus.options });
 
         const cutOff = "2025-01-01T00:10:00.000Z";
         const result = await store.listUnfinishedFiles({ limit: 10, updatedBefore: cutOff });
@@ -578,8 +579,12 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         // Still waiting in line when its process stopped: nothing of it had run.
         expect((await store.claimUnfinishedFile(waiting.id, waiting.updatedAt))?.requeues).toBe(0);
 
-        const retried = await store.updateFile(started.id, { status: "pending", requeues: 0 });
-        await store.updateFile(started.id, { status: "processing" });
+        const retried = await store.updateFile(
+          started.id,
+          { status: "pending", requeues: 0 },
+          { status: FileStatus.options },
+        );
+        await store.updateFile(started.id, { status: "processing" }, { status: FileStatus.options });
         const again = await store.getFileById(started.id);
         expect((await store.claimUnfinishedFile(started.id, again!.updatedAt))?.requeues).toBe(1);
         expect(retried).not.toHaveProperty("requeues");
@@ -590,7 +595,11 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         const file = fileFor(user.id, { status: "pending", pageCount: 3 });
         await store.createFile(file);
 
-        const updated = await store.updateFile(file.id, { status: "processing", progress: 0.4 });
+        const updated = await store.updateFile(
+          file.id,
+          { status: "processing", progress: 0.4 },
+          { status: FileStatus.options },
+        );
         expect(updated).toEqual({
           ...file,
           status: "processing",
@@ -600,7 +609,11 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         expect(updated!.updatedAt > file.updatedAt).toBe(true);
         expect(await store.getFile(user.id, file.id)).toEqual(updated);
 
-        const counted = await store.updateFile(file.id, { passageCount: 17, pageCount: 4 });
+        const counted = await store.updateFile(
+          file.id,
+          { passageCount: 17, pageCount: 4 },
+          { status: FileStatus.options },
+        );
         expect(counted).toMatchObject({
           status: "processing",
           progress: 0.4,
@@ -615,10 +628,14 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         const file = fileFor(user.id);
         await store.createFile(file);
 
-        const failed = await store.updateFile(file.id, {
-          status: "failed",
-          error: { code: "pdf_encrypted", message: "The PDF is protected by a password." },
-        });
+        const failed = await store.updateFile(
+          file.id,
+          {
+            status: "failed",
+            error: { code: "pdf_encrypted", message: "The PDF is protected by a password." },
+          },
+          { status: FileStatus.options },
+        );
         expect(failed?.error).toEqual({
           code: "pdf_encrypted",
           message: "The PDF is protected by a password.",
@@ -626,10 +643,14 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         expect((await store.getFileById(file.id))?.error).toEqual(failed?.error);
 
         // Leaving error out keeps it.
-        const stillFailed = await store.updateFile(file.id, { progress: 1 });
+        const stillFailed = await store.updateFile(file.id, { progress: 1 }, { status: FileStatus.options });
         expect(stillFailed?.error).toEqual(failed?.error);
 
-        const retried = await store.updateFile(file.id, { status: "pending", error: null });
+        const retried = await store.updateFile(
+          file.id,
+          { status: "pending", error: null },
+          { status: FileStatus.options },
+        );
         expect(retried?.error).toBeNull();
         expect(retried?.status).toBe("pending");
         expect((await store.getFileById(file.id))?.error).toBeNull();
@@ -639,17 +660,73 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         const user = await newUser();
         const file = fileFor(user.id, { pageCount: 2, durationS: null, passageCount: 5, progress: 1 });
         await store.createFile(file);
-        const reset = await store.updateFile(file.id, {
-          pageCount: null,
-          durationS: null,
-          passageCount: null,
-          progress: null,
-        });
+        const reset = await store.updateFile(
+          file.id,
+          {
+            pageCount: null,
+            durationS: null,
+            passageCount: null,
+            progress: null,
+          },
+          { status: FileStatus.options },
+        );
         expect(reset).toMatchObject({ pageCount: null, durationS: null, passageCount: null, progress: null });
       });
 
+      it("updateFile applies only while the file is as the writer expects (status, updatedAt, progress up to)", async () => {
+        const user = await newUser();
+        const file = fileFor(user.id, { status: "processing", progress: 0.5 });
+        await store.createFile(file);
+
+        // Not in an expected status: nothing changes.
+        expect(await store.updateFile(file.id, { status: "failed" }, { status: ["pending"] })).toBeNull();
+        // Progress only moves forward.
+        expect(
+          await store.updateFile(file.id, { progress: 0.3 }, { status: ["processing"], progressUpTo: 0.3 }),
+        ).toBeNull();
+        const forward = await store.updateFile(
+          file.id,
+          { progress: 0.7 },
+          { status: ["processing"], progressUpTo: 0.7 },
+        );
+        expect(forward).toMatchObject({ status: "processing", progress: 0.7 });
+        // Read before the last change: stale.
+        expect(
+          await store.updateFile(
+            file.id,
+            { status: "ready" },
+            { status: ["processing"], updatedAt: file.updatedAt },
+          ),
+        ).toBeNull();
+        expect(await store.getFileById(file.id)).toEqual(forward);
+
+        // Of many writers that saw the same record, one moves it.
+        const moves = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            store.updateFile(
+              file.id,
+              { status: i % 2 ? "ready" : "failed" },
+              { status: ["processing"], updatedAt: forward!.updatedAt },
+            ),
+          ),
+        );
+        expect(moves.filter((m) => m !== null)).toHaveLength(1);
+        // A late progress report about a finished file: null, and the file as it was.
+        const finished = await store.getFileById(file.id);
+        expect(
+          await store.updateFile(
+            file.id,
+            { status: "processing", progress: 0.9 },
+            { status: ["pending", "processing"], progressUpTo: 0.9 },
+          ),
+        ).toBeNull();
+        expect(await store.getFileById(file.id)).toEqual(finished);
+      });
+
       it("updateFile of an unknown file returns null", async () => {
-        expect(await store.updateFile(randomUUID(), { status: "ready" })).toBeNull();
+        expect(
+          await store.updateFile(randomUUID(), { status: "ready" }, { status: FileStatus.options }),
+        ).toBeNull();
       });
 
       it("deleteFile is scoped to the owner and returns the deleted record", async () => {

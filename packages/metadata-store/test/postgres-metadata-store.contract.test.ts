@@ -1,3 +1,4 @@
+import { FileStatus } from "@locus/contracts";
 import { randomUUID } from "node:crypto";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
@@ -223,12 +224,16 @@ describe("Postgres metadata store: two stores (two pools) on one schema", () => 
     await a.createFile(file);
     expect(await b.getFile(user.id, file.id)).toEqual(file);
 
-    const updated = await b.updateFile(file.id, {
-      status: "ready",
-      pageCount: 1,
-      durationS: null,
-      passageCount: 2,
-    });
+    const updated = await b.updateFile(
+      file.id,
+      {
+        status: "ready",
+        pageCount: 1,
+        durationS: null,
+        passageCount: 2,
+      },
+      { status: FileStatus.options },
+    );
     expect(await a.getFileById(file.id)).toEqual(updated);
     expect(await a.listUnfinishedFiles({ limit: 10 })).toEqual([]);
 

@@ -1,3 +1,4 @@
+import { FileStatus } from "@locus/contracts";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -102,13 +103,17 @@ describe("SQLite metadata store on one file shared by two processes' stores", ()
       createdAt: "2025-01-01T00:00:00.000Z",
       updatedAt: "2025-01-01T00:00:00.000Z",
     });
-    await cli.updateFile(id, {
-      status: "ready",
-      pageCount: 1,
-      durationS: null,
-      passageCount: 2,
-      progress: 1,
-    });
+    await cli.updateFile(
+      id,
+      {
+        status: "ready",
+        pageCount: 1,
+        durationS: null,
+        passageCount: 2,
+        progress: 1,
+      },
+      { status: FileStatus.options },
+    );
     expect(await server.getFile(user.id, id)).toMatchObject({
       status: "ready",
       pageCount: 1,

@@ -60,6 +60,20 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly reportsIgnored = new Counter({
+    name: "locus_file_reports_ignored_total",
+    help: "Pipeline reports that changed no file's status, by topic and reason: duplicate (the same outcome again: a redelivery, a stalled file's second run) or stale (one the file has moved past: late progress, a success after a failure or the reverse).",
+    labelNames: ["topic", "reason"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly publishFailures = new Counter({
+    name: "locus_bus_publish_failures_total",
+    help: "Messages the bus refused or could not take when first published from the outbox, by topic: each stays in the outbox and is published again.",
+    labelNames: ["topic"] as const,
+    registers: [this.registry],
+  });
+
   private readonly fileProcessing = new Histogram({
     name: "locus_file_processing_seconds",
     help: "Time from an upload's record to its file ready or failed, by kind and outcome (ready or failed).",
@@ -213,6 +227,14 @@ export class LocusMetrics {
   fileFinished(kind: string, outcome: string, seconds: number): void {
     this.filesFinished.inc({ kind, outcome });
     this.fileProcessing.observe({ kind, outcome: outcome === "ready" ? "ready" : "failed" }, seconds);
+  }
+
+  reportIgnored(topic: string, reason: "duplicate" | "stale"): void {
+    this.reportsIgnored.inc({ topic, reason });
+  }
+
+  publishFailed(topic: string): void {
+    this.publishFailures.inc({ topic });
   }
 
   stagesTook(kind: string, stages: Partial<Record<string, number>>): void {

@@ -16,15 +16,33 @@ export interface FilesObserver {
   fileFinished(kind: FileType, outcome: string, seconds: number): void;
   /** The seconds each stage of a file that became ready took (see FileStages). */
   stagesTook(kind: FileType, stages: FileStages): void;
+  /**
+   * A pipeline report changed nothing: the same outcome again (`duplicate`: a redelivery, or a
+   * stalled file's second run), or one the file has moved past (`stale`: progress after the file
+   * finished or behind what was reported, a success after a failure or the reverse).
+   */
+  reportIgnored(topic: StatusTopic, reason: "duplicate" | "stale"): void;
+  /** The processing request of an accepted upload could not be handed to the bus (it is retried). */
+  publishFailed(topic: string): void;
 }
+
+/** The reports that move a file's status. */
+export type StatusTopic = (typeof CONSUMER_GROUPS)["files-status"][number];
 
 /** Seconds since a record's creation, for the "file ready" and "file failed" lines and metrics. */
 const secondsSince = (createdAt: string) => secondsBetween(Date.parse(createdAt), Date.now());
 
+/** Where a file's processing may still move from: its work is waiting or under way. */
+const UNFINISHED = ["pending", "processing"] as const;
+
 /**
  * Moves a file's status as the pipeline reports: processing (with progress), ready, failed.
- * Idempotent and order-tolerant: a late progress message never takes a finished file back, and a
- * report about a deleted file cleans up what the pipeline made for it.
+ * States only move forward: each write is a compare-and-set on the statuses it may move from
+ * (never on a record read before), so reports handled late, out of order or twice (the group
+ * handles several at once, and the broker redelivers after a crash) cannot take a file back: a
+ * progress report never lowers progress nor reopens a finished file, and a finished file is left
+ * only by an operator's retry, a re-extraction or a delete. What changed nothing is counted.
+ * A report about a deleted file cleans up what the pipeline made for it.
  */
 export async function subscribeStatusUpdates(
   bus: Bus,
@@ -50,42 +68,56 @@ export async function subscribeStatusUpdates(
       }
       switch (delivery.topic) {
         case "file.progress": {
-          if (record.status !== "pending" && record.status !== "processing") return;
-          await store.updateFile(record.id, { status: "processing", progress: delivery.message.progress });
+          const { progress } = delivery.message;
+          const moved = await store.updateFile(
+            record.id,
+            { status: "processing", progress },
+            { status: UNFINISHED, progressUpTo: progress },
+          );
+          if (!moved) observer?.reportIgnored(delivery.topic, "stale");
           return;
         }
         case "file.indexed": {
           const { passageCount, pageCount, durationS, stages } = delivery.message;
-          const updated = await changeStatus(record, "ready", undefined, () =>
-            store.updateFile(record.id, {
-              status: "ready",
-              progress: 1,
-              error: null,
-              passageCount,
-              pageCount,
-              durationS: durationS ?? null,
-            }),
+          const moved = await changeStatus(record, "ready", undefined, () =>
+            store.updateFile(
+              record.id,
+              {
+                status: "ready",
+                progress: 1,
+                error: null,
+                passageCount,
+                pageCount,
+                durationS: durationS ?? null,
+              },
+              { status: UNFINISHED },
+            ),
           );
-          await announce(bus, "file.ready", record, updated, delivery);
+          if (!moved) {
+            await ignore(store, bus, observer, delivery, record.id, "ready");
+            return;
+          }
+          await publishFileEvent(bus, "file.ready", moved, causeOf(delivery));
           const totalS = secondsSince(record.createdAt);
           logger.info({ fileId: record.id, passageCount, pageCount, totalS, stages }, "file ready");
-          // A redelivered report changes nothing, and is not counted again.
-          if (record.status !== "ready") {
-            observer?.fileFinished(record.fileType, "ready", totalS);
-            if (stages) observer?.stagesTook(record.fileType, stages);
-          }
+          observer?.fileFinished(record.fileType, "ready", totalS);
+          if (stages) observer?.stagesTook(record.fileType, stages);
           return;
         }
         case "file.failed": {
           const { error, stages } = delivery.message;
-          const updated = await changeStatus(record, "failed", error.code, () =>
-            store.updateFile(record.id, { status: "failed", progress: null, error }),
+          const moved = await changeStatus(record, "failed", error.code, () =>
+            store.updateFile(record.id, { status: "failed", progress: null, error }, { status: UNFINISHED }),
           );
-          await announce(bus, "file.failed", record, updated, delivery);
+          if (!moved) {
+            await ignore(store, bus, observer, delivery, record.id, "failed");
+            return;
+          }
+          await publishFileEvent(bus, "file.failed", moved, causeOf(delivery));
           const totalS = secondsSince(record.createdAt);
           // The stages its failure's report knows (an extractor's refusal: waited and extraction).
           logger.warn({ fileId: record.id, code: error.code, totalS, stages }, "file failed");
-          if (record.status !== "failed") observer?.fileFinished(record.fileType, error.code, totalS);
+          observer?.fileFinished(record.fileType, error.code, totalS);
           return;
         }
       }
@@ -93,24 +125,32 @@ export async function subscribeStatusUpdates(
   );
 }
 
+/** The event id's cause: the report's publication time, the same on every delivery of it. */
+const causeOf = (delivery: { publishedAt?: number }) => String(delivery.publishedAt ?? "");
+
 /**
- * Publishes the file's event once its change is recorded: when this report moved it, and again
- * when the report comes a second time, retried after a failure or redelivered after its worker
- * stopped (either may have recorded the change and not published). Both carry the same id (from
- * the report's publication time), so webhooks deliver it once; a second report of the same
- * outcome (first delivery, file already there) is not announced again.
+ * A report of an outcome the file could not move to. The same outcome again is a duplicate: when
+ * this very report comes a second time (retried after a failure, or redelivered after its worker
+ * stopped, either of which may have recorded the change and not published it), its event is
+ * published again, under the same id, so webhooks deliver it once. Any other outcome is stale.
  */
-async function announce(
+async function ignore(
+  store: FileStore,
   bus: Bus,
-  type: "file.ready" | "file.failed",
-  before: FileRecord,
-  after: FileRecord | null,
-  delivery: { attempt: number; redelivered?: boolean; publishedAt?: number },
+  observer: FilesObserver | undefined,
+  delivery: { topic: StatusTopic; attempt: number; redelivered?: boolean; publishedAt?: number },
+  fileId: string,
+  outcome: "ready" | "failed",
 ): Promise<void> {
-  const status = type === "file.ready" ? "ready" : "failed";
-  const again = delivery.attempt > 1 || delivery.redelivered === true;
-  if (!after || (before.status === status && !again)) return;
-  await publishFileEvent(bus, type, after, String(delivery.publishedAt ?? ""));
+  const now = await store.getFileById(fileId);
+  if (!now) return; // deleted meanwhile: its delete announced it
+  if (now.status !== outcome) {
+    observer?.reportIgnored(delivery.topic, "stale");
+    return;
+  }
+  observer?.reportIgnored(delivery.topic, "duplicate");
+  if (delivery.attempt > 1 || delivery.redelivered === true)
+    await publishFileEvent(bus, outcome === "ready" ? "file.ready" : "file.failed", now, causeOf(delivery));
 }
 
 /** A file's move to ready or failed, as a span `file ready` / `file failed` in its upload's trace. */

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { extractionBlobKey, fileBlobKey, LocusError, type Topic } from "@locus/contracts";
+import { extractionBlobKey, fileBlobKey, FileStatus, LocusError, type Topic } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus, type Delivery } from "@locus/bus";
 import { createSqliteMetadataStore, type KyselyMetadataStore, type User } from "@locus/metadata-store";
@@ -138,7 +138,7 @@ describe("upload", () => {
     ]);
 
     // Already moving (an extractor reported progress): announcing again publishes nothing.
-    await store.updateFile(dto.id, { status: "processing", progress: 0.1 });
+    await store.updateFile(dto.id, { status: "processing", progress: 0.1 }, { status: FileStatus.options });
     await files.announceUpload(user, dto.id);
     await bus.whenIdle();
     expect(messagesFor(dto.id, "file.uploaded.pdf")).toHaveLength(1);
@@ -315,7 +315,7 @@ describe("another user's file", () => {
     const owner = await newUser();
     const other = await newUser();
     const dto = await files.upload(owner, { originalName: "private.pdf", body: body(pdfBytes()) });
-    await store.updateFile(dto.id, { status: "ready" });
+    await store.updateFile(dto.id, { status: "ready" }, { status: FileStatus.options });
 
     for (const attempt of [
       () => files.get(other.id, dto.id),
@@ -442,7 +442,7 @@ describe("passages", () => {
 
   it("are read a page at a time in order, with the next offset, and without stored-only locator keys", async () => {
     const { user, dto } = await readyFileWithExtraction();
-    await store.updateFile(dto.id, { status: "ready" });
+    await store.updateFile(dto.id, { status: "ready" }, { status: FileStatus.options });
     const first = await files.passages(user.id, dto.id, { offset: 0, limit: 2 });
     expect(first).toEqual({
       passages: [

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { fileBlobKey } from "@locus/contracts";
+import { fileBlobKey, FileStatus } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { createPostgresMetadataStore, type KyselyMetadataStore } from "@locus/metadata-store";
@@ -127,7 +127,11 @@ it("publishes each stalled file once, whichever of two files processes sweeps it
 it("leaves alone work whose heartbeat keeps it fresh", async () => {
   const [alive] = await stalledFiles(1, new Date(Date.now() - 3600_000).toISOString());
   // What a heartbeat's file.progress does to the record.
-  await stores[1]!.updateFile(alive!, { status: "processing", progress: 0.4 });
+  await stores[1]!.updateFile(
+    alive!,
+    { status: "processing", progress: 0.4 },
+    { status: FileStatus.options },
+  );
   expect(await sweepers[0]!.recoverUnfinished(60_000)).toBe(0);
   await settle();
   expect(published).not.toContain(alive);

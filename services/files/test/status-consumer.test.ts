@@ -23,6 +23,8 @@ const finished: { fileId?: string; kind: string; outcome: string; seconds: numbe
 const stagesTaken: { kind: string; stages: FileStages }[] = [];
 // The consumer's warnings (its "file failed" lines), fields and message.
 const warnings: { fields: Record<string, unknown>; message: string | undefined }[] = [];
+// Reports that changed nothing, as counted for metrics.
+const ignored: { topic: string; reason: string }[] = [];
 const consumerLogger = createLogger("test", "silent");
 consumerLogger.warn = (fields: Record<string, unknown>, message?: string) => {
   warnings.push({ fields, message });
@@ -38,6 +40,8 @@ beforeAll(async () => {
     uploadAccepted: () => undefined,
     fileFinished: (kind, outcome, seconds) => finished.push({ kind, outcome, seconds }),
     stagesTook: (kind, stages) => stagesTaken.push({ kind, stages }),
+    reportIgnored: (topic, reason) => ignored.push({ topic, reason }),
+    publishFailed: () => undefined,
   });
   // The indexer's queue: what the consumer asks it to clean up.
   await bus.subscribe({ group: "indexer", topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 }, (d) => {
@@ -202,9 +206,11 @@ it("file.failed marks the file failed with the code and the reason, and clears i
   });
 });
 
-it("a file indexed again after a failure is ready, its old error gone", async () => {
+it("a file indexed after an operator reopened its failure (retry, replay) is ready, its old error gone", async () => {
   const file = await fileWithStatus("processing");
-  await report(failed(file, "indexing_failed", "Locus could not index this file's text."), indexed(file));
+  await report(failed(file, "indexing_failed", "Locus could not index this file's text."));
+  await store.updateFile(file.fileId, { status: "pending", error: null }, { status: ["failed"] });
+  await report(indexed(file));
   expect(await recordOf(file)).toMatchObject({ status: "ready", error: null, progress: 1 });
 });
 
@@ -225,9 +231,51 @@ describe("reports arriving late or twice", () => {
     expect(await recordOf(file)).toEqual(failedRecord);
   });
 
+  it("a late failure does not take a ready file to failed, nor a late success a failed file to ready", async () => {
+    ignored.length = 0;
+    const ready = await fileWithStatus("processing");
+    await report(indexed(ready, 12, 3));
+    const readyRecord = await recordOf(ready);
+    await report(failed(ready, "extraction_failed", "A second worker gave up."));
+    expect(await recordOf(ready)).toEqual(readyRecord);
+
+    const broken = await fileWithStatus("processing");
+    await report(failed(broken, "pdf_corrupt", "The PDF could not be read."));
+    const failedRecord = await recordOf(broken);
+    await report(indexed(broken, 5, 1));
+    expect(await recordOf(broken)).toEqual(failedRecord);
+    expect(ignored).toEqual([
+      { topic: "file.failed", reason: "stale" },
+      { topic: "file.indexed", reason: "stale" },
+    ]);
+  });
+
+  it("progress never goes back, and a report behind it is counted as stale", async () => {
+    ignored.length = 0;
+    const file = await fileWithStatus("pending");
+    await report(progress(file, 0.6), progress(file, 0.3));
+    expect(await recordOf(file)).toMatchObject({ status: "processing", progress: 0.6 });
+    expect(ignored).toEqual([{ topic: "file.progress", reason: "stale" }]);
+  });
+
+  it("reports handled at once, in any order, leave the file ready: never processing after ready", async () => {
+    // The group handles four reports at once: a progress report read before the success was
+    // recorded must not be written after it (#35: the file went back to processing, progress 0).
+    for (let round = 0; round < 20; round += 1) {
+      const file = await fileWithStatus("pending");
+      const reports = [progress(file, 0), progress(file, 0.5), indexed(file, 7, 2), progress(file, 0.9)];
+      if (round % 2 === 1) reports.reverse();
+      await Promise.all(reports.map((r) => bus.publish(r.topic, r.message)));
+      await bus.whenIdle();
+      expect(await recordOf(file)).toMatchObject({ status: "ready", progress: 1, passageCount: 7 });
+    }
+  });
+
   it("file.indexed delivered twice leaves the file ready with the same counts", async () => {
+    ignored.length = 0;
     const file = await fileWithStatus("processing");
     await report(indexed(file, 12, 3), indexed(file, 12, 3));
+    expect(ignored).toEqual([{ topic: "file.indexed", reason: "duplicate" }]);
     expect(await recordOf(file)).toMatchObject({
       status: "ready",
       passageCount: 12,
