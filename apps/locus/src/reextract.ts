@@ -1,5 +1,6 @@
 import { uploadedTopic, type FileType } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
+import { processingRequest } from "@locus/files";
 import type { FileRecord, FileStore } from "@locus/metadata-store";
 
 const PAGE = 500;
@@ -11,13 +12,7 @@ export interface ReextractFilter {
 
 /** Asks the extractors of the file's kind to extract it from its stored original. */
 export function publishForExtraction(bus: Bus, record: FileRecord): Promise<void> {
-  return bus.publish(uploadedTopic(record.fileType), {
-    fileId: record.id,
-    userId: record.userId,
-    kind: record.fileType,
-    blobKey: record.blobKey,
-    mimeType: record.mimeType,
-  });
+  return bus.publish(uploadedTopic(record.fileType), processingRequest(record));
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FileError, FileFilter, FileMetadata, FileStatus, FileType } from "@locus/contracts";
+import type { NewOutboxEntry } from "./outbox-store.ts";
 
 export interface FileRecord {
   id: string;
@@ -60,7 +61,11 @@ export interface FilePage {
 
 /** The files aggregate: the record of every uploaded file and how far its processing got. */
 export interface FileStore {
-  createFile(record: FileRecord): Promise<void>;
+  /**
+   * Records a new file, with the bus messages its creation calls for (`outbox`, see OutboxStore),
+   * in one transaction: both are stored or neither.
+   */
+  createFile(record: FileRecord, outbox?: readonly NewOutboxEntry[]): Promise<void>;
   getFile(userId: string, fileId: string): Promise<FileRecord | null>;
   /** Any user's file: for workers that act on messages, never for request handlers. */
   getFileById(fileId: string): Promise<FileRecord | null>;

@@ -14,6 +14,8 @@ import type {
   FileStore,
   FileUpdate,
 } from "./file-store.ts";
+import { insertOutboxEntries } from "./kysely-outbox-store.ts";
+import type { NewOutboxEntry } from "./outbox-store.ts";
 import type { Database, FilesTable } from "./schema.ts";
 
 const toFile = (r: Selectable<FilesTable>): FileRecord => ({
@@ -98,11 +100,13 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } | null 
 export class KyselyFileStore implements FileStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async createFile(f: FileRecord): Promise<void> {
+  async createFile(f: FileRecord, outbox: readonly NewOutboxEntry[] = []): Promise<void> {
     const terms = metadataTerms(f.metadata);
     // The record and its metadata rows together: a filter never sees a file without its metadata.
+    // Its outbox entries too: a stored upload is never left without its processing request.
     await this.db.transaction().execute(async (trx) => {
       await this.insertFile(trx, f);
+      await insertOutboxEntries(trx, outbox, f.createdAt);
       if (terms.length > 0) {
         await trx
           .insertInto("file_metadata_terms")

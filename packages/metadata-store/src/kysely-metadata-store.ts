@@ -3,6 +3,8 @@ import type { ApiKeyStore } from "./api-key-store.ts";
 import type { FileStore } from "./file-store.ts";
 import { KyselyApiKeyStore } from "./kysely-api-key-store.ts";
 import { KyselyFileStore } from "./kysely-file-store.ts";
+import { KyselyOutboxStore } from "./kysely-outbox-store.ts";
+import type { OutboxStore } from "./outbox-store.ts";
 import { KyselySessionStore } from "./kysely-session-store.ts";
 import { KyselyUsageStore } from "./kysely-usage-store.ts";
 import { KyselyUserStore } from "./kysely-user-store.ts";
@@ -48,6 +50,7 @@ export class KyselyMetadataStore implements MetadataStore {
   private readonly sessions: KyselySessionStore;
   private readonly keys: KyselyApiKeyStore;
   private readonly files: KyselyFileStore;
+  private readonly outbox: KyselyOutboxStore;
   private readonly usage: KyselyUsageStore;
   private readonly webhooks: KyselyWebhookStore;
 
@@ -59,6 +62,7 @@ export class KyselyMetadataStore implements MetadataStore {
     this.sessions = new KyselySessionStore(db);
     this.keys = new KyselyApiKeyStore(db);
     this.files = new KyselyFileStore(db);
+    this.outbox = new KyselyOutboxStore(db);
     this.usage = new KyselyUsageStore(db);
     this.webhooks = new KyselyWebhookStore(db);
   }
@@ -142,6 +146,14 @@ export class KyselyMetadataStore implements MetadataStore {
     this.files.claimUnfinishedFile(...args);
   updateFile: FileStore["updateFile"] = (...args) => this.files.updateFile(...args);
   deleteFile: FileStore["deleteFile"] = (...args) => this.files.deleteFile(...args);
+
+  // The outbox of the files' messages.
+  releaseFileOutbox: OutboxStore["releaseFileOutbox"] = (...args) => this.outbox.releaseFileOutbox(...args);
+  claimDueOutboxEntries: OutboxStore["claimDueOutboxEntries"] = (...args) =>
+    this.outbox.claimDueOutboxEntries(...args);
+  deleteOutboxEntry: OutboxStore["deleteOutboxEntry"] = (...args) => this.outbox.deleteOutboxEntry(...args);
+  countOutboxEntries: OutboxStore["countOutboxEntries"] = (...args) =>
+    this.outbox.countOutboxEntries(...args);
 
   // Usage.
   reserveUpload: UsageStore["reserveUpload"] = (...args) => this.usage.reserveUpload(...args);

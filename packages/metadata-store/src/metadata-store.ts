@@ -1,5 +1,6 @@
 import type { ApiKeyStore } from "./api-key-store.ts";
 import type { FileStore } from "./file-store.ts";
+import type { OutboxStore } from "./outbox-store.ts";
 import type { SessionStore } from "./session-store.ts";
 import type { UsageStore } from "./usage-store.ts";
 import type { UserStore } from "./user-store.ts";
@@ -17,6 +18,7 @@ export type {
   FileUpdate,
 } from "./file-store.ts";
 export type { ActivityKind, DailyActivity, UsageStore } from "./usage-store.ts";
+export type { NewOutboxEntry, OutboxEntry, OutboxStore } from "./outbox-store.ts";
 export type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -30,12 +32,12 @@ export type {
 } from "./webhook-store.ts";
 
 /**
- * Users, sessions, API keys, file records and usage: one port per aggregate, for consumers that
+ * Users, sessions, API keys, file records (with the outbox of their messages) and usage: one port per aggregate, for consumers that
  * need only some of them, and this whole store with its lifecycle. Embedded: SQLite; split:
  * Postgres. Both through one Kysely data layer and one set of migrations.
  */
 export interface MetadataStore
-  extends UserStore, SessionStore, ApiKeyStore, FileStore, UsageStore, WebhookStore {
+  extends UserStore, SessionStore, ApiKeyStore, FileStore, OutboxStore, UsageStore, WebhookStore {
   /** Brings the schema up to date; safe to call from every process at start. */
   migrate(): Promise<void>;
   /** Throws when the store cannot be used (for /readyz). */

@@ -220,6 +220,25 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0008_outbox": {
+    // The transactional outbox: an upload's processing request is recorded with its file, so a
+    // files process that dies after storing the upload delays its processing by seconds, not until
+    // the stall sweep. Entries go with their file (a discarded upload is never processed).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("outbox")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("topic", "text", (c) => c.notNull())
+        .addColumn("message", "text", (c) => c.notNull())
+        .addColumn("file_id", "text", (c) => c.references("files.id").onDelete("cascade"))
+        .addColumn("available_at", "text", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("outbox_due_idx").on("outbox").column("available_at").execute();
+      await db.schema.createIndex("outbox_file_idx").on("outbox").column("file_id").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -122,6 +122,18 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+/** Messages recorded with the change that calls for them, until a relay publishes them (see OutboxStore). */
+export interface OutboxTable {
+  id: string;
+  topic: string;
+  /** The message as JSON text. */
+  message: string;
+  file_id: string | null;
+  available_at: string;
+  attempts: Generated<number>;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -133,4 +145,5 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  outbox: OutboxTable;
 }

@@ -748,6 +748,74 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
       });
     });
 
+    describe("outbox", () => {
+      const entryFor = (fileId: string, availableAt: string) => ({
+        id: randomUUID(),
+        topic: "file.uploaded.pdf",
+        message: { fileId, note: "ünïcode" },
+        fileId,
+        availableAt,
+      });
+      const PAST = "2025-03-01T10:00:00.000Z";
+      const FUTURE = "2999-01-01T00:00:00.000Z";
+      const now = () => new Date().toISOString();
+
+      it("stores a file's entries with its record, held until their time or a release", async () => {
+        const user = await newUser();
+        const file = fileFor(user.id);
+        const held = entryFor(file.id, FUTURE);
+        await store.createFile(file, [held]);
+        expect(await store.countOutboxEntries()).toBe(1);
+        expect(await store.claimDueOutboxEntries(now(), FUTURE, 10)).toEqual([]);
+
+        expect(await store.releaseFileOutbox(file.id)).toBe(1);
+        const [claimed] = await store.claimDueOutboxEntries(now(), FUTURE, 10);
+        expect(claimed).toMatchObject({ ...held, availableAt: FUTURE, attempts: 1 });
+        // Claimed: a release no longer touches it, nor does another claim take it before its lease ends.
+        expect(await store.releaseFileOutbox(file.id)).toBe(0);
+        expect(await store.claimDueOutboxEntries(now(), FUTURE, 10)).toEqual([]);
+        await store.deleteOutboxEntry(held.id);
+        expect(await store.countOutboxEntries()).toBe(0);
+      });
+
+      it("gives each due entry to one of many claimants at once, and again once its lease is over", async () => {
+        const user = await newUser();
+        const files = Array.from({ length: 6 }, () => fileFor(user.id));
+        for (const f of files) await store.createFile(f, [entryFor(f.id, PAST)]);
+        const lease = new Date(Date.now() + 300).toISOString();
+        const claims = await Promise.all(
+          Array.from({ length: 5 }, () => store.claimDueOutboxEntries(now(), lease, 100)),
+        );
+        const ids = claims.flat().map((e) => e.fileId);
+        expect(ids.sort()).toEqual(files.map((f) => f.id).sort());
+        await sleep(400);
+        const again = await store.claimDueOutboxEntries(now(), FUTURE, 100);
+        expect(again.map((e) => e.attempts)).toEqual(files.map(() => 2));
+      });
+
+      it("removes a file's entries with its record, and a file made with none has none", async () => {
+        const user = await newUser();
+        const file = fileFor(user.id);
+        await store.createFile(file, [entryFor(file.id, FUTURE)]);
+        await store.createFile(fileFor(user.id));
+        expect(await store.countOutboxEntries()).toBe(1);
+        await store.deleteFile(user.id, file.id);
+        expect(await store.countOutboxEntries()).toBe(0);
+      });
+
+      it("stores neither the record nor its entries when either cannot be stored", async () => {
+        const user = await newUser();
+        const first = fileFor(user.id);
+        const entry = entryFor(first.id, FUTURE);
+        await store.createFile(first, [entry]);
+        // The same entry id again: the second file's record is not kept either.
+        const second = fileFor(user.id);
+        await expect(store.createFile(second, [{ ...entry, fileId: second.id }])).rejects.toThrow();
+        expect(await store.getFileById(second.id)).toBeNull();
+        expect(await store.countOutboxEntries()).toBe(1);
+      });
+    });
+
     describe("usage", () => {
       const month = "2025-03";
 

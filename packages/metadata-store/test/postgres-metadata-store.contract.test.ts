@@ -285,6 +285,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "files",
       "kysely_migration",
       "kysely_migration_lock",
+      "outbox",
       "sessions",
       "usage",
       "users",
@@ -303,6 +304,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "0005_file_metadata",
       "0006_webhooks",
       "0007_daily_usage",
+      "0008_outbox",
     ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });

@@ -6,6 +6,7 @@ import type { Logger, Stoppable } from "@locus/runtime";
 import type { Router } from "express";
 import { filesInternalRouter } from "./files-http.ts";
 import { FilesService } from "./files-service.ts";
+import { OutboxRelay } from "./outbox-relay.ts";
 import { previewLinksFor } from "./preview-links.ts";
 import { previewRouter } from "./preview-router.ts";
 import { PreviewTokens } from "./preview-tokens.ts";
@@ -17,7 +18,7 @@ export interface FilesModuleDeps {
   blobs: BlobStore;
   bus: Bus;
   logger: Logger;
-  /** Told of accepted uploads and finished files (metrics). */
+  /** Told of accepted uploads, finished files, ignored reports and failed publications (metrics). */
   observer?: FilesObserver | undefined;
   signingSecret: string;
   maxUploadBytes: number;
@@ -48,6 +49,9 @@ export interface FilesModule extends Stoppable {
 export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModule> {
   const tokens = new PreviewTokens(deps.signingSecret);
   const previewLinks = previewLinksFor(deps.blobs, tokens);
+  const relay = new OutboxRelay(deps.store, deps.bus, deps.logger, (topic) =>
+    deps.observer?.publishFailed(topic),
+  );
   const service = new FilesService(
     deps.store,
     deps.blobs,
@@ -58,6 +62,7 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
       monthlyUploadQuota: deps.monthlyUploadQuota,
       previewLinks,
       observer: deps.observer,
+      processingRequested: () => relay.wake(),
     },
     deps.logger,
   );
@@ -77,6 +82,9 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
       ...(deps.identity ? [filesInternalRouter(service, deps.store, deps.identity)] : []),
     ],
     async afterStart() {
+      // Every consumer is subscribed: the outbox's messages (what a process that died left, too)
+      // reach them.
+      relay.start();
       if (deps.recovery === "everything") {
         await sweep(undefined, deps.maxRequeues);
         return;
@@ -88,9 +96,9 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
       );
       timer.unref();
     },
-    stop() {
+    async stop() {
       if (timer) clearInterval(timer);
-      return Promise.resolve();
+      await relay.stop();
     },
   };
 }

@@ -11,6 +11,7 @@ import {
   uploadedTopic,
   type FilePassagesDto,
   type FileRecordDto,
+  type MessageOf,
 } from "@locus/contracts";
 import { BlobNotFoundError, readExtraction, type BlobStore, type ByteRange } from "@locus/blob-store";
 import { abandonFile, type Bus } from "@locus/bus";
@@ -38,7 +39,22 @@ export interface FilesServiceOptions {
   previewLinks?: PreviewLinks | undefined;
   /** Told of accepted uploads (metrics). */
   observer?: FilesObserver | undefined;
+  /**
+   * Called when an upload's processing request is due (its request completed): the outbox relay
+   * publishes it now rather than at its next look.
+   */
+  processingRequested?: (() => void) | undefined;
+  /** See UPLOAD_HOLD_MS (its default). */
+  uploadHoldMs?: number | undefined;
 }
+
+/**
+ * How long an upload's processing request is held after its file is stored, for the rest of its
+ * request (the parts after the file) to arrive: a request that breaks off is discarded with its
+ * file, never processed. If the files process dies before the request completes, the relay
+ * publishes it once the hold is over.
+ */
+export const UPLOAD_HOLD_MS = 10_000;
 
 export interface PreviewContent {
   record: FileRecord;
@@ -50,6 +66,15 @@ export interface PreviewContent {
   /** Stream of the requested bytes (the range, or the whole file). */
   open(range?: ByteRange): Promise<Readable>;
 }
+
+/** The message that asks the extractors of the file's kind to extract it. */
+export const processingRequest = (record: FileRecord): MessageOf<"file.uploaded.pdf"> => ({
+  fileId: record.id,
+  userId: record.userId,
+  kind: record.fileType,
+  blobKey: record.blobKey,
+  mimeType: record.mimeType,
+});
 
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 const startOfNextMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
@@ -86,9 +111,9 @@ export class FilesService implements FilesApi {
    * Streams the upload into the blob store, then records it `pending`. The quota is taken first
    * and given back if anything fails, and a failed upload leaves no blob and no record.
    *
-   * Processing is not asked for here but by announceUpload, once the whole request has arrived: a
-   * request that breaks off after its file part (the client leaves, a later part breaks a limit) is
-   * discarded and refunded, and so must never have cost an extraction.
+   * Processing is recorded here (held in the outbox) but asked for by announceUpload, once the
+   * whole request has arrived: a request that breaks off after its file part (the client leaves, a
+   * later part breaks a limit) is discarded and refunded, and so must never have cost an extraction.
    */
   upload(user: User, input: UploadInput): Promise<FileRecordDto> {
     return inSpan("upload", {}, (span) => this.storeUpload(user, input, span));
@@ -151,7 +176,17 @@ export class FilesService implements FilesApi {
         createdAt: now.toISOString(),
         updatedAt: now.toISOString(),
       };
-      await this.store.createFile(record);
+      // With its processing request, held until the request completes (announceUpload): stored
+      // together, so no file is recorded that nothing will process.
+      await this.store.createFile(record, [
+        {
+          id: randomUUID(),
+          topic: uploadedTopic(record.fileType),
+          message: processingRequest(record),
+          fileId: record.id,
+          availableAt: new Date(now.getTime() + (this.options.uploadHoldMs ?? UPLOAD_HOLD_MS)).toISOString(),
+        },
+      ]);
       return toFileDto(record);
     } catch (err) {
       input.body.resume();
@@ -162,30 +197,27 @@ export class FilesService implements FilesApi {
   }
 
   /**
-   * The upload's request completed: asks for its processing. A file already moving (announced
-   * before, or picked up by the stall sweep) is left alone.
+   * The upload's request completed: its processing request, stored with the file, is due now, and
+   * the outbox relay publishes it (again after a failure, from any files process). A file already
+   * moving (announced before, or picked up by the stall sweep) is left alone.
    */
   async announceUpload(user: User, fileId: string): Promise<void> {
     const record = await this.record(user.id, fileId);
     if (record.status !== "pending") return;
     this.options.observer?.uploadAccepted(record.fileType);
-    await this.requestProcessing(record);
+    if ((await this.store.releaseFileOutbox(record.id)) > 0) this.options.processingRequested?.();
   }
 
   /**
-   * Publishes the message that starts extraction. If the bus refuses, the record stays `pending`
-   * and the recovery sweep publishes it again, so the upload itself still succeeds.
+   * Publishes the message that starts extraction again (the stall sweep). If the bus refuses, the
+   * record stays as it is and the next sweep publishes it again.
    */
   async requestProcessing(record: FileRecord): Promise<void> {
+    const topic = uploadedTopic(record.fileType);
     try {
-      await this.bus.publish(uploadedTopic(record.fileType), {
-        fileId: record.id,
-        userId: record.userId,
-        kind: record.fileType,
-        blobKey: record.blobKey,
-        mimeType: record.mimeType,
-      });
+      await this.bus.publish(topic, processingRequest(record));
     } catch (err) {
+      this.options.observer?.publishFailed(topic);
       this.logger.error(
         { err, fileId: record.id },
         "could not publish file for processing; recovery will retry",

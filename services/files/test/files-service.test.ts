@@ -8,6 +8,7 @@ import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus, type Delivery } from "@locus/bus";
 import { createSqliteMetadataStore, type KyselyMetadataStore, type User } from "@locus/metadata-store";
 import { createLogger } from "@locus/runtime";
+import { OutboxRelay } from "../src/outbox-relay.ts";
 import { FilesService, PreviewTokens } from "../src/index.ts";
 
 /**
@@ -24,6 +25,7 @@ let store: KyselyMetadataStore;
 let blobs: LocalBlobStore;
 let bus: InProcessBus;
 let files: FilesService;
+let relay: OutboxRelay;
 const published: Delivery[] = [];
 
 beforeAll(async () => {
@@ -43,17 +45,23 @@ beforeAll(async () => {
     record,
   );
   await bus.subscribe({ group: "indexer", topics: ["file.deleted"], concurrency: 1, maxAttempts: 1 }, record);
+  relay = new OutboxRelay(store, bus, logger);
   files = new FilesService(
     store,
     blobs,
     bus,
     new PreviewTokens(randomBytes(32).toString("base64url")),
-    { maxUploadBytes: MAX_UPLOAD_BYTES, monthlyUploadQuota: { free: FREE_QUOTA, pro: 0, enterprise: 0 } },
+    {
+      maxUploadBytes: MAX_UPLOAD_BYTES,
+      monthlyUploadQuota: { free: FREE_QUOTA, pro: 0, enterprise: 0 },
+      processingRequested: () => relay.wake(),
+    },
     logger,
   );
 });
 
 afterAll(async () => {
+  await relay.stop();
   await bus.close();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
@@ -126,6 +134,7 @@ describe("upload", () => {
     expect(messagesFor(dto.id, "file.uploaded.pdf")).toEqual([]);
 
     await files.announceUpload(user, dto.id);
+    await relay.idle();
     await bus.whenIdle();
     expect(messagesFor(dto.id, "file.uploaded.pdf")).toEqual([
       {
@@ -140,6 +149,7 @@ describe("upload", () => {
     // Already moving (an extractor reported progress): announcing again publishes nothing.
     await store.updateFile(dto.id, { status: "processing", progress: 0.1 }, { status: FileStatus.options });
     await files.announceUpload(user, dto.id);
+    await relay.idle();
     await bus.whenIdle();
     expect(messagesFor(dto.id, "file.uploaded.pdf")).toHaveLength(1);
   });
