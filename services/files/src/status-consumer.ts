@@ -69,11 +69,16 @@ export async function subscribeStatusUpdates(
       switch (delivery.topic) {
         case "file.progress": {
           const { progress } = delivery.message;
-          const moved = await store.updateFile(
-            record.id,
-            { status: "processing", progress },
-            { status: UNFINISHED, progressUpTo: progress },
-          );
+          const moved =
+            (await store.updateFile(
+              record.id,
+              { status: "processing", progress },
+              { status: UNFINISHED, progressUpTo: progress },
+            )) ??
+            // Behind the progress recorded (a retried attempt starts again from 0): the file keeps
+            // its progress, and the report still says its work is alive, so the stall sweep
+            // leaves it alone.
+            (await store.updateFile(record.id, { status: "processing" }, { status: UNFINISHED }));
           if (!moved) observer?.reportIgnored(delivery.topic, "stale");
           return;
         }

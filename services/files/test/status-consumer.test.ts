@@ -250,11 +250,20 @@ describe("reports arriving late or twice", () => {
     ]);
   });
 
-  it("progress never goes back, and a report behind it is counted as stale", async () => {
+  it("progress never goes back, but a report behind it still says the work is alive", async () => {
     ignored.length = 0;
     const file = await fileWithStatus("pending");
-    await report(progress(file, 0.6), progress(file, 0.3));
-    expect(await recordOf(file)).toMatchObject({ status: "processing", progress: 0.6 });
+    await report(progress(file, 0.6));
+    const at = (await recordOf(file)).updatedAt;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A retried attempt starts again from 0, and its heartbeats say so.
+    await report(progress(file, 0.3));
+    const after = await recordOf(file);
+    expect(after).toMatchObject({ status: "processing", progress: 0.6 });
+    expect(after.updatedAt > at).toBe(true);
+    expect(ignored).toEqual([]);
+    // About a finished file, it is stale.
+    await report(indexed(file), progress(file, 0.9));
     expect(ignored).toEqual([{ topic: "file.progress", reason: "stale" }]);
   });
 
