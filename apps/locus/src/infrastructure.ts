@@ -6,6 +6,7 @@ import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, ObservedBus, RabbitMqBus, type Bus } from "@locus/bus";
 import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
+import { FairScheduler } from "@locus/cpu-scheduler";
 import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/ocr-reader";
 import { OfficeConverter } from "@locus/office-converter";
@@ -73,6 +74,7 @@ export class Infrastructure {
   private readonly optional = new Set<string>();
   private noticesChecked?: { at: number; notices: Promise<string[]> };
   private converter?: OfficeConverter;
+  private cpu?: FairScheduler;
 
   /** This process's metrics: every module reports to them, /metrics serves them. */
   readonly metrics = new LocusMetrics();
@@ -138,6 +140,23 @@ export class Infrastructure {
   }
 
   /**
+   * Where every extractor of this process runs its CPU-heavy child processes: at most
+   * LOCUS_CPU_SLOTS at once, the files in hand served in turn, so a voice memo's chunks are not
+   * stuck behind a scan's pages. One per process, whatever the extractors it runs.
+   */
+  cpuSlots(): FairScheduler {
+    if (!this.cpu) {
+      const cpu = new FairScheduler({
+        slots: this.config.cpuSlots,
+        observer: { waited: (ms) => this.metrics.cpuWaited(ms / 1000) },
+      });
+      this.metrics.watchCpuSlots(() => cpu.stats());
+      this.cpu = cpu;
+    }
+    return this.cpu;
+  }
+
+  /**
    * The configured speech-to-text engine (checked by the audio extractor when it starts), timing
    * each chunk for metrics.
    */
@@ -157,7 +176,7 @@ export class Infrastructure {
         maxRetries: openai.maxRetries,
       });
     }
-    return new PocketsphinxSpeechToText({ modelDir: speech.pocketsphinxModelDir });
+    return new PocketsphinxSpeechToText({ modelDir: speech.pocketsphinxModelDir, cpu: this.cpuSlots() });
   }
 
   /**

@@ -40,6 +40,7 @@ export const FileFailureCodes = [
   "media_no_audio",
   "media_unsupported",
   "speech_engine_unavailable",
+  "speech_incomplete",
   "document_corrupt",
   "document_encrypted",
   "document_too_large",

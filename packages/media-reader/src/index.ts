@@ -40,6 +40,7 @@ export {
 export { DEFAULT_FRAME_OPTIONS, videoFrames, type FrameOptions, type VideoFrame } from "./video-frames.ts";
 export {
   openRecording,
+  CHUNK_ATTEMPTS,
   transcribeRecording,
   transcribeSound,
   type ChunkLogger,

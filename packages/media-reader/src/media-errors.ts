@@ -1,7 +1,12 @@
 import { FileRejectedError } from "@locus/contracts";
 
 export type MediaErrorCode =
-  "media_corrupt" | "media_truncated" | "media_too_long" | "media_no_audio" | "media_unsupported";
+  | "media_corrupt"
+  | "media_truncated"
+  | "media_too_long"
+  | "media_no_audio"
+  | "media_unsupported"
+  | "speech_incomplete";
 
 /** Why a recording cannot be read, in words a person can act on; retrying will not help. */
 export class MediaReadError extends FileRejectedError {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ExtractedPassage } from "@locus/contracts";
-import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
+import { SpeechEngineError, type SpeechSegment, type SpeechToText } from "@locus/speech-to-text";
 import { audioChunks, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from "./audio-chunks.ts";
 import { MediaReadError } from "./media-errors.ts";
 import { mediaInput, refuseReferenceLists, refuseReferenceListsIn, type MediaInput } from "./media-input.ts";
@@ -20,10 +20,18 @@ export interface ChunkLogger {
 export interface TranscribeOptions {
   speech: SpeechToText;
   logger: ChunkLogger;
+  /** The file the recording is (its id): its chunks take their turn with other files' work. */
+  owner?: string | undefined;
   /** Recordings declaring more than this many seconds are refused. */
   maxDurationS: number;
   chunks?: ChunkOptions;
 }
+
+/**
+ * Times a chunk is given to the engine before the recording fails: a second try gets past what
+ * passes (a crash of the recogniser, a remote engine's bad moment); what fails twice does not.
+ */
+export const CHUNK_ATTEMPTS = 2;
 
 /** A recording whose decoded sound falls this far short of its declared length was cut off. */
 const TRUNCATED_SHARE = 0.9;
@@ -78,12 +86,13 @@ export async function openRecording(
  * Transcribes the sound of the recording `input`: ffmpeg streams it as 16 kHz mono PCM, cut at
  * pauses into chunks of tens of seconds, each transcribed in turn (memory stays flat whatever the
  * length); silent chunks are skipped. Passages carry `timestamp` and `timestamp_end` in seconds.
- * A chunk the engine fails on is skipped and logged, so one bad chunk does not sink the file; if
- * every chunk fails, the error is thrown (and the bus retries the file). Returns the seconds of
- * sound decoded.
+ * A chunk the engine fails on is tried again (CHUNK_ATTEMPTS in all); one that still fails fails
+ * the recording (`speech_incomplete`, saying which stretch and why): a recording is never `ready`
+ * with part of its speech missing (docs/decisions/006-no-partial-content.md). Returns the seconds
+ * of sound decoded.
  *
- * Throws MediaReadError for sound that cannot be decoded or is cut off, and SpeechEngineError when
- * the engine cannot run at all.
+ * Throws MediaReadError for sound that cannot be decoded or is cut off, or whose speech could not
+ * be transcribed whole, and SpeechEngineError when the engine cannot run at all.
  */
 export async function* transcribeSound(
   input: MediaInput,
@@ -91,9 +100,6 @@ export async function* transcribeSound(
   options: TranscribeOptions,
   progress: (done: number) => void,
 ): AsyncGenerator<ExtractedPassage, number> {
-  let transcribed = 0;
-  let failed = 0;
-  let lastError: unknown;
   const chunks = audioChunks(input, options.chunks ?? DEFAULT_CHUNK_OPTIONS);
   // One builder for the whole recording: passages overlap across chunk boundaries too.
   const passages = new SpeechPassages();
@@ -107,36 +113,24 @@ export async function* transcribeSound(
     const chunk = next.value;
     if (info.durationS) progress(Math.min(1, (chunk.startS + chunk.durationS) / info.durationS));
     if (chunk.silent) continue;
-    transcribed += 1;
-    try {
-      const segments = await options.speech.transcribe(chunk.pcm);
-      yield* passages.add(
-        segments.map((s) => ({
-          ...s,
-          start: chunk.startS + s.start,
-          end: chunk.startS + s.end,
-          ...(s.words
-            ? {
-                words: s.words.map((w) => ({
-                  ...w,
-                  start: chunk.startS + w.start,
-                  end: chunk.startS + w.end,
-                })),
-              }
-            : {}),
-        })),
-      );
-    } catch (err) {
-      if (err instanceof SpeechEngineError) throw err;
-      failed += 1;
-      lastError = err;
-      options.logger.warn(
-        { err, startS: chunk.startS, durationS: chunk.durationS },
-        "a chunk of the recording could not be transcribed; going on without it",
-      );
-    }
+    const segments = await transcribeChunk(chunk, options);
+    yield* passages.add(
+      segments.map((s) => ({
+        ...s,
+        start: chunk.startS + s.start,
+        end: chunk.startS + s.end,
+        ...(s.words
+          ? {
+              words: s.words.map((w) => ({
+                ...w,
+                start: chunk.startS + w.start,
+                end: chunk.startS + w.end,
+              })),
+            }
+          : {}),
+      })),
+    );
   }
-  if (transcribed > 0 && failed === transcribed) throw lastError;
   yield* passages.finish();
   if (info.durationS !== null && decodedS < info.durationS * TRUNCATED_SHARE - 1) {
     throw new MediaReadError(
@@ -145,6 +139,44 @@ export async function* transcribeSound(
     );
   }
   return decodedS;
+}
+
+/** One chunk's speech, tried again once if the engine fails on it (see CHUNK_ATTEMPTS). */
+async function transcribeChunk(
+  chunk: { pcm: Buffer; startS: number; durationS: number },
+  options: TranscribeOptions,
+): Promise<SpeechSegment[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await options.speech.transcribe(chunk.pcm, { owner: options.owner });
+    } catch (err) {
+      if (err instanceof SpeechEngineError) throw err;
+      const where = { startS: chunk.startS, durationS: chunk.durationS, attempt };
+      if (attempt < CHUNK_ATTEMPTS) {
+        options.logger.warn(
+          { err, ...where },
+          "a chunk of the recording could not be transcribed; trying it again",
+        );
+        continue;
+      }
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new MediaReadError(
+        "speech_incomplete",
+        `Locus could not transcribe the speech from ${clock(chunk.startS)} to ${clock(chunk.startS + chunk.durationS)} ` +
+          `of this recording (tried ${CHUNK_ATTEMPTS} times: ${reason}), so it is not searchable as a whole. ` +
+          "Upload it again later; if it fails the same way, the recording may need cutting into shorter files.",
+        { cause: err },
+      );
+    }
+  }
+}
+
+/** "1:05:09" or "4:07": where a stretch of a recording starts or ends. */
+function clock(seconds: number): string {
+  const s = Math.floor(seconds);
+  const [h, m, sec] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  const two = (n: number) => String(n).padStart(2, "0");
+  return h > 0 ? `${h}:${two(m)}:${two(sec)}` : `${m}:${two(sec)}`;
 }
 
 /** A recording's speech, start to end: its passages, and its length in seconds as the final value. */

@@ -1,7 +1,7 @@
 import { recording, speak } from "@locus/testing";
 import { PocketsphinxSpeechToText, type SpeechSegment, type SpeechToText } from "@locus/speech-to-text";
 import type { ExtractedPassage } from "@locus/contracts";
-import { transcribeRecording, transcriptOf } from "../src/index.ts";
+import { CHUNK_ATTEMPTS, MediaReadError, transcribeRecording, transcriptOf } from "../src/index.ts";
 
 const quiet = { warn: () => undefined };
 
@@ -47,7 +47,7 @@ describe("transcribeRecording (real ffmpeg and pocketsphinx)", () => {
     expect(progress.at(-1)).toBeCloseTo(1, 1);
   }, 30_000);
 
-  it("goes on past a chunk the engine fails on (a stand-in engine that fails its second call)", async () => {
+  it("tries a chunk again when the engine fails on it, and hears the whole recording (a stand-in engine that fails its second call)", async () => {
     const real = new PocketsphinxSpeechToText();
     let calls = 0;
     const flaky: SpeechToText = {
@@ -60,21 +60,37 @@ describe("transcribeRecording (real ffmpeg and pocketsphinx)", () => {
     };
     const sentence = await speak("Each part of this recording is a chunk of its own.");
     const { passages } = await run(recording([sentence, 1, sentence, 1, sentence, 1]), flaky);
-    expect(calls).toBe(3);
-    // Two of the three sentences were heard.
+    expect(calls).toBe(4);
+    // Every sentence was heard: the failed chunk's on its second try.
     expect(
       transcriptOf(passages)
         .split(" ")
         .filter((w) => w === "chunk"),
-    ).toHaveLength(2);
+    ).toHaveLength(3);
   }, 30_000);
 
-  it("fails when every chunk fails, so the bus can try the file again", async () => {
-    const broken: SpeechToText = {
-      name: "broken",
+  it("fails the recording (speech_incomplete, naming the stretch and why) when a chunk fails twice, never ready without part of its speech", async () => {
+    const real = new PocketsphinxSpeechToText();
+    let calls = 0;
+    // A stand-in engine that fails on the second chunk, however often it is tried.
+    const failsOnSecond: SpeechToText = {
+      name: "fails-on-second",
       check: () => Promise.resolve(),
-      transcribe: () => Promise.reject(new Error("engine down")),
+      transcribe: (pcm: Buffer): Promise<SpeechSegment[]> => {
+        calls += 1;
+        return calls >= 2 ? Promise.reject(new Error("engine crashed on this chunk")) : real.transcribe(pcm);
+      },
     };
-    await expect(run(recording([await speak("Hello there."), 1]), broken)).rejects.toThrow("engine down");
-  });
+    const sentence = await speak("Each part of this recording is a chunk of its own.");
+    const failure = await run(recording([sentence, 1, sentence, 1, sentence, 1]), failsOnSecond).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(MediaReadError);
+    expect(failure).toMatchObject({ code: "speech_incomplete" });
+    expect((failure as Error).message).toMatch(
+      /could not transcribe the speech from 0:0\d to 0:0\d of this recording \(tried 2 times: engine crashed on this chunk\)/,
+    );
+    expect(calls).toBe(1 + CHUNK_ATTEMPTS);
+  }, 30_000);
 });

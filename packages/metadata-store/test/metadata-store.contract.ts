@@ -1,5 +1,5 @@
-import { FileStatus } from "@locus/contracts";
 import { randomUUID } from "node:crypto";
+import { FileStatus } from "@locus/contracts";
 import type { FileRecord, MetadataStore, User } from "../src/metadata-store.ts";
 
 export interface MetadataStoreHarness {

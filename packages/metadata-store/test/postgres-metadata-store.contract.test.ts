@@ -1,7 +1,7 @@
-import { FileStatus } from "@locus/contracts";
 import { randomUUID } from "node:crypto";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
+import { FileStatus } from "@locus/contracts";
 import pg from "pg";
 import { createPostgresMetadataStore } from "../src/postgres-metadata-store.ts";
 import type { FileRecord, MetadataStore } from "../src/metadata-store.ts";

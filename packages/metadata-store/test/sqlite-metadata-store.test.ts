@@ -1,8 +1,8 @@
-import { FileStatus } from "@locus/contracts";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FileStatus } from "@locus/contracts";
 import { createSqliteMetadataStore } from "../src/sqlite-metadata-store.ts";
 import type { MetadataStore } from "../src/metadata-store.ts";
 import { metadataStoreContract } from "./metadata-store.contract.ts";

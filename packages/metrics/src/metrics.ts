@@ -172,6 +172,13 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly cpuWait = new Histogram({
+    name: "locus_cpu_wait_seconds",
+    help: "Time a CPU-heavy job (a speech chunk, an OCR page, a conversion) waited for one of the process's LOCUS_CPU_SLOTS before it ran.",
+    buckets: STEP_BUCKETS,
+    registers: [this.registry],
+  });
+
   private readonly passagesWritten = new Counter({
     name: "locus_index_passages_written_total",
     help: "Passages written into the search index by the indexer (a file indexed again counts again), by kind.",
@@ -251,6 +258,25 @@ export class LocusMetrics {
     if (ageSeconds === undefined) return;
     this.messageAge.observe({ topic, group }, ageSeconds);
     this.consumerLag.set({ group }, ageSeconds);
+  }
+
+  cpuWaited(seconds: number): void {
+    this.cpuWait.observe(seconds);
+  }
+
+  /** Reports the process's CPU slots in use and the jobs waiting for one, read at each scrape. */
+  watchCpuSlots(stats: () => { running: number; waiting: number }): void {
+    new Gauge({
+      name: "locus_cpu_jobs",
+      help: "CPU-heavy jobs of this process holding one of its LOCUS_CPU_SLOTS (state running) or waiting for one (waiting), read at each scrape.",
+      labelNames: ["state"] as const,
+      registers: [this.registry],
+      collect() {
+        const { running, waiting } = stats();
+        this.set({ state: "running" }, running);
+        this.set({ state: "waiting" }, waiting);
+      },
+    });
   }
 
   /**

@@ -86,6 +86,17 @@ const Settings = z.object({
     enterprise: integer("LOCUS_QUOTA_ENTERPRISE", 0, [0], "Live uploads a month per enterprise account."),
   }),
   extractConcurrency: integer("LOCUS_EXTRACT_CONCURRENCY", 2, [1, 64], "Files one process extracts at once."),
+  /**
+   * CPU-heavy child processes (the speech recogniser, OCR, Poppler's tools, LibreOffice) a process
+   * runs at once, whatever its extractors: taken in turn by the files in hand, so a short file is
+   * not stuck behind a long one's pages.
+   */
+  cpuSlots: integer(
+    "LOCUS_CPU_SLOTS",
+    { default: availableParallelism(), unset: "cores" },
+    [1, 256],
+    "CPU-heavy child processes one process runs at once, shared in turn by the files in hand.",
+  ),
   maxAttempts: integer("LOCUS_MAX_ATTEMPTS", 3, [1, 20], "Deliveries of a message before its file fails."),
   /**
    * Split shape: a file left `pending` or `processing` this long without a word is published again

@@ -9,6 +9,7 @@ export {
   PCM_BYTES_PER_SECOND,
   SpeechEngineError,
   wavFile,
+  type ChunkOptions,
   type SpeechSegment,
   type SpeechToText,
 } from "./speech-to-text.ts";

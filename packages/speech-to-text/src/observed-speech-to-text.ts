@@ -1,6 +1,11 @@
 // Speech to text that reports how long each chunk took the engine (for metrics).
 
-import { PCM_BYTES_PER_SECOND, type SpeechSegment, type SpeechToText } from "./speech-to-text.ts";
+import {
+  PCM_BYTES_PER_SECOND,
+  type ChunkOptions,
+  type SpeechSegment,
+  type SpeechToText,
+} from "./speech-to-text.ts";
 
 /** What speech to text tells whoever counts. `engine` is the configured one (pocketsphinx, openai). */
 export interface SpeechObserver {
@@ -27,7 +32,7 @@ export class ObservedSpeechToText implements SpeechToText {
     return this.inner.check();
   }
 
-  async transcribe(pcm: Buffer, signal?: AbortSignal): Promise<SpeechSegment[]> {
+  async transcribe(pcm: Buffer, options?: ChunkOptions): Promise<SpeechSegment[]> {
     const started = performance.now();
     const report = (outcome: "ok" | "error") =>
       this.observer.chunkTranscribed(
@@ -38,7 +43,7 @@ export class ObservedSpeechToText implements SpeechToText {
       );
     let segments: SpeechSegment[];
     try {
-      segments = await this.inner.transcribe(pcm, signal);
+      segments = await this.inner.transcribe(pcm, options);
     } catch (err) {
       report("error");
       throw err;

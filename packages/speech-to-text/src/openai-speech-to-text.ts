@@ -3,6 +3,7 @@ import {
   PCM_BYTES_PER_SECOND,
   SpeechEngineError,
   wavFile,
+  type ChunkOptions,
   type SpeechSegment,
   type SpeechToText,
 } from "./speech-to-text.ts";
@@ -43,7 +44,8 @@ export class OpenAiSpeechToText implements SpeechToText {
     return Promise.resolve();
   }
 
-  async transcribe(pcm: Buffer, signal?: AbortSignal): Promise<SpeechSegment[]> {
+  async transcribe(pcm: Buffer, options: ChunkOptions = {}): Promise<SpeechSegment[]> {
+    const { signal } = options;
     const file = await toFile(wavFile(pcm), "chunk.wav", { type: "audio/wav" });
     let response: OpenAI.Audio.Transcriptions.TranscriptionVerbose;
     try {

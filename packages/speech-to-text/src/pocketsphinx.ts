@@ -2,10 +2,12 @@ import { spawn } from "node:child_process";
 import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { limitChild, UNLIMITED, type ChildLimitOptions, type CpuSlots } from "@locus/cpu-scheduler";
 import {
   PCM_BYTES_PER_SECOND,
   SpeechEngineError,
   wavFile,
+  type ChunkOptions,
   type SpeechSegment,
   type SpeechToText,
 } from "./speech-to-text.ts";
@@ -15,9 +17,21 @@ export interface PocketsphinxOptions {
   binary?: string;
   /** The acoustic model, language model and dictionary: Debian's `pocketsphinx-en-us`. */
   modelDir?: string;
-  /** Longest a chunk may take, as a multiple of its length (plus a few seconds to start). */
-  timeoutFactor?: number;
+  /**
+   * Processor time a chunk may use, as a multiple of its length (plus a few seconds to start):
+   * time it spends waiting for a core on a busy machine does not count.
+   */
+  cpuFactor?: number;
+  /** Where its runs take their turn with the process's other CPU-heavy work (UNLIMITED: at once). */
+  cpu?: CpuSlots;
 }
+
+/**
+ * The wall-clock ceiling of a chunk, as a multiple of its processor budget: only a hang reaches
+ * it (a decoder blocked forever uses no processor time), while a busy machine that gives it a
+ * tenth of a core does not.
+ */
+const WALL_PER_CPU = 10;
 
 const DEFAULT_BINARY = "pocketsphinx_continuous";
 export const DEFAULT_POCKETSPHINX_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
@@ -34,12 +48,14 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   readonly name = "pocketsphinx";
   private readonly binary: string;
   private readonly modelDir: string;
-  private readonly timeoutFactor: number;
+  private readonly cpuFactor: number;
+  private readonly cpu: CpuSlots;
 
   constructor(options: PocketsphinxOptions = {}) {
     this.binary = options.binary ?? DEFAULT_BINARY;
     this.modelDir = options.modelDir ?? DEFAULT_POCKETSPHINX_MODEL_DIR;
-    this.timeoutFactor = options.timeoutFactor ?? 4;
+    this.cpuFactor = options.cpuFactor ?? 4;
+    this.cpu = options.cpu ?? UNLIMITED;
   }
 
   private get modelFiles() {
@@ -80,17 +96,23 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     });
   }
 
-  async transcribe(pcm: Buffer, signal?: AbortSignal): Promise<SpeechSegment[]> {
+  async transcribe(pcm: Buffer, options: ChunkOptions = {}): Promise<SpeechSegment[]> {
     const dir = await mkdtemp(join(tmpdir(), "locus-speech-"));
     try {
       const file = join(dir, "chunk.wav");
       await writeFile(file, wavFile(pcm));
       const { hmm, lm, dict } = this.modelFiles;
       const seconds = pcm.length / PCM_BYTES_PER_SECOND;
-      const output = await this.run(
-        ["-infile", file, "-time", "yes", "-logfn", "/dev/null", "-hmm", hmm, "-lm", lm, "-dict", dict],
-        (5 + seconds * this.timeoutFactor) * 1000,
-        signal,
+      const cpuMs = (5 + seconds * this.cpuFactor) * 1000;
+      const output = await this.cpu.run(
+        options.owner ?? "",
+        () =>
+          this.run(
+            ["-infile", file, "-time", "yes", "-logfn", "/dev/null", "-hmm", hmm, "-lm", lm, "-dict", dict],
+            { cpuMs, wallMs: cpuMs * WALL_PER_CPU },
+            options.signal,
+          ),
+        options.signal ? { signal: options.signal } : {},
       );
       return parseTimedOutput(output);
     } finally {
@@ -98,18 +120,18 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     }
   }
 
-  private run(args: string[], timeoutMs: number, signal?: AbortSignal): Promise<string> {
+  private run(args: string[], limits: ChildLimitOptions, signal?: AbortSignal): Promise<string> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.binary, args, { stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       let err = "";
       child.stdout.setEncoding("utf8").on("data", (t: string) => (out += t));
       child.stderr.setEncoding("utf8").on("data", (t: string) => (err = (err + t).slice(-4000)));
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const limit = limitChild(child, limits);
       const abort = () => child.kill("SIGKILL");
       signal?.addEventListener("abort", abort, { once: true });
       child.once("error", (e: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
+        limit.dispose();
         reject(
           e.code === "ENOENT"
             ? new SpeechEngineError(`The speech recogniser ${this.binary} is not installed.`, { cause: e })
@@ -117,11 +139,12 @@ export class PocketsphinxSpeechToText implements SpeechToText {
         );
       });
       child.once("close", (code, killedBy) => {
-        clearTimeout(timer);
+        limit.dispose();
         signal?.removeEventListener("abort", abort);
+        const stopped = limit.stopDescription();
         if (code === 0) resolve(out);
-        else if (killedBy)
-          reject(new Error(`pocketsphinx was stopped (${killedBy}) after ${Math.round(timeoutMs / 1000)} s`));
+        else if (stopped) reject(new Error(`pocketsphinx was stopped: it ${stopped}`));
+        else if (killedBy) reject(new Error(`pocketsphinx was stopped (${killedBy})`));
         else
           reject(
             new Error(`pocketsphinx exited with ${code}: ${err.trim().split("\n").slice(-2).join(" ")}`),

@@ -25,7 +25,16 @@ export interface SpeechToText {
    */
   check(): Promise<void>;
   /** Transcribes one chunk. Throws SpeechEngineError when the engine cannot run at all. */
-  transcribe(pcm: Buffer, signal?: AbortSignal): Promise<SpeechSegment[]>;
+  transcribe(pcm: Buffer, options?: ChunkOptions): Promise<SpeechSegment[]>;
+}
+
+export interface ChunkOptions {
+  signal?: AbortSignal | undefined;
+  /**
+   * The file the chunk is of: an engine that works on this machine's processor takes its turn
+   * with the other files' work (see CpuSlots).
+   */
+  owner?: string | undefined;
 }
 
 /** Bytes of one second of the PCM engines are given (16 kHz, 2 bytes a sample, mono). */

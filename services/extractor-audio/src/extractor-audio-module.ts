@@ -56,7 +56,12 @@ export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promi
       const durationS = yield* transcribeRecording(
         data,
         file.mimeType,
-        { speech: deps.speech, logger: deps.logger, maxDurationS: deps.maxDurationS },
+        {
+          speech: deps.speech,
+          logger: deps.logger.child({ fileId: file.fileId }),
+          owner: file.fileId,
+          maxDurationS: deps.maxDurationS,
+        },
         progress,
       );
       return { pageCount: null, durationS };

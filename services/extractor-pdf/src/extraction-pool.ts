@@ -174,6 +174,11 @@ export class ExtractionPool {
           `Reading a page of this PDF took longer than ${Math.round(this.options.pageTimeoutMs / 1000)} s; the file may be damaged or built to stall readers.`,
         );
       }
+      // Aborted already: the worker failed (crash, heap limit) and `failure` says why. Otherwise
+      // the failure is this side's (a scanned page the OCR could not read): the worker is ended
+      // first, since one waiting for the answers to its scanned pages would wait for ever.
+      const workerFailed = abort.signal.aborted;
+      abort.abort();
       const cause = await failure;
       if ((cause as { code?: string } | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
         throw new PdfRejectedError(
@@ -181,7 +186,7 @@ export class ExtractionPool {
           "This PDF needs more memory to read than Locus allows for one file.",
         );
       }
-      throw cause ?? err;
+      throw workerFailed ? (cause ?? err) : err;
     } finally {
       clearTimeout(watchdog);
       // A task that sent everything ends by itself; one we gave up on (or whose reader stopped

@@ -32,7 +32,9 @@ export interface ExtractorVideoDeps {
 /**
  * Reads uploaded videos (MP4, MOV, MKV, WebM): what is said, with `source: "speech"`, and what is
  * shown, with `source: "screen"`, both with `timestamp` and `timestamp_end`. Without a working
- * speech engine, videos are still read for what they show.
+ * speech engine, a video with speech fails with the engine's reason (`speech_engine_unavailable`),
+ * as a recording does: it is never `ready` with what it says missing. One without sound, or whose
+ * sound is silent, is still read for what it shows.
  */
 export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<Stoppable> {
   const ffmpeg = await useFfmpeg(deps.ffmpegPath);
@@ -40,22 +42,18 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
     { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },
     "media are read by this ffmpeg",
   );
-  let speechUnavailable = false;
+  let speech = deps.speech;
   try {
     await deps.speech.check();
   } catch (err) {
     if (!(err instanceof SpeechEngineError)) throw err;
-    speechUnavailable = true;
     deps.logger.error(
       { engine: deps.speech.name },
-      `speech to text is unavailable, videos will be read for what they show only: ${err.message}`,
+      `speech to text is unavailable, videos with speech will fail: ${err.message}`,
     );
+    // Asked only for sound that is not silent: a video without speech is still read whole.
+    speech = { name: "unavailable", check: () => Promise.reject(err), transcribe: () => Promise.reject(err) };
   }
-  const silent: SpeechToText = {
-    name: "none",
-    check: () => Promise.resolve(),
-    transcribe: () => Promise.resolve([]),
-  };
   const job = new ExtractionJob(
     {
       blobs: deps.blobs,
@@ -72,9 +70,10 @@ export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promi
         data,
         file.mimeType,
         {
-          speech: speechUnavailable ? silent : deps.speech,
+          speech,
           engine: deps.engine,
-          logger: deps.logger,
+          logger: deps.logger.child({ fileId: file.fileId }),
+          owner: file.fileId,
           maxDurationS: deps.maxDurationS,
           minConfidence: deps.minConfidence,
           ...(deps.lexicon ? { lexicon: deps.lexicon } : {}),

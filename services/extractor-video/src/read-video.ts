@@ -18,6 +18,8 @@ export interface ReadVideoOptions {
   speech: SpeechToText;
   engine: OcrEngine;
   logger: ChunkLogger;
+  /** The file the video is (its id): its CPU-heavy work takes its turn with other files'. */
+  owner?: string | undefined;
   maxDurationS: number;
   /** Lines read with less confidence than this (0–1) are dropped as noise. */
   minConfidence: number;
