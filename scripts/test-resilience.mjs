@@ -25,6 +25,7 @@ const SUITES = [
   "packages/runtime/test",
   "apps/locus/test/split-load.faults",
   "apps/locus/test/split.faults",
+  "apps/locus/test/busy-machine.faults",
   "packages/pdf-reader/test/inflation-guard",
   "packages/testing/test/log-scan",
 ];
@@ -49,6 +50,7 @@ const hostile = read(`${ARTIFACTS}/hostile-files.json`);
 const access = read(`${ARTIFACTS}/access-matrix.json`);
 const logs = read(`${ARTIFACTS}/log-scan.json`);
 const load = read(`${ARTIFACTS}/split-load.json`);
+const busy = read(`${ARTIFACTS}/busy-machine-burst.json`);
 const audited = (name) => read(`${ARTIFACTS}/audit-${name}.json`);
 
 // The audit asks the registry's advisory endpoint; where that cannot be reached, the report says
@@ -160,12 +162,36 @@ if (load?.faults) {
     ),
     "",
     `Under load: ${load.faults.files_accepted} files accepted, ${load.faults.uploads_refused_during_faults} upload attempts refused during faults (and retried by the client), ${load.faults.files_failed} failed, ${load.faults.orphan_files} stored though their answer was lost (each must finish too).`,
+    ...(load.outbox
+      ? [
+          "",
+          `An upload stored but never announced (its files service killed in between) was published from the outbox and ready ${load.outbox.orphaned_upload_ready_s} s after it was stored (its request held ${load.outbox.hold_s} s, as for an upload whose request had not completed).`,
+        ]
+      : []),
+    ...(load.files_killed_after_200
+      ? [
+          "",
+          `The files service killed right after an upload's 200 (${load.files_killed_after_200.rounds} times): each upload ready ${load.files_killed_after_200.ready_after_back_s.join(", ")} s after the service answered again, still ready 5 s later, extracted once.`,
+        ]
+      : []),
     ...(load.stall_sweep
       ? [
           "",
-          `An upload stored but never announced (its files service killed in between) was finished by the stall sweep ${load.stall_sweep.stranded_upload_ready_s} s after it was left (LOCUS_STALLED_AFTER_S=${load.stall_sweep.stall_after_s} in the suite; 600 by default).`,
+          `A record with no processing request at all (the last resort) was finished by the stall sweep ${load.stall_sweep.stranded_upload_ready_s} s after it was left (LOCUS_STALLED_AFTER_S=${load.stall_sweep.stall_after_s} in the suite; 600 by default).`,
         ]
       : []),
+  );
+}
+if (busy) {
+  lines.push(
+    "",
+    "## A busy machine (all-in-one shape)",
+    "",
+    `A burst of ${busy.files} files (a scan needing OCR, an office document, two real human recordings, a talk on video) uploaded at once on ${busy.cores} cores while ${busy.neighbours} busy loops, each in a session of its own, held them: every file ready after ${busy.all_ready_s} s, and every recording whole (${Object.entries(
+      busy.recordings_whole,
+    )
+      .map(([name, r]) => `${name}: ${r.words} words, as on an idle machine`)
+      .join("; ")}).`,
   );
 }
 if (load?.soak?.memory_mb) {

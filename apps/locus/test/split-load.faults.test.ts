@@ -12,6 +12,8 @@ import {
   client,
   createUserWithKey,
   makePdf,
+  metricValue,
+  scrapeMetrics,
   postgresCluster,
   redisServer,
   REPO_ROOT,
@@ -51,8 +53,9 @@ beforeAll(async () => {
       LOCUS_RATE_LIMIT_PRO: "1000",
       LOCUS_RATE_LIMIT_FREE: String(FREE_LIMIT),
       LOCUS_MAX_ATTEMPTS: "5",
-      // An upload whose files service is killed between storing its record and announcing it is
-      // picked up by the stall sweep: 20 s here instead of ten minutes, so the suite sees it end.
+      // A record left with no processing request at all (the last resort, since the outbox stores
+      // one with every upload) is picked up by the stall sweep: 20 s here instead of ten minutes,
+      // so the suite sees it end.
       LOCUS_STALLED_AFTER_S: "20",
     },
   });
@@ -522,8 +525,95 @@ it("loses, duplicates and fails nothing while each service is killed in turn, Ra
   expect(load.accepted.size).toBeGreaterThan(20);
 }, 600_000);
 
-it("finishes an upload its files service stored but died before announcing, by the stall sweep", async () => {
-  // The state such a crash leaves: the bytes in the bucket, the record `pending`, no message.
+it("publishes an upload its files service stored but died before announcing from the outbox, long before the stall sweep", async () => {
+  // What such a crash leaves now: the bytes, the record `pending` and, in the same transaction, its
+  // processing request held in the outbox until the request completes (UPLOAD_HOLD_MS, 10 s).
+  const res = await gateways[0]!.upload(await loadPdf("anchor1q"), "anchor.pdf");
+  const anchor = ((await res.json()) as { file: { id: string } }).file.id;
+  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await db.connect();
+  const { rows } = await db.query<{ user_id: string }>(
+    `SELECT user_id FROM "${stack.schema}".files WHERE id = $1`,
+    [anchor],
+  );
+  const userId = rows[0]!.user_id;
+  const fileId = randomUUID();
+  const pdf = await loadPdf("orphaned1q");
+  const blobs = new S3BlobStore(stack.blobStoreOptions);
+  const blobKey = fileBlobKey(userId, fileId);
+  await blobs.put(blobKey, Readable.from([pdf]));
+  const now = new Date();
+  const message = { fileId, userId, kind: "pdf", blobKey, mimeType: "application/pdf" };
+  await db.query("BEGIN");
+  await db.query(
+    `INSERT INTO "${stack.schema}".files
+       (id, user_id, original_name, file_type, mime_type, size_bytes, blob_key, status, created_at, updated_at)
+     VALUES ($1, $2, 'orphaned.pdf', 'pdf', 'application/pdf', $3, $4, 'pending', $5, $5)`,
+    [fileId, userId, pdf.length, blobKey, now.toISOString()],
+  );
+  await db.query(
+    `INSERT INTO "${stack.schema}".outbox (id, topic, message, file_id, available_at, created_at)
+     VALUES ($1, 'file.uploaded.pdf', $2, $3, $4, $5)`,
+    [
+      randomUUID(),
+      JSON.stringify(message),
+      fileId,
+      new Date(now.getTime() + 10_000).toISOString(),
+      now.toISOString(),
+    ],
+  );
+  await db.query("COMMIT");
+  await db.end();
+
+  const [final] = [...(await settle([fileId], 60_000)).values()];
+  expect(final).toMatchObject({ status: "ready", passage_count: 1 });
+  const readyS = seconds(Date.now() - now.getTime());
+  // The stall sweep (LOCUS_STALLED_AFTER_S=20 here) could not have taken it before 20 s.
+  expect(readyS).toBeLessThan(19);
+  report.outbox = { hold_s: 10, orphaned_upload_ready_s: readyS };
+}, 120_000);
+
+it("a files service killed right after the 200 brings the upload to ready within 30 s of coming back: it stays ready, extracted once", async () => {
+  const extracted = async () =>
+    metricValue(
+      await scrapeMetrics(`${stack.serviceUrls["extractor-pdf"]!}/metrics`),
+      "locus_extracted_pages_total",
+      {
+        kind: "pdf",
+      },
+    );
+  const timings: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const before = await extracted();
+    const res = await gateways[round % 2]!.upload(await loadPdf(`killed${round}q`), `killed-${round}.pdf`);
+    expect(res.status).toBe(200);
+    const pid = stack.pidOf("files");
+    stack.killService("files");
+    const id = ((await res.json()) as { file: { id: string } }).file.id;
+    while (stack.pidOf("files") === pid) await sleep(50);
+    for (;;) {
+      const ok = await fetch(`${stack.serviceUrls.files!}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await sleep(50);
+    }
+    const back = Date.now();
+    const [final] = [...(await settle([id], 30_000)).values()];
+    expect(final).toMatchObject({ status: "ready", passage_count: 1 });
+    timings.push(seconds(Date.now() - back));
+    // The reports that were in flight when it died change nothing now (#35: it went back to
+    // processing, progress 0, until the stall sweep extracted it again).
+    await sleep(5000);
+    expect((await fileRecord(id)).body).toMatchObject({ status: "ready", progress: 1 });
+    expect((await extracted()) - before).toBe(1);
+  }
+  report.files_killed_after_200 = { rounds: timings.length, ready_after_back_s: timings };
+}, 300_000);
+
+it("finishes a record left with no processing request, by the stall sweep (the last resort)", async () => {
+  // The bytes in the bucket, the record `pending`, no message and no outbox entry.
   const res = await gateways[0]!.upload(await loadPdf("anchor0q"), "anchor.pdf");
   const anchor = ((await res.json()) as { file: { id: string } }).file.id;
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
