@@ -297,6 +297,7 @@ export class Infrastructure {
         models: this.config.ocr.models,
         languages: this.config.ocr.languages,
         workers: this.config.ocr.workers,
+        cpu: this.cpuSlots(),
         timeoutMs: this.config.ocr.timeoutMs,
         observer: this.metrics,
       });

@@ -148,7 +148,7 @@ export class KyselyMetadataStore implements MetadataStore {
   deleteFile: FileStore["deleteFile"] = (...args) => this.files.deleteFile(...args);
 
   // The outbox of the files' messages.
-  releaseFileOutbox: OutboxStore["releaseFileOutbox"] = (...args) => this.outbox.releaseFileOutbox(...args);
+  claimFileOutbox: OutboxStore["claimFileOutbox"] = (...args) => this.outbox.claimFileOutbox(...args);
   claimDueOutboxEntries: OutboxStore["claimDueOutboxEntries"] = (...args) =>
     this.outbox.claimDueOutboxEntries(...args);
   deleteOutboxEntry: OutboxStore["deleteOutboxEntry"] = (...args) => this.outbox.deleteOutboxEntry(...args);

@@ -38,14 +38,15 @@ export async function insertOutboxEntries(
 export class KyselyOutboxStore implements OutboxStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async releaseFileOutbox(fileId: string): Promise<number> {
-    const result = await this.db
+  async claimFileOutbox(fileId: string, leaseUntil: string): Promise<OutboxEntry[]> {
+    const rows = await this.db
       .updateTable("outbox")
-      .set({ available_at: new Date().toISOString() })
+      .set((eb) => ({ available_at: leaseUntil, attempts: eb("attempts", "+", 1) }))
       .where("file_id", "=", fileId)
       .where("attempts", "=", 0)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+      .returningAll()
+      .execute();
+    return rows.map(toEntry);
   }
 
   async claimDueOutboxEntries(now: string, leaseUntil: string, limit: number): Promise<OutboxEntry[]> {

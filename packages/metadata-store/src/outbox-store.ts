@@ -24,10 +24,11 @@ export type NewOutboxEntry = Omit<OutboxEntry, "attempts" | "createdAt">;
 
 export interface OutboxStore {
   /**
-   * Makes the file's entries that no relay has claimed yet due now (an upload's request completed).
-   * Returns how many: 0 when there is none (published already, or the file is gone).
+   * Claims the file's entries that nobody has claimed yet (an upload's request completed: its
+   * files process publishes them itself, at once), as claimDueOutboxEntries does, whether they are
+   * due or held. None when they are claimed or published already, or the file is gone.
    */
-  releaseFileOutbox(fileId: string): Promise<number>;
+  claimFileOutbox(fileId: string, leaseUntil: string): Promise<OutboxEntry[]>;
   /**
    * Claims up to `limit` entries due at `now`, oldest first: each one's availableAt moves to
    * `leaseUntil` in a compare-and-set on what was read, so of relays that read the same entry one

@@ -768,12 +768,18 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         expect(await store.countOutboxEntries()).toBe(1);
         expect(await store.claimDueOutboxEntries(now(), FUTURE, 10)).toEqual([]);
 
-        expect(await store.releaseFileOutbox(file.id)).toBe(1);
-        const [claimed] = await store.claimDueOutboxEntries(now(), FUTURE, 10);
-        expect(claimed).toMatchObject({ ...held, availableAt: FUTURE, attempts: 1 });
-        // Claimed: a release no longer touches it, nor does another claim take it before its lease ends.
-        expect(await store.releaseFileOutbox(file.id)).toBe(0);
+        // Its upload's request completed: its process claims it, held or not.
+        const lease = new Date(Date.now() + 300).toISOString();
+        const [claimed] = await store.claimFileOutbox(file.id, lease);
+        expect(claimed).toMatchObject({ ...held, availableAt: lease, attempts: 1 });
+        // Claimed: nobody claims it again before its lease ends.
+        expect(await store.claimFileOutbox(file.id, FUTURE)).toEqual([]);
         expect(await store.claimDueOutboxEntries(now(), FUTURE, 10)).toEqual([]);
+        // Not published within its lease (the process died, the bus refused): due again.
+        await sleep(400);
+        expect(await store.claimDueOutboxEntries(now(), FUTURE, 10)).toMatchObject([
+          { id: held.id, attempts: 2 },
+        ]);
         await store.deleteOutboxEntry(held.id);
         expect(await store.countOutboxEntries()).toBe(0);
       });

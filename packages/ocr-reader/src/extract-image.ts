@@ -9,6 +9,8 @@ export interface ImageExtractionOptions {
   passages?: OcrPassageOptions;
   /** Called as each page is read, for progress. */
   onPage?: (page: number, pageCount: number) => void;
+  /** The file the image is: its pages take their turn with other files' work. */
+  owner?: string | undefined;
 }
 
 /**
@@ -26,6 +28,7 @@ export async function* extractImage(
   for (let page = 1; page <= image.pageCount; page++) {
     yield* await readPage(engine, (upscale) => image.page(page, upscale), page, {
       ...(options.passages ? { passages: options.passages } : {}),
+      owner: options.owner,
     });
     options.onPage?.(page, image.pageCount);
   }

@@ -33,6 +33,7 @@ export {
   type OcrObserver,
   type OcrPage,
   type PixelBox,
+  type RecognizeOptions,
 } from "./ocr-engine.ts";
 export { WasmOcrEngine } from "./wasm-engine.ts";
 export {

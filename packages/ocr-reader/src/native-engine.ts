@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import sharp from "sharp";
+import { limitChild, procCpuAvailable, UNLIMITED, type CpuSlots } from "@locus/cpu-scheduler";
 import { parseHocr } from "./hocr.ts";
 import { readPgm, toPgm, type GreyImage } from "./pgm.ts";
 import {
@@ -13,7 +14,12 @@ import {
   type LanguageModel,
   type ModelFolder,
 } from "./languages.ts";
-import { PooledOcrEngine, type OcrEngineOptions, type RecognisedLine } from "./ocr-engine.ts";
+import {
+  OcrTimeoutError,
+  PooledOcrEngine,
+  type OcrEngineOptions,
+  type RecognisedLine,
+} from "./ocr-engine.ts";
 
 /** The oldest Tesseract with the LSTM recogniser the models are made for. */
 const MIN_MAJOR_VERSION = 4;
@@ -175,11 +181,15 @@ export class NativeOcrEngine extends PooledOcrEngine<Runner> {
   readonly kind = "native";
   readonly description: string;
   readonly binary: TesseractBinary;
+  // Each tesseract process is held to the time limit in processor time (limitChild, from /proc).
+  protected override readonly limitsProcessorTime = procCpuAvailable();
   private readonly models: LanguageModel[];
   private tessdata: Promise<ModelFolder> | undefined;
+  private readonly cpu: CpuSlots;
 
   constructor(options: NativeOcrEngineOptions) {
     super(options);
+    this.cpu = options.cpu ?? UNLIMITED;
     this.binary =
       typeof options.tesseract === "object" ? options.tesseract : findTesseract(options.tesseract);
     const source = options.models ?? "auto";
@@ -203,13 +213,18 @@ export class NativeOcrEngine extends PooledOcrEngine<Runner> {
     await child.exited;
   }
 
-  protected async read(runner: Runner, image: Buffer, rotation: number): Promise<RecognisedLine[]> {
+  protected async read(
+    runner: Runner,
+    image: Buffer,
+    rotation: number,
+    owner: string | undefined,
+  ): Promise<RecognisedLine[]> {
     const page = await asPgm(image);
     const input = rotation === 0 ? page.pgm : await turnImage(page, rotation);
     // Checked after the waits: an engine closed meanwhile prepares no models again.
     if (runner.ended) throw new Error("The recogniser was ended.");
     const tessdata = await this.modelFolder();
-    return parseHocr(await this.runTesseract(runner, tessdata.path, input));
+    return parseHocr(await this.cpu.run(owner ?? "", () => this.runTesseract(runner, tessdata.path, input)));
   }
 
   protected async release(): Promise<void> {
@@ -259,6 +274,8 @@ export class NativeOcrEngine extends PooledOcrEngine<Runner> {
     let markExited: () => void = () => undefined;
     const exited = new Promise<void>((done) => (markExited = done));
     runner.child = { process: child, exited };
+    // Processor time, not time waited for a core; the pool's ceiling catches a hang.
+    const limit = limitChild(child, { cpuMs: this.timeoutMs, wallMs: Infinity });
     return new Promise<string>((resolve, reject) => {
       const out: Buffer[] = [];
       let outBytes = 0;
@@ -268,8 +285,10 @@ export class NativeOcrEngine extends PooledOcrEngine<Runner> {
       const settle = (code: number | null, signal: NodeJS.Signals | null) => {
         if (settled) return;
         settled = true;
+        limit.dispose();
         if (runner.child?.process === child) runner.child = null;
         markExited();
+        if (limit.stoppedFor()) return reject(new OcrTimeoutError(this.timeoutMs, "processor"));
         if (failure) return reject(failure);
         if (code === 0) return resolve(Buffer.concat(out).toString("utf8"));
         const how = signal ? `was killed (${signal})` : `exited with code ${code}`;

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import type { CpuSlots } from "@locus/cpu-scheduler";
 import { FileRejectedError } from "@locus/contracts";
 import type { OcrModelSource } from "./languages.ts";
 import { estimateLean } from "./lean.ts";
@@ -48,11 +49,17 @@ export interface OcrEngine {
   /**
    * Reads the lines of an image: a grey PGM, as the extractors prepare their pages (PNG, JPEG,
    * WebP, GIF and TIFF are read too). What is not an image is refused with an error. `lean`, when
-   * the caller has measured it already (see estimateLean), saves measuring it again.
+   * the caller has measured it already (see estimateLean), saves measuring it again; `owner` is the
+   * file the image is of, whose turn it takes with other files' CPU-heavy work (see CpuSlots).
    */
-  recognize(image: Buffer, known?: { lean: number }): Promise<OcrPage>;
+  recognize(image: Buffer, options?: RecognizeOptions): Promise<OcrPage>;
   /** Ends every recogniser (an image being read is given up) and rejects the images waiting. */
   close(): Promise<void>;
+}
+
+export interface RecognizeOptions {
+  lean?: number | undefined;
+  owner?: string | undefined;
 }
 
 /** What an OCR engine tells whoever counts (metrics). */
@@ -71,8 +78,14 @@ export interface OcrEngineOptions {
   models?: OcrModelSource;
   /** Images read at once: recognisers (wasm threads or native processes), ~150–250 MB each. */
   workers?: number;
-  /** One image taking longer than this is given up: its recogniser is ended and replaced. */
+  /**
+   * One image taking longer than this is given up: its recogniser is ended and replaced. Processor
+   * time where the engine can measure it (the tesseract command), with a wall-clock ceiling ten
+   * times as long for hangs; wall-clock time otherwise (tesseract.js's threads).
+   */
   timeoutMs?: number;
+  /** Where the native engine's tesseract processes take their turn with other CPU-heavy work. */
+  cpu?: CpuSlots | undefined;
   /** Recognisers idle this long are ended, giving their memory back; the next image starts one. */
   idleMs?: number;
   observer?: OcrObserver | undefined;
@@ -81,11 +94,26 @@ export interface OcrEngineOptions {
 /** An image the recogniser gave up on; a property of the image, so retrying will not help. */
 export class OcrTimeoutError extends FileRejectedError {
   declare readonly code: "ocr_timeout";
-  constructor(readonly timeoutMs: number) {
-    super("ocr_timeout", `Reading the text of one image took longer than ${Math.round(timeoutMs / 1000)} s.`);
+  /** `measured`: processor time used, or time passed (a hang, or an engine that cannot tell). */
+  constructor(
+    readonly timeoutMs: number,
+    measured: "processor" | "wall" = "wall",
+  ) {
+    super(
+      "ocr_timeout",
+      measured === "processor"
+        ? `Reading the text of one image used more than ${Math.round(timeoutMs / 1000)} s of processor time.`
+        : `Reading the text of one image took longer than ${Math.round(timeoutMs / 1000)} s.`,
+    );
     this.name = "OcrTimeoutError";
   }
 }
+
+/**
+ * The wall-clock ceiling of an engine that limits processor time, as a multiple of its budget:
+ * only a hang reaches it, not a busy machine or a wait for a CPU slot.
+ */
+const WALL_PER_CPU = 10;
 
 /** A corner-to-corner box, as Tesseract reports them. */
 export interface CornerBox {
@@ -108,6 +136,7 @@ export interface RecognisedLine {
 interface Job {
   image: Buffer;
   lean: number | undefined;
+  owner: string | undefined;
   resolve: (page: OcrPage) => void;
   reject: (err: unknown) => void;
 }
@@ -129,7 +158,12 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
   protected readonly languages: string[];
   private readonly slots: Slot<W>[];
   private readonly queue: Job[] = [];
-  private readonly timeoutMs: number;
+  protected readonly timeoutMs: number;
+  /**
+   * Whether read() holds each image to timeoutMs of processor time itself: the pool's own limit is
+   * then only a ceiling for hangs (WALL_PER_CPU times as long).
+   */
+  protected readonly limitsProcessorTime: boolean = false;
   private readonly idleMs: number;
   private readonly observer: OcrObserver | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -153,8 +187,16 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
   protected abstract startWorker(): Promise<W>;
   /** Ends one recogniser, and whatever it is reading; resolves once nothing of it runs. */
   protected abstract endWorker(worker: W): Promise<void>;
-  /** Reads an image turned by `rotation` radians about its centre, keeping its size (0: as it is). */
-  protected abstract read(worker: W, image: Buffer, rotation: number): Promise<RecognisedLine[]>;
+  /**
+   * Reads an image turned by `rotation` radians about its centre, keeping its size (0: as it is);
+   * `owner` is the file it is of (see RecognizeOptions).
+   */
+  protected abstract read(
+    worker: W,
+    image: Buffer,
+    rotation: number,
+    owner: string | undefined,
+  ): Promise<RecognisedLine[]>;
   /** Gives back what the engine holds besides its recognisers; called once, by close(). */
   protected abstract release(): Promise<void>;
 
@@ -162,11 +204,11 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
     return this.slots.length;
   }
 
-  recognize(image: Buffer, known?: { lean: number }): Promise<OcrPage> {
+  recognize(image: Buffer, options: RecognizeOptions = {}): Promise<OcrPage> {
     if (this.closed) return Promise.reject(new Error("The OCR engine is closed."));
     clearTimeout(this.idleTimer);
     return new Promise<OcrPage>((resolve, reject) => {
-      this.queue.push({ image, lean: known?.lean, resolve, reject });
+      this.queue.push({ image, lean: options.lean, owner: options.owner, resolve, reject });
       this.dispatch();
     });
   }
@@ -207,12 +249,13 @@ export abstract class PooledOcrEngine<W> implements OcrEngine {
       slot.worker ??= this.startWorker();
       const worker = await slot.worker;
       readingSince = performance.now();
+      const ceiling = this.limitsProcessorTime ? this.timeoutMs * WALL_PER_CPU : this.timeoutMs;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new OcrTimeoutError(this.timeoutMs)), this.timeoutMs);
+        timer = setTimeout(() => reject(new OcrTimeoutError(ceiling)), ceiling);
       });
       const page = job.lean === undefined ? readPgm(job.image) : null;
       const lean = job.lean ?? (page ? estimateLean(page) : 0);
-      const reading = readStraightened((rotation) => this.read(worker, job.image, rotation), lean);
+      const reading = readStraightened((rotation) => this.read(worker, job.image, rotation, job.owner), lean);
       const read = await Promise.race([reading, timeout, this.closing]);
       recognised("ok");
       job.resolve(read);

@@ -25,6 +25,8 @@ export interface ReadPageOptions {
    * for a rendered PDF page, points per rendered pixel (locators in PDF points).
    */
   unitsPerPixel?: number;
+  /** The file the page is of: its turn with other files' work (see RecognizeOptions). */
+  owner?: string | undefined;
 }
 
 /** How much to scale a page whose lines stand `height` px tall so that they stand about 32 px. */
@@ -57,7 +59,7 @@ export async function readPage(
   };
   let prepared =
     (expected !== null && expected < SMALL_LINE_PX && (await larger(upscaleFor(expected)))) || asItIs;
-  let read = await engine.recognize(prepared.pgm, { lean });
+  let read = await engine.recognize(prepared.pgm, { lean, owner: options.owner });
   if (prepared === asItIs) {
     const height = medianLineHeight(read, passageOptions.minConfidence);
     const small = height !== null && height < SMALL_LINE_PX;
@@ -67,7 +69,7 @@ export async function readPage(
     const again = small || tiny ? await larger(small && height ? upscaleFor(height) : 2) : null;
     if (again) {
       prepared = again;
-      read = await engine.recognize(prepared.pgm, { lean });
+      read = await engine.recognize(prepared.pgm, { lean, owner: options.owner });
     }
   }
   const unitsPerPixel = options.unitsPerPixel ?? 1;

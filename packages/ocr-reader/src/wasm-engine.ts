@@ -79,6 +79,7 @@ export class WasmOcrEngine extends PooledOcrEngine<Worker> {
     await worker.terminate();
   }
 
+  // Threads of this process: no processor time of their own to limit, nor a child for the CPU slots.
   protected async read(worker: Worker, image: Buffer, rotation: number): Promise<RecognisedLine[]> {
     let result;
     try {

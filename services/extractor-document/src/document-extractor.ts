@@ -73,11 +73,13 @@ async function* readOfficeDocument(
   // meanwhile is never cleared by anyone else).
   const renditionKey = renditionBlobKey(file.userId, file.fileId);
   await readers.blobs.put(renditionKey, Readable.from([pdf]));
+  const { scans } = readers;
   try {
     const pageCount = yield* readers.pool.extract(
       new Uint8Array(pdf.buffer, pdf.byteOffset, pdf.byteLength),
       (page, pages) => progress(CONVERSION_SHARE + (1 - CONVERSION_SHARE) * (page / pages)),
-      readers.scans,
+      // Its scanned pages take their turn with other files' work as this file's.
+      scans && { ...scans, read: (scan) => scans.read(scan, file.fileId) },
     );
     return { pageCount };
   } catch (err) {

@@ -36,8 +36,9 @@ export async function startExtractorImageModule(deps: ExtractorImageDeps): Promi
       engines: { ocr: deps.engine.kind },
     },
     // An image that cannot be read throws ImageReadError or OcrTimeoutError: FileRejectedErrors.
-    async function* (data, progress) {
+    async function* (data, progress, { fileId }) {
       const pageCount = yield* extractImage(data, deps.engine, {
+        owner: fileId,
         limits: deps.limits,
         passages: deps.passages,
         onPage: (page, pageCount) => progress(page / pageCount),

@@ -32,7 +32,8 @@ export interface ScanReader {
   maxPixels: number;
   /** Pages read at once (the OCR engine's recognisers); the worker draws at most this far ahead. */
   window: number;
-  read(scan: ScannedPage): Promise<ExtractedPassage[]>;
+  /** `owner`: the file the page is of, whose turn its OCR takes with other files' work. */
+  read(scan: ScannedPage, owner?: string): Promise<ExtractedPassage[]>;
 }
 
 /**

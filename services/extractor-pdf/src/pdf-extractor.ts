@@ -28,11 +28,12 @@ export function scanReader(options: ScannedPageOptions): ScanReader {
     dpi: options.dpi,
     maxPixels: options.maxPixels,
     window: options.engine.workers,
-    async read(scan: ScannedPage): Promise<ExtractedPassage[]> {
+    async read(scan: ScannedPage, owner?: string): Promise<ExtractedPassage[]> {
       try {
         const image = await openImage(scan);
         return await readPage(options.engine, (upscale) => image.page(1, upscale), scan.page, {
           unitsPerPixel: scan.pointsPerPixel,
+          owner,
           ...(options.passages ? { passages: options.passages } : {}),
         });
       } catch (err) {
@@ -61,7 +62,7 @@ export function pdfExtractionJob(
     const pageCount = yield* pool.extract(
       new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
       (page, pageCount) => progress(page / pageCount),
-      reader,
+      reader && { ...reader, read: (scan) => reader.read(scan, fileId) },
       (reason) => deps.logger.info({ fileId, reason }, "Poppler could not read this PDF; pdf.js read it"),
     );
     return { pageCount };

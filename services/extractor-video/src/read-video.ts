@@ -66,7 +66,7 @@ export async function* readVideo(
           screen.see(frame.timeS, last.lines);
           continue;
         }
-        const read = await options.engine.recognize(frame.pgm);
+        const read = await options.engine.recognize(frame.pgm, { owner: options.owner });
         const geometry = {
           scale: 1,
           width: frame.width,

@@ -62,7 +62,7 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
       monthlyUploadQuota: deps.monthlyUploadQuota,
       previewLinks,
       observer: deps.observer,
-      processingRequested: () => relay.wake(),
+      relay,
     },
     deps.logger,
   );

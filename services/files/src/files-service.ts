@@ -23,6 +23,7 @@ import type { FileListOptions, FileListPage, FilesApi, PreviewLink, UploadInput 
 import { previewContentType, renditionName, SignedPreviewLinks, type PreviewLinks } from "./preview-links.ts";
 import { publishFileEvent } from "./file-events.ts";
 import type { PreviewGrant, PreviewTokens } from "./preview-tokens.ts";
+import type { OutboxRelay } from "./outbox-relay.ts";
 import type { FilesObserver } from "./status-consumer.ts";
 import { sniffKind, SNIFF_BYTES } from "./sniff-kind.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
@@ -40,10 +41,10 @@ export interface FilesServiceOptions {
   /** Told of accepted uploads (metrics). */
   observer?: FilesObserver | undefined;
   /**
-   * Called when an upload's processing request is due (its request completed): the outbox relay
-   * publishes it now rather than at its next look.
+   * Hands the outbox to the bus: publishes an upload's processing request as soon as its request
+   * completes (OutboxRelay). Without it, the request waits for a relay to find it due.
    */
-  processingRequested?: (() => void) | undefined;
+  relay?: Pick<OutboxRelay, "leaseUntil" | "publishClaimed"> | undefined;
   /** See UPLOAD_HOLD_MS (its default). */
   uploadHoldMs?: number | undefined;
 }
@@ -197,15 +198,18 @@ export class FilesService implements FilesApi {
   }
 
   /**
-   * The upload's request completed: its processing request, stored with the file, is due now, and
-   * the outbox relay publishes it (again after a failure, from any files process). A file already
-   * moving (announced before, or picked up by the stall sweep) is left alone.
+   * The upload's request completed: its processing request, stored with the file, is claimed and
+   * published now; one the bus refuses is published by an outbox relay (of any files process) once
+   * its claim lapses. A file already moving (announced before, or picked up by the stall sweep) is
+   * left alone.
    */
   async announceUpload(user: User, fileId: string): Promise<void> {
     const record = await this.record(user.id, fileId);
     if (record.status !== "pending") return;
     this.options.observer?.uploadAccepted(record.fileType);
-    if ((await this.store.releaseFileOutbox(record.id)) > 0) this.options.processingRequested?.();
+    const { relay } = this.options;
+    if (!relay) return;
+    await relay.publishClaimed(await this.store.claimFileOutbox(record.id, relay.leaseUntil()));
   }
 
   /**

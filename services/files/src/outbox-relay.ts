@@ -4,7 +4,10 @@ import type { OutboxEntry, OutboxStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 
 export interface OutboxRelayOptions {
-  /** How often due entries are looked for, besides each wake(): what a process that died left. */
+  /**
+   * How often due entries are looked for: what a process that died left, what the bus refused, an
+   * upload whose request never completed.
+   */
   pollMs: number;
   /**
    * How long a claimed entry is left to its relay before another may publish it (its publication
@@ -24,7 +27,8 @@ const isTopic = (topic: string): topic is Topic => Object.hasOwn(MessageSchemas,
  * is claimed before it is published and removed once the bus has it, so an entry whose process
  * died, or that the bus refused, is published again by whichever relay looks next. A message may
  * thus be published twice (it was published, and its removal was lost); every consumer is
- * idempotent. Passes never overlap; wake() asks for one now (an entry was just released).
+ * idempotent. Passes never overlap. An upload's own process publishes its entry as soon as the
+ * request completes (publishClaimed): the relay is for what that process could not.
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -48,7 +52,7 @@ export class OutboxRelay {
   }
 
   /** Runs a pass now, or right after the one under way. */
-  wake(): void {
+  private wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -86,11 +90,31 @@ export class OutboxRelay {
     const now = Date.now();
     const entries = await this.store.claimDueOutboxEntries(
       new Date(now).toISOString(),
-      new Date(now + this.options.leaseMs).toISOString(),
+      this.leaseUntil(now),
       this.options.batch,
     );
     for (const entry of entries) await this.publish(entry);
     return entries.length;
+  }
+
+  /** When an entry claimed now is due again if it was not published. */
+  leaseUntil(now = Date.now()): string {
+    return new Date(now + this.options.leaseMs).toISOString();
+  }
+
+  /**
+   * Publishes entries claimed by their own process (an upload's, when its request completes) and
+   * removes them; one the bus refuses is published by a relay once its lease is over. Never throws.
+   */
+  async publishClaimed(entries: readonly OutboxEntry[]): Promise<void> {
+    for (const entry of entries) {
+      try {
+        await this.publish(entry);
+      } catch (err) {
+        // Published, but not removed (the database is away): a relay publishes it again later.
+        this.logger.warn({ err, fileId: entry.fileId }, "could not remove a published outbox entry");
+      }
+    }
   }
 
   private async publish(entry: OutboxEntry): Promise<void> {

@@ -54,7 +54,7 @@ beforeAll(async () => {
     {
       maxUploadBytes: MAX_UPLOAD_BYTES,
       monthlyUploadQuota: { free: FREE_QUOTA, pro: 0, enterprise: 0 },
-      processingRequested: () => relay.wake(),
+      relay,
     },
     logger,
   );

@@ -68,7 +68,7 @@ function filesProcess(options: { relayOn?: Bus; failures?: string[]; start?: boo
     {
       maxUploadBytes: 1 << 20,
       monthlyUploadQuota: { free: 100, pro: 0, enterprise: 0 },
-      processingRequested: () => relay.wake(),
+      relay,
       uploadHoldMs: HOLD_MS,
     },
     logger,
