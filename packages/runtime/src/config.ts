@@ -87,9 +87,9 @@ const Settings = z.object({
   }),
   extractConcurrency: integer("LOCUS_EXTRACT_CONCURRENCY", 2, [1, 64], "Files one process extracts at once."),
   /**
-   * CPU-heavy child processes (the speech recogniser, OCR, Poppler's tools, LibreOffice) a process
-   * runs at once, whatever its extractors: taken in turn by the files in hand, so a short file is
-   * not stuck behind a long one's pages.
+   * CPU-heavy child processes (the speech recogniser, the tesseract command) a process runs at
+   * once, whatever its extractors: taken in turn by the files in hand, so a short file is not stuck
+   * behind a long one's pages.
    */
   cpuSlots: integer(
     "LOCUS_CPU_SLOTS",
@@ -163,7 +163,12 @@ const Settings = z.object({
       [1, 64],
       "Images read at once by the image and PDF extractors of a process.",
     ),
-    timeoutMs: integer("LOCUS_OCR_TIMEOUT_MS", 120_000, [100], "Time limit of one image or page."),
+    timeoutMs: integer(
+      "LOCUS_OCR_TIMEOUT_MS",
+      120_000,
+      [100],
+      "Processor time one image or page may use (wall-clock time for tesseract.js).",
+    ),
     /** Lines read with less confidence than this (0–1) are dropped as noise. */
     minConfidence: integer(
       "LOCUS_OCR_MIN_CONFIDENCE",
