@@ -126,6 +126,7 @@ export class Infrastructure {
       ...(documents.sofficePath ? { sofficePath: documents.sofficePath } : {}),
       timeoutMs: documents.convertTimeoutMs,
       memoryMb: documents.convertMemoryMb,
+      cpu: this.cpuSlots(),
     });
     return this.converter;
   }

@@ -32,8 +32,8 @@ export type {
 } from "./webhook-store.ts";
 
 /**
- * Users, sessions, API keys, file records (with the outbox of their messages) and usage: one port per aggregate, for consumers that
- * need only some of them, and this whole store with its lifecycle. Embedded: SQLite; split:
+ * Users, sessions, API keys, file records (and the outbox of their messages) and usage: one port
+ * per aggregate, for consumers that need only some of them, and this whole store with its lifecycle. Embedded: SQLite; split:
  * Postgres. Both through one Kysely data layer and one set of migrations.
  */
 export interface MetadataStore

@@ -99,11 +99,14 @@ export class OcrTimeoutError extends FileRejectedError {
     readonly timeoutMs: number,
     measured: "processor" | "wall" = "wall",
   ) {
+    // Whole seconds, but a tenth under ten (a limit set in milliseconds must not read "0 s").
+    const s = timeoutMs / 1000;
+    const seconds = s >= 10 ? Math.round(s) : Number(s.toFixed(1));
     super(
       "ocr_timeout",
       measured === "processor"
-        ? `Reading the text of one image used more than ${Math.round(timeoutMs / 1000)} s of processor time.`
-        : `Reading the text of one image took longer than ${Math.round(timeoutMs / 1000)} s.`,
+        ? `Reading the text of one image used more than ${seconds} s of processor time.`
+        : `Reading the text of one image took longer than ${seconds} s.`,
     );
     this.name = "OcrTimeoutError";
   }

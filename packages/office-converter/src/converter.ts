@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { FileRejectedError } from "@locus/contracts";
+import { limitChild, procCpuAvailable, UNLIMITED, type CpuSlots } from "@locus/cpu-scheduler";
 import type { OfficeFormat } from "./inspect.ts";
 
 /** The Debian packages LibreOffice is converted with (what .ci/packages.sh installs). */
@@ -25,8 +26,15 @@ export const DEFAULT_OFFICE_MEMORY_MB = 4096;
 export interface OfficeConverterOptions {
   /** Default: soffice found on PATH, else /usr/lib/libreoffice/program/soffice. */
   sofficePath?: string;
-  /** The whole conversion; the process group is killed at the end -> conversion_timeout. */
+  /**
+   * Processor time the whole conversion may use (LibreOffice's process tree, read from /proc; time
+   * spent waiting for a core does not count), with a wall-clock ceiling ten times as long for a
+   * hang; wall-clock time where /proc cannot be read. Past it the process group is killed ->
+   * conversion_timeout.
+   */
   timeoutMs: number;
+  /** Where conversions take their turn with the process's other CPU-heavy work (UNLIMITED: at once). */
+  cpu?: CpuSlots | undefined;
   /** Address-space limit of the LibreOffice process (see DEFAULT_OFFICE_MEMORY_MB) -> conversion_failed when hit. */
   memoryMb: number;
   /** Where temporary profiles and files go (default os.tmpdir()). */
@@ -122,10 +130,14 @@ const unavailable = (reason: string) =>
     `Office documents cannot be converted to PDF here: ${reason} Until an administrator does, save the document as PDF and upload that.`,
   );
 
+/** The wall-clock ceiling of a conversion, as a multiple of its processor budget (see timeoutMs). */
+const WALL_PER_CPU = 10;
+
 interface Run {
   code: number | null;
   signal: NodeJS.Signals | null;
-  timedOut: boolean;
+  /** Stopped for its time limit: processor time used, or wall-clock time passed (a hang). */
+  timedOut: "processor" | "wall" | false;
   /** Its standard output and error, the first 16 KB. */
   output: string;
 }
@@ -206,7 +218,7 @@ export class OfficeConverter {
    * Converts in a separate LibreOffice process: its own fresh profile directory (deleted after),
    * macros never run, no network access, the time and memory limits of the options.
    */
-  async convertToPdf(bytes: Uint8Array, format: OfficeFormat): Promise<Buffer> {
+  async convertToPdf(bytes: Uint8Array, format: OfficeFormat, owner = ""): Promise<Buffer> {
     const checked = await this.check();
     if (!checked.ok) throw unavailable(checked.reason);
     const scratch = await this.scratchDir();
@@ -214,15 +226,22 @@ export class OfficeConverter {
       const input = join(scratch, `document.${format}`);
       const outDir = join(scratch, "out");
       await writeFile(input, bytes, { mode: 0o600 });
-      const run = await this.run(
-        [`--convert-to`, `pdf:${EXPORT_FILTER[format]}`, "--outdir", outDir, input],
-        scratch,
-        this.options.timeoutMs,
+      const run = await (this.options.cpu ?? UNLIMITED).run(owner, () =>
+        this.run(
+          [`--convert-to`, `pdf:${EXPORT_FILTER[format]}`, "--outdir", outDir, input],
+          scratch,
+          this.options.timeoutMs,
+        ),
       );
       if (run.timedOut) {
+        const seconds = Math.round(this.options.timeoutMs / 1000);
+        const what =
+          run.timedOut === "processor"
+            ? `used more than ${seconds} seconds of processor time`
+            : `took longer than ${seconds * (procCpuAvailable() ? WALL_PER_CPU : 1)} seconds`;
         throw new FileRejectedError(
           "conversion_timeout",
-          `Converting this document to PDF took longer than ${Math.round(this.options.timeoutMs / 1000)} seconds and was stopped. Save it as PDF yourself and upload that, or split it into smaller documents.`,
+          `Converting this document to PDF ${what} and was stopped. Save it as PDF yourself and upload that, or split it into smaller documents.`,
         );
       }
       const pdf = await readFile(join(outDir, "document.pdf")).catch(() => undefined);
@@ -251,8 +270,9 @@ export class OfficeConverter {
   }
 
   /**
-   * Runs soffice in its own process group (so that the timeout kills LibreOffice's oosplash and
-   * soffice.bin together), inside the network namespace when there is one, under the memory limit.
+   * Runs soffice in its own process group (so that the time limit kills LibreOffice's oosplash and
+   * soffice.bin together), inside the network namespace when there is one, under the memory limit,
+   * and `timeoutMs` of processor time (see OfficeConverterOptions.timeoutMs).
    */
   private run(args: string[], scratch: string, timeoutMs: number): Promise<Run> {
     const prefix = this.isolation?.prefix ?? [];
@@ -284,7 +304,7 @@ export class OfficeConverter {
       };
       child.stdout.on("data", collect);
       child.stderr.on("data", collect);
-      let timedOut = false;
+      let timedOut: Run["timedOut"] = false;
       const killGroup = () => {
         try {
           if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -292,15 +312,22 @@ export class OfficeConverter {
           // The group has already ended.
         }
       };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
+      const measured = procCpuAvailable();
+      const limit = limitChild(child, { cpuMs: measured ? timeoutMs : Infinity, wallMs: Infinity });
+      const timer = setTimeout(
+        () => {
+          timedOut = "wall";
+          killGroup();
+        },
+        measured ? timeoutMs * WALL_PER_CPU : timeoutMs,
+      );
       let finished = false;
       const finish = (code: number | null, signal: NodeJS.Signals | null) => {
         if (finished) return;
         finished = true;
         clearTimeout(timer);
+        limit.dispose();
+        if (limit.stoppedFor() === "cpu") timedOut = "processor";
         // Whatever LibreOffice left in its group (a soffice.bin outliving oosplash) ends with it.
         // (With none left the kill finds no group: a group's id is reused only once no member lives
         // and the pid space has wrapped around.)

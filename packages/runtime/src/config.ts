@@ -87,8 +87,8 @@ const Settings = z.object({
   }),
   extractConcurrency: integer("LOCUS_EXTRACT_CONCURRENCY", 2, [1, 64], "Files one process extracts at once."),
   /**
-   * CPU-heavy child processes (the speech recogniser, the tesseract command) a process runs at
-   * once, whatever its extractors: taken in turn by the files in hand, so a short file is not stuck
+   * CPU-heavy child processes (the speech recogniser, the tesseract command, LibreOffice) a process
+   * runs at once, whatever its extractors: taken in turn by the files in hand, so a short file is not stuck
    * behind a long one's pages.
    */
   cpuSlots: integer(
@@ -218,7 +218,7 @@ const Settings = z.object({
       "LOCUS_CONVERT_TIMEOUT_MS",
       120_000,
       [1000],
-      "Time limit of one office document's conversion to PDF.",
+      "Processor time one office document's conversion to PDF may use.",
     ),
     convertMemoryMb: integer(
       "LOCUS_CONVERT_MEMORY_MB",

@@ -66,7 +66,7 @@ async function* readOfficeDocument(
         "them under Tools > Macros) and upload that.",
     );
   }
-  const pdf = await readers.converter.convertToPdf(data, inspection.format);
+  const pdf = await readers.converter.convertToPdf(data, inspection.format, file.fileId);
   progress(CONVERSION_SHARE);
   // Stored before its pages are read, so a preview of a ready file always finds it; removed again
   // when they cannot be read: a failed file keeps nothing derived from it (and one deleted

@@ -11,7 +11,7 @@ import {
   uploadedTopic,
   type FilePassagesDto,
   type FileRecordDto,
-  type MessageOf,
+  type FileUploaded,
 } from "@locus/contracts";
 import { BlobNotFoundError, readExtraction, type BlobStore, type ByteRange } from "@locus/blob-store";
 import { abandonFile, type Bus } from "@locus/bus";
@@ -69,7 +69,7 @@ export interface PreviewContent {
 }
 
 /** The message that asks the extractors of the file's kind to extract it. */
-export const processingRequest = (record: FileRecord): MessageOf<"file.uploaded.pdf"> => ({
+export const processingRequest = (record: FileRecord): FileUploaded => ({
   fileId: record.id,
   userId: record.userId,
   kind: record.fileType,
