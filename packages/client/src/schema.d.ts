@@ -304,7 +304,7 @@ export interface components {
             metadata: {
                 [key: string]: string | number | boolean | string[];
             };
-            /** @description Why processing failed, when status is `failed`. Codes: `pdf_corrupt`, `pdf_encrypted`, `pdf_timeout`, `pdf_too_complex`, `image_corrupt`, `image_too_large`, `image_unsupported`, `ocr_timeout`, `media_corrupt`, `media_truncated`, `media_too_long`, `media_no_audio`, `media_unsupported`, `speech_engine_unavailable`, `speech_incomplete`, `document_corrupt`, `document_encrypted`, `document_too_large`, `document_macros`, `converter_unavailable`, `conversion_failed`, `conversion_timeout`, `text_too_large`, `file_missing`, `extraction_failed`, `indexing_failed`, `processing_abandoned`. */
+            /** @description Why processing failed, when status is `failed`. Codes: `pdf_corrupt`, `pdf_encrypted`, `pdf_timeout`, `pdf_too_complex`, `image_corrupt`, `image_too_large`, `image_unsupported`, `ocr_timeout`, `media_corrupt`, `media_truncated`, `media_too_long`, `media_no_audio`, `media_unsupported`, `media_timeout`, `speech_engine_unavailable`, `speech_incomplete`, `document_corrupt`, `document_encrypted`, `document_too_large`, `document_macros`, `converter_unavailable`, `conversion_failed`, `conversion_timeout`, `text_too_large`, `file_missing`, `extraction_failed`, `indexing_failed`, `processing_abandoned`. */
             error: {
                 code: string;
                 message: string;

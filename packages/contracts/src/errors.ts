@@ -39,6 +39,7 @@ export const FileFailureCodes = [
   "media_too_long",
   "media_no_audio",
   "media_unsupported",
+  "media_timeout",
   "speech_engine_unavailable",
   "speech_incomplete",
   "document_corrupt",

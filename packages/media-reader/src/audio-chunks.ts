@@ -1,4 +1,4 @@
-import { ffmpegStream } from "./ffmpeg.ts";
+import { ffmpegStream, type FfmpegLimits } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
 import { inputArgs, type MediaInput } from "./media-input.ts";
 
@@ -45,23 +45,17 @@ function frameRms(pcm: Buffer, offset: number): number {
  * Decodes a recording's sound with ffmpeg, streamed to 16 kHz mono PCM, and cuts it into chunks
  * at pauses (at least `targetS` long, at most `maxS`), so that a long recording is transcribed a
  * piece at a time with bounded memory. Returns the decoded length in seconds. Throws
- * MediaReadError when ffmpeg cannot decode the file.
+ * MediaReadError when ffmpeg cannot decode the file, or cannot within `limits` (see decodeLimits).
  */
 export async function* audioChunks(
   input: MediaInput,
+  limits: FfmpegLimits,
   options: ChunkOptions = DEFAULT_CHUNK_OPTIONS,
 ): AsyncGenerator<AudioChunk, number> {
-  const ffmpeg = ffmpegStream([
-    ...inputArgs(input),
-    "-vn",
-    "-ac",
-    "1",
-    "-ar",
-    String(SAMPLE_RATE),
-    "-f",
-    "s16le",
-    "pipe:1",
-  ]);
+  const ffmpeg = ffmpegStream(
+    [...inputArgs(input), "-vn", "-ac", "1", "-ar", String(SAMPLE_RATE), "-f", "s16le", "pipe:1"],
+    limits,
+  );
   const pauseFrames = Math.max(1, Math.round((options.minPauseS * 1000) / 20));
   let parts: Buffer[] = [];
   let length = 0;
@@ -82,7 +76,7 @@ export async function* audioChunks(
 
   let finished = false;
   try {
-    for await (const data of ffmpeg.stdout as AsyncIterable<Buffer>) {
+    for await (const data of ffmpeg.output()) {
       // Whole frames only; the rest waits for the next piece of output.
       const buffer = carry.length > 0 ? Buffer.concat([carry, data]) : data;
       const whole = buffer.length - (buffer.length % FRAME_BYTES);
@@ -102,7 +96,13 @@ export async function* audioChunks(
       parts.push(carry);
       length += carry.length;
     }
-    const { code, stderr } = await ffmpeg.done;
+    const { code, stderr, stopped } = await ffmpeg.done;
+    if (stopped) {
+      throw new MediaReadError(
+        "media_timeout",
+        `Decoding the recording's sound ${stopped}; the file may be damaged or built to stall readers.`,
+      );
+    }
     if (code !== 0) {
       throw new MediaReadError(
         "media_corrupt",

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { dirname, join } from "node:path";
-import type { Readable } from "node:stream";
 import { createRequire } from "node:module";
+import { limitChild } from "@locus/cpu-scheduler";
 
 const load = createRequire(import.meta.url);
 
@@ -105,56 +105,39 @@ export interface FfmpegRun {
   code: number | null;
   /** The end of what ffmpeg said on stderr: its errors. */
   stderr: string;
+  /** Why its limits stopped it, as a sentence ("used 12 s of processor time, …"); else undefined. */
+  stopped?: string | undefined;
+}
+
+/**
+ * What one run of ffmpeg or ffprobe may use. Processor time, not wall-clock time, is the budget: on
+ * a busy machine a run waits for a core without being stopped for it (#35).
+ */
+export interface FfmpegLimits {
+  /** Processor time of the run, in milliseconds: past it, the file is too costly to read. */
+  cpuMs: number;
+  /**
+   * A ceiling for a hang (a hang uses no processor time), in milliseconds: for ffprobe, the whole
+   * run; for a stream, the longest its reader waits for the next piece of output, since the reader's
+   * own pace (a recogniser working through each chunk) is not ffmpeg's.
+   */
+  hangMs: number;
 }
 
 /** Keeps the last part of ffmpeg's talk: enough for its errors, bounded for long files. */
 const STDERR_KEEP = 64 * 1024;
 
 /**
- * Runs ffmpeg with `args`; `onStdout` takes its output as it comes (the caller applies back-pressure
- * by returning a promise). Resolves when ffmpeg exits; never rejects for a non-zero exit (the caller
- * decides what that means), only when ffmpeg cannot be started at all.
- */
-export function runFfmpeg(
-  args: readonly string[],
-  options: { onStdout?: (chunk: Buffer) => Promise<void> | void; signal?: AbortSignal } = {},
-): Promise<FfmpegRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffmpegPath(), ["-hide_banner", "-nostdin", ...args], {
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (text: string) => {
-      stderr = (stderr + text).slice(-STDERR_KEEP);
-    });
-    child.stdout.on("data", (chunk: Buffer) => {
-      const pending = options.onStdout?.(chunk);
-      if (pending instanceof Promise) {
-        // Back-pressure: ffmpeg blocks on a full pipe while the caller works through a chunk.
-        child.stdout.pause();
-        pending.then(
-          () => child.stdout.resume(),
-          (err: unknown) => {
-            child.kill("SIGKILL");
-            reject(err instanceof Error ? err : new Error(String(err)));
-          },
-        );
-      }
-    });
-    child.once("error", (err) => reject(err));
-    child.once("close", (code) => resolve({ code, stderr }));
-  });
-}
-
-/**
  * Starts ffmpeg with its output as a stream: reading it at your own pace holds ffmpeg back (a full
  * pipe blocks it), so memory stays flat whatever the length of the input. `done` resolves when
- * ffmpeg exits; `stop` ends it early.
+ * ffmpeg exits (with `stopped` set when its limits ended it); `stop` ends it early.
  */
-export function ffmpegStream(args: readonly string[]): {
-  stdout: Readable;
+export function ffmpegStream(
+  args: readonly string[],
+  limits: FfmpegLimits,
+): {
+  /** ffmpeg's output as it comes; a wait for the next piece longer than `limits.hangMs` stops it. */
+  output: () => AsyncGenerator<Buffer>;
   done: Promise<FfmpegRun>;
   stop: () => void;
   /** Also hands what ffmpeg says on stderr, as it comes, to `listener`. */
@@ -164,6 +147,8 @@ export function ffmpegStream(args: readonly string[]): {
   const child = spawn(ffmpegPath(), ["-hide_banner", "-nostdin", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const limit = limitChild(child, { cpuMs: limits.cpuMs, wallMs: Infinity });
+  let hung = false;
   let stderr = "";
   let exited = false;
   child.stderr.setEncoding("utf8");
@@ -173,23 +158,49 @@ export function ffmpegStream(args: readonly string[]): {
   const done = new Promise<FfmpegRun>((resolve, reject) => {
     child.once("error", (err) => {
       exited = true;
+      limit.dispose();
       reject(err);
     });
     child.once("close", (code) => {
       exited = true;
-      resolve({ code, stderr });
+      limit.dispose();
+      const stopped = hung
+        ? `gave no output for ${Math.round(limits.hangMs / 1000)} s (a hang)`
+        : limit.stopDescription();
+      resolve({ code, stderr, stopped });
     });
   });
   // An early failure (no binary) surfaces through `done`; reading the stream then just ends.
   done.catch(() => undefined);
+  async function* output(): AsyncGenerator<Buffer> {
+    const pieces = (child.stdout as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    for (;;) {
+      // Only the wait for output counts: while the caller works on a piece, ffmpeg waits for it.
+      const watchdog = setTimeout(() => {
+        hung = true;
+        child.kill("SIGKILL");
+      }, limits.hangMs);
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await pieces.next();
+      } finally {
+        clearTimeout(watchdog);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  }
   return {
-    stdout: child.stdout,
+    output,
     done,
     stop: () => child.kill("SIGKILL"),
     onStderr: (listener) => child.stderr.on("data", listener),
     exited: () => exited,
   };
 }
+
+/** What ffprobe may use: it reads headers, in tens of milliseconds on an ordinary file. */
+const FFPROBE_LIMITS: FfmpegLimits = { cpuMs: 10_000, hangMs: 100_000 };
 
 /** ffprobe's JSON is a few KB a stream; more than this is no recording Locus reads. */
 const FFPROBE_OUTPUT_LIMIT = 4 * 1024 * 1024;
@@ -206,6 +217,7 @@ export function runFfprobe(args: readonly string[]): Promise<FfmpegRun & { stdou
       ["-hide_banner", "-v", "error", "-print_format", "json", "-show_format", "-show_streams", ...args],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
+    const limit = limitChild(child, { cpuMs: FFPROBE_LIMITS.cpuMs, wallMs: FFPROBE_LIMITS.hangMs });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");
@@ -217,7 +229,13 @@ export function runFfprobe(args: readonly string[]): Promise<FfmpegRun & { stdou
     child.stderr.on("data", (text: string) => {
       stderr = (stderr + text).slice(-STDERR_KEEP);
     });
-    child.once("error", (err) => reject(err));
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
+    child.once("error", (err) => {
+      limit.dispose();
+      reject(err);
+    });
+    child.once("close", (code) => {
+      limit.dispose();
+      resolve({ code, stdout, stderr, stopped: limit.stopDescription() });
+    });
   });
 }

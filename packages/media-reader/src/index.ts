@@ -13,13 +13,14 @@ export {
   ffmpegStream,
   ffmpegVersion,
   ffprobePath,
-  runFfmpeg,
   runFfprobe,
   SYSTEM_FFMPEG_PATH,
   useFfmpeg,
   type FfmpegChoice,
+  type FfmpegLimits,
   type FfmpegRun,
 } from "./ffmpeg.ts";
+export { decodeLimits } from "./decode-limits.ts";
 export {
   inputArgs,
   mediaInput,

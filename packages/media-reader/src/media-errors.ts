@@ -6,6 +6,7 @@ export type MediaErrorCode =
   | "media_too_long"
   | "media_no_audio"
   | "media_unsupported"
+  | "media_timeout"
   | "speech_incomplete";
 
 /** Why a recording cannot be read, in words a person can act on; retrying will not help. */

@@ -22,7 +22,13 @@ interface ProbeReport {
  * open is corrupt.
  */
 export async function probeMedia(input: MediaInput): Promise<MediaInfo> {
-  const { code, stdout, stderr } = await runFfprobe(inputArgs(input));
+  const { code, stdout, stderr, stopped } = await runFfprobe(inputArgs(input));
+  if (stopped) {
+    throw new MediaReadError(
+      "media_timeout",
+      `Reading what the recording declares ${stopped}; the file may be damaged or built to stall readers.`,
+    );
+  }
   const report = code === 0 ? reportOf(stdout) : undefined;
   if (!report?.format) {
     throw new MediaReadError("media_corrupt", "The recording is damaged or not a format Locus can decode.", {

@@ -7,6 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type { ExtractedPassage } from "@locus/contracts";
 import { SpeechEngineError, type SpeechSegment, type SpeechToText } from "@locus/speech-to-text";
 import { audioChunks, DEFAULT_CHUNK_OPTIONS, type ChunkOptions } from "./audio-chunks.ts";
+import { decodeLimits } from "./decode-limits.ts";
 import { MediaReadError } from "./media-errors.ts";
 import { mediaInput, refuseReferenceLists, refuseReferenceListsIn, type MediaInput } from "./media-input.ts";
 import { probeMedia, type MediaInfo } from "./probe.ts";
@@ -100,7 +101,11 @@ export async function* transcribeSound(
   options: TranscribeOptions,
   progress: (done: number) => void,
 ): AsyncGenerator<ExtractedPassage, number> {
-  const chunks = audioChunks(input, options.chunks ?? DEFAULT_CHUNK_OPTIONS);
+  const chunks = audioChunks(
+    input,
+    decodeLimits("sound", info.durationS ?? options.maxDurationS),
+    options.chunks ?? DEFAULT_CHUNK_OPTIONS,
+  );
   // One builder for the whole recording: passages overlap across chunk boundaries too.
   const passages = new SpeechPassages();
   let decodedS: number;

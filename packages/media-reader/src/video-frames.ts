@@ -1,4 +1,4 @@
-import { ffmpegStream } from "./ffmpeg.ts";
+import { ffmpegStream, type FfmpegLimits } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
 import { inputArgs, type MediaInput } from "./media-input.ts";
 
@@ -51,10 +51,13 @@ function takePgm(
 /**
  * The frames of a video worth reading: the first, each one that starts a new scene, and one every
  * `floorS` seconds at least, in grey, with their times. ffmpeg picks them (select + showinfo for
- * the times) and streams them; the caller's pace holds ffmpeg back, so memory stays flat.
+ * the times) and streams them; the caller's pace holds ffmpeg back, so memory stays flat. Throws
+ * MediaReadError when ffmpeg cannot decode the pictures, or cannot within `limits` (see
+ * decodeLimits).
  */
 export async function* videoFrames(
   input: MediaInput,
+  limits: FfmpegLimits,
   options: FrameOptions = DEFAULT_FRAME_OPTIONS,
 ): AsyncGenerator<VideoFrame> {
   // The first frame; a scene change, unless one was taken less than minGapS ago (a moving picture
@@ -64,19 +67,22 @@ export async function* videoFrames(
     `+gt(scene,${options.sceneThreshold})*gte(t-prev_selected_t,${options.minGapS})` +
     `+gte(t-prev_selected_t,${options.floorS})'`;
   const filters = [select, "showinfo", `scale='min(${options.maxWidth},iw)':-2`, "format=gray"].join(",");
-  const ffmpeg = ffmpegStream([
-    ...inputArgs(input),
-    "-an",
-    "-vf",
-    filters,
-    "-vsync",
-    "vfr",
-    "-f",
-    "image2pipe",
-    "-c:v",
-    "pgm",
-    "pipe:1",
-  ]);
+  const ffmpeg = ffmpegStream(
+    [
+      ...inputArgs(input),
+      "-an",
+      "-vf",
+      filters,
+      "-vsync",
+      "vfr",
+      "-f",
+      "image2pipe",
+      "-c:v",
+      "pgm",
+      "pipe:1",
+    ],
+    limits,
+  );
   // showinfo writes each selected frame's time on stderr; frames come on stdout in the same order.
   const times: number[] = [];
   let seen = "";
@@ -93,7 +99,7 @@ export async function* videoFrames(
   let index = 0;
   let finished = false;
   try {
-    for await (const data of ffmpeg.stdout as AsyncIterable<Buffer>) {
+    for await (const data of ffmpeg.output()) {
       pending = pending.length > 0 ? Buffer.concat([pending, data]) : data;
       for (let next = takePgm(pending); next; next = takePgm(pending)) {
         pending = next.rest;
@@ -103,7 +109,13 @@ export async function* videoFrames(
         index += 1;
       }
     }
-    const { code, stderr } = await ffmpeg.done;
+    const { code, stderr, stopped } = await ffmpeg.done;
+    if (stopped) {
+      throw new MediaReadError(
+        "media_timeout",
+        `Decoding the video's pictures ${stopped}; the file may be damaged or built to stall readers.`,
+      );
+    }
     if (code !== 0) {
       throw new MediaReadError("media_corrupt", "The video is damaged or not a format Locus can decode.", {
         cause: new Error(stderr.split("\n").slice(-3).join(" ").trim()),

@@ -1,13 +1,17 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeAudio, recording, speak, type AudioFormat } from "@locus/testing";
 import {
   audioChunks,
+  decodeLimits,
+  ffmpegStream,
   MediaReadError,
   mediaInput,
   probeMedia,
   type AudioChunk,
+  type FfmpegLimits,
   type MediaInput,
 } from "../src/index.ts";
 
@@ -33,13 +37,19 @@ async function onDisk(name: string, data: Buffer, mimeType = "audio/wav"): Promi
   return input;
 }
 
-async function allChunks(input: MediaInput, options?: Parameters<typeof audioChunks>[1]) {
+async function allChunks(
+  input: MediaInput,
+  options?: Parameters<typeof audioChunks>[2],
+  { limits = decodeLimits("sound", 3600), readerMs = 0 }: { limits?: FfmpegLimits; readerMs?: number } = {},
+) {
   const chunks: AudioChunk[] = [];
-  const gen = audioChunks(input, options);
+  const gen = audioChunks(input, limits, options);
   for (;;) {
     const next = await gen.next();
     if (next.done) return { chunks, decodedS: next.value };
     chunks.push(next.value);
+    // The reader's own work on a chunk (a recogniser, a wait for a core), during which ffmpeg waits.
+    await new Promise((resolve) => setTimeout(resolve, readerMs));
   }
 }
 
@@ -107,6 +117,67 @@ describe("audioChunks (real ffmpeg: Debian's where installed, else the npm packa
     await expect(allChunks(path)).rejects.toBeInstanceOf(MediaReadError);
     await expect(probeMedia(path)).rejects.toMatchObject({ code: "media_corrupt" });
   });
+});
+
+describe("ffmpeg's limits: processor time and hangs, not the reader's pace (#35, real ffmpeg)", () => {
+  let minute: MediaInput;
+  beforeAll(async () => {
+    minute = await onDisk("minute.wav", await encodeTone(60));
+  });
+
+  it("lets a slow reader take far longer than the limits: ffmpeg waiting for it is neither working nor hung", async () => {
+    const started = Date.now();
+    const { chunks, decodedS } = await allChunks(
+      minute,
+      { targetS: 10, maxS: 10, minPauseS: 0.3, silenceRms: 400 },
+      { limits: { cpuMs: 2_000, hangMs: 1_000 }, readerMs: 700 },
+    );
+    expect(Date.now() - started).toBeGreaterThan(3_000);
+    expect(chunks).toHaveLength(6);
+    expect(decodedS).toBeCloseTo(60, 1);
+  });
+
+  it("fails a recording whose decoding uses more processor time than its budget (media_timeout)", async () => {
+    // ffmpeg's start alone uses more than a millisecond; the reader keeps it alive past a reading.
+    const failure = await allChunks(
+      minute,
+      { targetS: 10, maxS: 10, minPauseS: 0.3, silenceRms: 400 },
+      { limits: { cpuMs: 1, hangMs: 60_000 }, readerMs: 600 },
+    ).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(MediaReadError);
+    expect(failure).toMatchObject({
+      code: "media_timeout",
+      message: expect.stringMatching(
+        /^Decoding the recording's sound used [\d.]+ s of processor time, over its budget of 0 s/,
+      ),
+    });
+  });
+
+  it("stops ffmpeg when it leaves its reader waiting too long (a hang: a pipe nobody writes to)", async () => {
+    const fifo = join(dir, "never-written.wav");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    const failure = await allChunks(mediaInput(fifo, "audio/wav"), undefined, {
+      limits: { cpuMs: 60_000, hangMs: 1_000 },
+    }).catch((err: unknown) => err);
+    expect(failure).toMatchObject({
+      code: "media_timeout",
+      message: expect.stringMatching(/gave no output for 1 s \(a hang\)/),
+    });
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it("stops a stream that burns processor time, and says how much it used", async () => {
+    // A fractal drawn at full HD: seconds of processor time a frame.
+    const ffmpeg = ffmpegStream(
+      ["-f", "lavfi", "-i", "mandelbrot=size=1920x1080:rate=25", "-t", "600", "-f", "rawvideo", "pipe:1"],
+      { cpuMs: 1_500, hangMs: 60_000 },
+    );
+    for await (const piece of ffmpeg.output()) void piece;
+    const run = await ffmpeg.done;
+    expect(run.code).toBeNull();
+    expect(run.stopped).toMatch(/^used [\d.]+ s of processor time, over its budget of 1.5 s$/);
+  }, 30_000);
 });
 
 /** A steady tone with no pause in it, `seconds` long. */

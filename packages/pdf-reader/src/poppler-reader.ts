@@ -18,17 +18,39 @@ export interface PopplerTools {
   version: string;
   /**
    * Commands put before each tool so that the kernel bounds it whatever becomes of the thread that
-   * started it: coreutils' `timeout` (wall clock) and util-linux's `prlimit` (address space).
+   * started it: util-linux's `prlimit` (processor time and address space) and coreutils' `timeout`
+   * (wall clock, a ceiling for hangs).
    */
   bounds: { timeout?: string; prlimit?: string };
 }
 
 export interface PopplerLimits {
-  /** A tool running longer than this is killed. */
+  /**
+   * Processor time one tool may use, in seconds (pdftotext: for each 100 pages): past it the kernel
+   * stops the tool. Waiting for a core on a busy machine does not count; only the tool's own work
+   * does. pdfinfo and pdftoppm are also stopped after {@link HANG_FACTOR} times as long on the wall
+   * clock (a hang uses no processor time), and pdftotext after giving no page for that long while
+   * its reader waits for one (its reader, not the tool, sets its pace).
+   */
   maxSeconds: number;
   /** Address space of one tool process. */
   maxMemoryBytes: number;
 }
+
+/**
+ * How many times its processor-time budget a tool may take on the wall clock before it is taken
+ * for hung: enough for a machine whose cores are shared with many busy processes.
+ */
+const HANG_FACTOR = 10;
+
+/** Pages of pdftotext's output one {@link PopplerLimits.maxSeconds} of processor time is for. */
+const PAGES_PER_BUDGET = 100;
+
+/**
+ * Seconds between the processor-time limit's warning (SIGXCPU, which ends the tool and names the
+ * cause) and the kernel's SIGKILL, for a tool that would ignore the warning.
+ */
+const CPU_GRACE_SECONDS = 5;
 
 /** Why Poppler gave up on a file; the caller reads the rest with pdf.js, which says what is wrong. */
 export class PopplerError extends Error {
@@ -75,16 +97,42 @@ export function findPoppler(path = process.env.PATH ?? ""): PopplerTools | undef
   };
 }
 
+/** The bounds of one run of a tool. */
+interface RunBounds {
+  /** Processor time, in seconds. */
+  cpuSeconds: number;
+  /** Wall clock, in seconds; Infinity when the tool's pace is its reader's. */
+  wallSeconds: number;
+  memoryBytes: number;
+}
+
+/** The bounds of one run: `cpuSeconds` of processor time, {@link HANG_FACTOR} times that on the wall clock. */
+const boundsOf = (limits: PopplerLimits, cpuSeconds = limits.maxSeconds): RunBounds => ({
+  cpuSeconds,
+  wallSeconds: HANG_FACTOR * cpuSeconds,
+  memoryBytes: limits.maxMemoryBytes,
+});
+
 /** Runs a tool inside the kernel's bounds, the PDF on its standard input. */
-function run(tools: PopplerTools, limits: PopplerLimits, tool: string, args: string[], pdf: Uint8Array) {
+function run(tools: PopplerTools, bounds: RunBounds, tool: string, args: string[], pdf: Uint8Array) {
   let file = tool;
   let argv = args;
+  const cpu = Math.ceil(bounds.cpuSeconds);
   if (tools.bounds.prlimit) {
-    argv = [`--as=${Math.floor(limits.maxMemoryBytes)}`, "--", file, ...argv];
+    argv = [
+      `--as=${Math.floor(bounds.memoryBytes)}`,
+      // SIGXCPU at the budget (it ends the tool and says why), SIGKILL a little later.
+      `--cpu=${cpu}:${cpu + CPU_GRACE_SECONDS}`,
+      // A tool ended by SIGXCPU would otherwise write a core file.
+      "--core=0",
+      "--",
+      file,
+      ...argv,
+    ];
     file = tools.bounds.prlimit;
   }
-  if (tools.bounds.timeout) {
-    argv = ["-s", "KILL", String(Math.ceil(limits.maxSeconds)), file, ...argv];
+  if (tools.bounds.timeout && bounds.wallSeconds < Infinity) {
+    argv = ["-s", "KILL", String(Math.ceil(bounds.wallSeconds)), file, ...argv];
     file = tools.bounds.timeout;
   }
   const child = spawn(file, argv, { stdio: ["pipe", "pipe", "pipe"], env: { LANG: "C.UTF-8" } });
@@ -100,14 +148,25 @@ function run(tools: PopplerTools, limits: PopplerLimits, tool: string, args: str
     child.on("close", (code, signal) => resolve({ code, signal }));
     child.on("error", () => resolve({ code: null, signal: null }));
   });
+  /** Set when this side stopped the tool, with why. */
+  let stoppedBecause: string | undefined;
+  const stop = (because: string) => {
+    stoppedBecause ??= because;
+    child.kill("SIGKILL");
+  };
   const failure = async (what: string) => {
     const { code, signal } = await exited;
     const tail = stderr.trim().split("\n").slice(-2).join(" / ");
+    const why =
+      stoppedBecause ??
+      (signal === "SIGXCPU" || code === 128 + 24 // prlimit or timeout passing the tool's death on as a code
+        ? `used more than its ${cpu} s of processor time`
+        : undefined);
     return new PopplerError(
-      `${what} ended with ${signal ? `signal ${signal}` : `code ${code}`}${tail ? `: ${tail}` : ""}`,
+      `${what} ended with ${signal ? `signal ${signal}` : `code ${code}`}${why ? ` (${why})` : ""}${tail ? `: ${tail}` : ""}`,
     );
   };
-  return { child, exited, failure };
+  return { child, exited, failure, stop };
 }
 
 /** Most characters of one page of pdftotext's output held at once; a page past it is not Poppler's to read. */
@@ -180,7 +239,7 @@ export async function openPdfWithPoppler(
   tools: PopplerTools,
   limits: PopplerLimits,
 ): Promise<OpenedPdf> {
-  const info = run(tools, limits, tools.pdfinfo, ["-"], data);
+  const info = run(tools, boundsOf(limits), tools.pdfinfo, ["-"], data);
   let said = "";
   info.child.stdout.setEncoding("utf8");
   for await (const chunk of info.child.stdout) said += chunk as string;
@@ -194,18 +253,37 @@ export async function openPdfWithPoppler(
     async *pages(from = 1): AsyncGenerator<PdfPageText> {
       const first = Math.max(1, from);
       if (first > pageCount) return;
-      text = run(
+      const reading = run(
         tools,
-        limits,
+        {
+          ...boundsOf(limits, limits.maxSeconds * Math.ceil((pageCount - first + 1) / PAGES_PER_BUDGET)),
+          wallSeconds: Infinity,
+        },
         tools.pdftotext,
         // Words only: Locus builds lines itself, and `-bbox-layout`'s blocks cost 15% more time.
         ["-bbox", "-enc", "UTF-8", "-f", String(first), "-", "-"],
         data,
       );
+      text = reading;
+      // Only the wait for the next page counts towards a hang: the time the reader spends on a page
+      // (OCR of a scanned one, waiting for a core) is its own.
+      const stallSeconds = HANG_FACTOR * limits.maxSeconds;
+      const pages = pagesOf(reading.child.stdout);
       let n = first - 1;
-      for await (const xml of pagesOf(text.child.stdout)) {
+      for (;;) {
+        const stall = setTimeout(
+          () => reading.stop(`gave no page for ${stallSeconds} s (a hang)`),
+          stallSeconds * 1000,
+        );
+        let next: IteratorResult<string>;
+        try {
+          next = await pages.next();
+        } finally {
+          clearTimeout(stall);
+        }
+        if (next.done) break;
         n += 1;
-        const page = pageOf(xml);
+        const page = pageOf(next.value);
         const toPage = (x: number, y: number): [number, number] => [x, page.height - y];
         const number = n;
         yield {
@@ -214,9 +292,9 @@ export async function openPdfWithPoppler(
           render: (options) => renderPage(tools, limits, data, number, page, options),
         };
       }
-      const { code: exit } = await text.exited;
+      const { code: exit } = await reading.exited;
       if (exit !== 0 || n !== pageCount) {
-        throw await text.failure(`pdftotext (after page ${n} of ${pageCount})`);
+        throw await reading.failure(`pdftotext (after page ${n} of ${pageCount})`);
       }
     },
     close: () => {
@@ -239,7 +317,7 @@ async function renderPage(
   const dpi = Math.max(1, Math.min(options.dpi, budget));
   const draw = run(
     tools,
-    limits,
+    boundsOf(limits),
     tools.pdftoppm,
     ["-f", String(n), "-l", String(n), "-r", dpi.toFixed(3), "-gray", "-"],
     data,

@@ -200,8 +200,10 @@ export class ExtractionPool {
 
   /**
    * The kernel's bounds on one Poppler tool: the thread's heap limit plus room for the tool's own
-   * code, and a time past which the pool's page watchdog has long given up on the file (a tool
-   * left behind by a thread the pool ended is still killed then).
+   * code, and processor time far past what the pool's page watchdog allows a page, so that the
+   * watchdog speaks first for a slow file, while a tool left behind by a thread the pool ended is
+   * still stopped (it also loses its output pipe with the thread, and ends at its next write).
+   * Processor time, not wall-clock time: a tool waiting for a core on a busy machine is not stopped.
    */
   private get popplerLimits(): PopplerLimits {
     return {

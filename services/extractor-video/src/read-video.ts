@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import type { ExtractedPassage } from "@locus/contracts";
 import {
+  decodeLimits,
   DEFAULT_FRAME_OPTIONS,
   openRecording,
   transcribeSound,
@@ -58,7 +59,8 @@ export async function* readVideo(
       const screen = new ScreenText();
       let last: { print: Float64Array; lines: Parameters<ScreenText["see"]>[1] } | null = null;
       let lastTime = 0;
-      for await (const frame of videoFrames(input, frameOptions)) {
+      const limits = decodeLimits("pictures", info.durationS ?? options.maxDurationS);
+      for await (const frame of videoFrames(input, limits, frameOptions)) {
         lastTime = frame.timeS;
         if (info.durationS) progress(1 - soundShare + soundShare * Math.min(1, frame.timeS / info.durationS));
         const print = framePrint(frame.pgm, frame.width, frame.height);
