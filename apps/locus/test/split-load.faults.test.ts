@@ -525,49 +525,73 @@ it("loses, duplicates and fails nothing while each service is killed in turn, Ra
   expect(load.accepted.size).toBeGreaterThan(20);
 }, 600_000);
 
-it("publishes an upload its files service stored but died before announcing from the outbox, long before the stall sweep", async () => {
-  // What such a crash leaves now: the bytes, the record `pending` and, in the same transaction, its
-  // processing request held in the outbox until the request completes (UPLOAD_HOLD_MS, 10 s).
-  const res = await gateways[0]!.upload(await loadPdf("anchor1q"), "anchor.pdf");
+/**
+ * What a files service killed between storing an upload and announcing it leaves: the PDF's bytes
+ * in the bucket and its record `pending`, of the same account as an upload made now (their owner),
+ * with `within` (in the record's transaction) anything else that crash would leave. Returns the
+ * file's id and when it was stored.
+ */
+async function strandUpload(
+  word: string,
+  within: (
+    db: pg.Client,
+    stored: { fileId: string; userId: string; blobKey: string; now: Date },
+  ) => Promise<void> = () => Promise.resolve(),
+): Promise<{ fileId: string; storedAt: Date }> {
+  const res = await gateways[0]!.upload(await loadPdf(`anchor${word}`), "anchor.pdf");
   const anchor = ((await res.json()) as { file: { id: string } }).file.id;
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await db.connect();
-  const { rows } = await db.query<{ user_id: string }>(
-    `SELECT user_id FROM "${stack.schema}".files WHERE id = $1`,
-    [anchor],
+  try {
+    const { rows } = await db.query<{ user_id: string }>(
+      `SELECT user_id FROM "${stack.schema}".files WHERE id = $1`,
+      [anchor],
+    );
+    const userId = rows[0]!.user_id;
+    const fileId = randomUUID();
+    const pdf = await loadPdf(word);
+    const blobKey = fileBlobKey(userId, fileId);
+    await new S3BlobStore(stack.blobStoreOptions).put(blobKey, Readable.from([pdf]));
+    const now = new Date();
+    await db.query("BEGIN");
+    await db.query(
+      `INSERT INTO "${stack.schema}".files
+         (id, user_id, original_name, file_type, mime_type, size_bytes, blob_key, status, created_at, updated_at)
+       VALUES ($1, $2, $3, 'pdf', 'application/pdf', $4, $5, 'pending', $6, $6)`,
+      [fileId, userId, `${word}.pdf`, pdf.length, blobKey, now.toISOString()],
+    );
+    await within(db, { fileId, userId, blobKey, now });
+    await db.query("COMMIT");
+    return { fileId, storedAt: now };
+  } finally {
+    await db.end();
+  }
+}
+
+it("publishes an upload its files service stored but died before announcing from the outbox, long before the stall sweep", async () => {
+  // What such a crash leaves now: the bytes, the record `pending` and, in the same transaction, its
+  // processing request held in the outbox until the request completes (UPLOAD_HOLD_MS, 10 s).
+  const { fileId, storedAt } = await strandUpload(
+    "orphaned1q",
+    async (db, { fileId, userId, blobKey, now }) => {
+      const message = { fileId, userId, kind: "pdf", blobKey, mimeType: "application/pdf" };
+      await db.query(
+        `INSERT INTO "${stack.schema}".outbox (id, topic, message, file_id, available_at, created_at)
+       VALUES ($1, 'file.uploaded.pdf', $2, $3, $4, $5)`,
+        [
+          randomUUID(),
+          JSON.stringify(message),
+          fileId,
+          new Date(now.getTime() + 10_000).toISOString(),
+          now.toISOString(),
+        ],
+      );
+    },
   );
-  const userId = rows[0]!.user_id;
-  const fileId = randomUUID();
-  const pdf = await loadPdf("orphaned1q");
-  const blobs = new S3BlobStore(stack.blobStoreOptions);
-  const blobKey = fileBlobKey(userId, fileId);
-  await blobs.put(blobKey, Readable.from([pdf]));
-  const now = new Date();
-  const message = { fileId, userId, kind: "pdf", blobKey, mimeType: "application/pdf" };
-  await db.query("BEGIN");
-  await db.query(
-    `INSERT INTO "${stack.schema}".files
-       (id, user_id, original_name, file_type, mime_type, size_bytes, blob_key, status, created_at, updated_at)
-     VALUES ($1, $2, 'orphaned.pdf', 'pdf', 'application/pdf', $3, $4, 'pending', $5, $5)`,
-    [fileId, userId, pdf.length, blobKey, now.toISOString()],
-  );
-  await db.query(
-    `INSERT INTO "${stack.schema}".outbox (id, topic, message, file_id, available_at, created_at)
-     VALUES ($1, 'file.uploaded.pdf', $2, $3, $4, $5)`,
-    [
-      randomUUID(),
-      JSON.stringify(message),
-      fileId,
-      new Date(now.getTime() + 10_000).toISOString(),
-      now.toISOString(),
-    ],
-  );
-  await db.query("COMMIT");
-  await db.end();
 
   const [final] = [...(await settle([fileId], 60_000)).values()];
   expect(final).toMatchObject({ status: "ready", passage_count: 1 });
-  const readyS = seconds(Date.now() - now.getTime());
+  const readyS = seconds(Date.now() - storedAt.getTime());
   // The stall sweep (LOCUS_STALLED_AFTER_S=20 here) could not have taken it before 20 s.
   expect(readyS).toBeLessThan(19);
   report.outbox = { hold_s: 10, orphaned_upload_ready_s: readyS };
@@ -614,27 +638,7 @@ it("a files service killed right after the 200 brings the upload to ready within
 
 it("finishes a record left with no processing request, by the stall sweep (the last resort)", async () => {
   // The bytes in the bucket, the record `pending`, no message and no outbox entry.
-  const res = await gateways[0]!.upload(await loadPdf("anchor0q"), "anchor.pdf");
-  const anchor = ((await res.json()) as { file: { id: string } }).file.id;
-  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await db.connect();
-  const { rows } = await db.query<{ user_id: string }>(
-    `SELECT user_id FROM "${stack.schema}".files WHERE id = $1`,
-    [anchor],
-  );
-  const userId = rows[0]!.user_id;
-  const fileId = randomUUID();
-  const pdf = await loadPdf("stranded0q");
-  const blobs = new S3BlobStore(stack.blobStoreOptions);
-  await blobs.put(fileBlobKey(userId, fileId), Readable.from([pdf]));
-  const now = new Date().toISOString();
-  await db.query(
-    `INSERT INTO "${stack.schema}".files
-       (id, user_id, original_name, file_type, mime_type, size_bytes, blob_key, status, created_at, updated_at)
-     VALUES ($1, $2, 'stranded.pdf', 'pdf', 'application/pdf', $3, $4, 'pending', $5, $5)`,
-    [fileId, userId, pdf.length, fileBlobKey(userId, fileId), now],
-  );
-  await db.end();
+  const { fileId } = await strandUpload("stranded0q");
 
   const started = Date.now();
   const [final] = [...(await settle([fileId], 120_000)).values()];
