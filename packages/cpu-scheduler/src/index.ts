@@ -17,3 +17,4 @@ export {
 export { readProcessTreeCpu, type ProcessTreeCpu } from "./process-cpu.ts";
 export { CLOCK_TICKS_PER_SECOND, procCpuAvailable } from "./proc-stat.ts";
 export { killProcessTree } from "./kill-process-tree.ts";
+export { stallWatched } from "./stall-watch.ts";

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
-import { limitChild } from "@locus/cpu-scheduler";
+import { limitChild, stallWatched } from "@locus/cpu-scheduler";
 
 const load = createRequire(import.meta.url);
 
@@ -172,24 +172,12 @@ export function ffmpegStream(
   });
   // An early failure (no binary) surfaces through `done`; reading the stream then just ends.
   done.catch(() => undefined);
-  async function* output(): AsyncGenerator<Buffer> {
-    const pieces = (child.stdout as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-    for (;;) {
-      // Only the wait for output counts: while the caller works on a piece, ffmpeg waits for it.
-      const watchdog = setTimeout(() => {
-        hung = true;
-        child.kill("SIGKILL");
-      }, limits.hangMs);
-      let next: IteratorResult<Buffer>;
-      try {
-        next = await pieces.next();
-      } finally {
-        clearTimeout(watchdog);
-      }
-      if (next.done) return;
-      yield next.value;
-    }
-  }
+  // Only the wait for output counts: while the caller works on a piece, ffmpeg waits for it.
+  const output = (): AsyncGenerator<Buffer> =>
+    stallWatched(child.stdout as AsyncIterable<Buffer>, limits.hangMs, () => {
+      hung = true;
+      child.kill("SIGKILL");
+    });
   return {
     output,
     done,

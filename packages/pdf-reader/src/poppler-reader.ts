@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 // The entities of pdftotext's XML: the library the HTML parsers use, not a hand-written decoder.
+import { stallWatched } from "@locus/cpu-scheduler";
 import { decodeXML } from "entities";
 import { buildLines, type TextPiece } from "./lines.ts";
 import type { OpenedPdf, PdfPageText, RenderedPage, RenderOptions } from "./pdfjs-reader.ts";
@@ -268,22 +269,13 @@ export async function openPdfWithPoppler(
       // Only the wait for the next page counts towards a hang: the time the reader spends on a page
       // (OCR of a scanned one, waiting for a core) is its own.
       const stallSeconds = HANG_FACTOR * limits.maxSeconds;
-      const pages = pagesOf(reading.child.stdout);
+      const pages = stallWatched(pagesOf(reading.child.stdout), stallSeconds * 1000, () =>
+        reading.stop(`gave no page for ${stallSeconds} s (a hang)`),
+      );
       let n = first - 1;
-      for (;;) {
-        const stall = setTimeout(
-          () => reading.stop(`gave no page for ${stallSeconds} s (a hang)`),
-          stallSeconds * 1000,
-        );
-        let next: IteratorResult<string>;
-        try {
-          next = await pages.next();
-        } finally {
-          clearTimeout(stall);
-        }
-        if (next.done) break;
+      for await (const pageText of pages) {
         n += 1;
-        const page = pageOf(next.value);
+        const page = pageOf(pageText);
         const toPage = (x: number, y: number): [number, number] => [x, page.height - y];
         const number = n;
         yield {
