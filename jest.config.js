@@ -2,7 +2,8 @@
 // (transformed by swc as ES modules); end-to-end suites start the real server process.
 /** @type {import('jest').Config} */
 export default {
-  testEnvironment: "node",
+  // Node's environment with its own typed arrays (see the file): what ONNX Runtime needs.
+  testEnvironment: "<rootDir>/scripts/jest-environment.js",
   extensionsToTreatAsEsm: [".ts"],
   transform: {
     "^.+\\.ts$": [

