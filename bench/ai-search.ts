@@ -6,7 +6,7 @@ import { assertRunning, track } from "./cleanup.ts";
 import {
   createSqliteMetadataStore,
   createUserWithKey,
-  LocalEmbedder,
+  type Embedder,
   PARAPHRASES,
   PARAPHRASES_DEV,
   SqliteSearchIndex,
@@ -14,7 +14,7 @@ import {
   type MetadataStore,
   type SearchIndex,
 } from "./deps.ts";
-import { serverTimings, since, sleep, withServer, withTempDir } from "./harness.ts";
+import { benchEmbedder, serverTimings, since, sleep, withServer, withTempDir } from "./harness.ts";
 import {
   REAL_TEXT_SOURCES,
   realTextAvailable,
@@ -186,7 +186,7 @@ export async function writeRealTextFiles(
 export async function writeAiDataset(
   store: MetadataStore,
   index: Pick<SearchIndex, "replaceFilePassages">,
-  embedder: LocalEmbedder,
+  embedder: Embedder,
   email: string,
   size: number,
 ): Promise<{ userFileIds: Set<string>; handbookId: string; loaded: number }> {
@@ -220,7 +220,7 @@ export async function writeAiDataset(
 async function benchSize(
   size: number,
   options: AiBenchOptions,
-  embedder: LocalEmbedder,
+  embedder: Embedder,
   keywordQueries: readonly string[],
   log: (line: string) => void,
 ): Promise<AiSizeResult> {
@@ -315,7 +315,7 @@ export async function benchAiSearch(
   log(`ai: loading the word vectors in ${options.loadRuns} fresh processes ...`);
   const wordVectors = measureWordVectorLoad(options.loadRuns);
   log(`ai: word vectors load in ${wordVectors.medianLoadMs} ms, process RSS ${wordVectors.medianRssMb} MB`);
-  const embedder = await LocalEmbedder.load();
+  const embedder = await benchEmbedder();
   const largest = Math.max(...options.sizes);
   const needed = largest + Math.round(largest * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
   const corpus: AiCorpus = {

@@ -28,6 +28,8 @@ import { HANDBOOK, statementPassages, writeRealTextFiles } from "./ai-search.ts"
 import {
   LocalEmbedder,
   rankAi,
+  SentenceEncoder,
+  type Embedder,
   SqliteSearchIndex,
   withVectors,
   type PassageHit,
@@ -47,13 +49,13 @@ export interface TuneIndex {
   vectorSearch(vector: Float32Array, limit: number, space: string): Promise<PassageHit[]>;
 }
 
-export type Ranker = (question: string, index: TuneIndex, embedder: LocalEmbedder) => Promise<PassageHit[]>;
+export type Ranker = (question: string, index: TuneIndex, embedder: Embedder) => Promise<PassageHit[]>;
 
 const bm25: Ranker = (question, index) => index.search(question, POOL);
 
 const vectors: Ranker = async (question, index, embedder) => {
-  const vector = embedder.embedOne(question);
-  if (vector.every((v) => v === 0)) return [];
+  const [vector] = await embedder.embed([question]);
+  if (!vector || vector.every((v) => v === 0)) return [];
   return index.vectorSearch(vector, POOL, embedder.space);
 };
 
@@ -66,13 +68,27 @@ const aiMode: Ranker = async (question, index, embedder) => {
     bm25(question, index, embedder),
     vectors(question, index, embedder),
   ]);
-  return rankAi(keyword, semantic).map((f) => f.hit);
+  return rankAi(keyword, semantic, embedder.matching).map((f) => f.hit);
 };
+
+/** BM25 and the vectors above the engine's floor, fused with the vectors' votes weighted `weight`. */
+const weighted =
+  (weight: number): Ranker =>
+  async (question, index, embedder) => {
+    const [keyword, semantic] = await Promise.all([
+      bm25(question, index, embedder),
+      vectors(question, index, embedder),
+    ]);
+    return rankAi(keyword, semantic, { ...embedder.matching, weight }).map((f) => f.hit);
+  };
 
 /** The last ranker is the one whose misses are listed: keep ai mode's own ranking last. */
 export const RANKERS: { name: string; rank: Ranker }[] = [
   { name: "BM25 alone", rank: bm25 },
   { name: "vectors alone", rank: vectors },
+  { name: "vectors x1", rank: weighted(1) },
+  { name: "vectors x2", rank: weighted(2) },
+  { name: "vectors x4", rank: weighted(4) },
   { name: "ai mode (rankAi)", rank: aiMode },
 ];
 
@@ -82,7 +98,7 @@ const sha = (text: string | Buffer) => createHash("sha256").update(text).digest(
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** What the cached index depends on: the corpus, the statements, and how vectors are made. */
-function cacheKey(size: number, embedder: LocalEmbedder): string {
+function cacheKey(size: number, embedder: Embedder): string {
   const embedderSources = join(root, "packages", "embedder", "src");
   const sources = readdirSync(embedderSources)
     .filter((f) => f.endsWith(".ts"))
@@ -99,7 +115,7 @@ function cacheKey(size: number, embedder: LocalEmbedder): string {
   ).slice(0, 16);
 }
 
-async function buildIndex(path: string, size: number, embedder: LocalEmbedder): Promise<void> {
+async function buildIndex(path: string, size: number, embedder: Embedder): Promise<void> {
   const started = performance.now();
   const log = (line: string) => console.log(`[ai-tune] ${line}`);
   const passages = realTextPassages(size, log);
@@ -133,12 +149,14 @@ const { values } = parseArgs({
     set: { type: "string", default: "dev" },
     rebuild: { type: "boolean", default: false },
     sources: { type: "boolean", default: false },
+    embedder: { type: "string", default: "encoder" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (values.help) {
   console.log(
-    "Usage: node --import tsx bench/ai-tune.ts [--size 100000] [--set dev|test] [--rebuild] [--sources]\n" +
+    "Usage: node --import tsx bench/ai-tune.ts [--size 100000] [--set dev|test] [--embedder encoder|words] [--rebuild] [--sources]\n" +
+      "  --embedder  the sentence encoder (default) or the word vectors it falls back on\n" +
       "  --sources  also count which corpus the passages above the statements come from (draws the corpus, ~10 s)",
   );
   process.exit(0);
@@ -156,12 +174,17 @@ const set = values.set;
 if (set === "test")
   console.log("[ai-tune] the TEST set: report what tuning did with it, but choose nothing by it.");
 
-const embedder = await LocalEmbedder.load();
+if (values.embedder !== "encoder" && values.embedder !== "words") {
+  console.error(`--embedder must be encoder or words, got "${values.embedder}"`);
+  process.exit(2);
+}
+const embedder: Embedder =
+  values.embedder === "words" ? await LocalEmbedder.load() : await SentenceEncoder.load();
 const dir = join(CACHE_DIR, "ai-tune");
 mkdirSync(dir, { recursive: true });
-const path = join(dir, `index-${size}-${cacheKey(size, embedder)}.sqlite`);
+const path = join(dir, `index-${size}-${values.embedder}-${cacheKey(size, embedder)}.sqlite`);
 if (values.rebuild || !existsSync(path)) {
-  for (const f of readdirSync(dir).filter((f) => f.startsWith(`index-${size}-`)))
+  for (const f of readdirSync(dir).filter((f) => f.startsWith(`index-${size}-${values.embedder}-`)))
     rmSync(join(dir, f), { force: true });
   await buildIndex(path, size, embedder);
 } else console.log(`[ai-tune] reusing ${path} (--rebuild to make it again)`);

@@ -68,12 +68,12 @@ export {
   type MetadataStore,
 } from "@locus/metadata-store";
 /** ai mode's local engine and the indexer's embedding step, to write datasets with vectors. */
-export { LocalEmbedder } from "@locus/embedder";
+export { LocalEmbedder, SentenceEncoder, type Embedder } from "@locus/embedder";
 export { withVectors } from "@locus/indexer";
 /** How the extractors cut a page into passages, for the real-text corpus (bench/real-text.ts). */
 export { joinWindow, windowLines, type NumberedLine } from "@locus/passages";
 /** ai mode's fusion of the keyword and vector lists, for bench/ai-tune.ts (no server there). */
-export { MIN_VECTOR_SCORE, rankAi } from "../services/search/src/hybrid-ranking.ts";
+export { rankAi } from "../services/search/src/hybrid-ranking.ts";
 /** Office documents to PDF as the document extractor converts them. */
 export {
   DEFAULT_OFFICE_MEMORY_MB,

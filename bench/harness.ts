@@ -1,9 +1,12 @@
 import { assertRunning, defer } from "./cleanup.ts";
 import {
+  LocalEmbedder,
   removeDataDir,
+  SentenceEncoder,
   startLocus,
   startSplitStack,
   tempDataDir,
+  type Embedder,
   type LocusProcess,
   type SplitStack,
 } from "./deps.ts";
@@ -40,6 +43,30 @@ async function stopServer(server: LocusProcess): Promise<void> {
 }
 
 /**
+ * The ai engine settings a benchmark run was started with (`LOCUS_EMBEDDER=encoder pnpm bench`),
+ * passed on to every server it starts, so that one session can measure each engine in turn.
+ */
+export const AI_ENGINE_ENV: Record<string, string> = Object.fromEntries(
+  ["LOCUS_EMBEDDER", "LOCUS_MODELS_DIR"].flatMap((name) => {
+    const value = process.env[name];
+    return value ? [[name, value]] : [];
+  }),
+);
+
+/**
+ * The engine that writes a benchmark's passage vectors directly into an index, the same one the
+ * servers it starts embed questions with (AI_ENGINE_ENV): the sentence encoder with
+ * LOCUS_EMBEDDER=encoder, otherwise the word vectors.
+ */
+export async function benchEmbedder(): Promise<Embedder> {
+  if (AI_ENGINE_ENV.LOCUS_EMBEDDER === "encoder")
+    return SentenceEncoder.load(
+      AI_ENGINE_ENV.LOCUS_MODELS_DIR ? { modelsDir: AI_ENGINE_ENV.LOCUS_MODELS_DIR } : {},
+    );
+  return LocalEmbedder.load();
+}
+
+/**
  * Starts the real server (as `pnpm start` does, on 127.0.0.1 and a free port) on `dataDir`, runs
  * `fn`, and stops the server afterwards, whatever happens.
  */
@@ -49,7 +76,11 @@ export async function withServer<T>(
   fn: (server: LocusProcess) => Promise<T>,
 ): Promise<T> {
   assertRunning();
-  const server = await startLocus({ dataDir, env: { HOST: "127.0.0.1", ...env }, timeoutMs: 60_000 });
+  const server = await startLocus({
+    dataDir,
+    env: { HOST: "127.0.0.1", ...AI_ENGINE_ENV, ...env },
+    timeoutMs: 60_000,
+  });
   const stop = defer(() => stopServer(server));
   try {
     return await fn(server);
@@ -112,7 +143,7 @@ export async function withSplitStack<T>(
   assertRunning();
   const starting = startSplitStack({
     extractors: options.extractors,
-    env: { HOST: "127.0.0.1", ...options.env },
+    env: { HOST: "127.0.0.1", ...AI_ENGINE_ENV, ...options.env },
   });
   const stop = defer(async () => {
     let stack: SplitStack;

@@ -10,12 +10,12 @@ import { DEFAULT_AI_OPTIONS, HANDBOOK, timed, writeAiDataset } from "./ai-search
 import {
   createPostgresMetadataStore,
   createUserWithKey,
-  LocalEmbedder,
+  type Embedder,
   PARAPHRASES,
   PARAPHRASES_DEV,
   PostgresSearchIndex,
 } from "./deps.ts";
-import { since, sleep, withSplitStack } from "./harness.ts";
+import { benchEmbedder, since, sleep, withSplitStack } from "./harness.ts";
 import { realTextPassages, realTextQueries } from "./real-text.ts";
 import { round, roundSummary, summarise, type Summary } from "./stats.ts";
 
@@ -36,7 +36,7 @@ export async function benchSplitAi(
   sizes: readonly number[],
   log: (line: string) => void,
 ): Promise<SplitAiResult[]> {
-  const embedder = await LocalEmbedder.load();
+  const embedder = await benchEmbedder();
   // The same keyword queries as the all-in-one ai benchmark: drawn from the smallest dataset.
   const keywordQueries = realTextQueries(
     realTextPassages(Math.min(...DEFAULT_AI_OPTIONS.sizes)),
@@ -58,7 +58,7 @@ export async function benchSplitAi(
 async function measureSize(
   stack: Parameters<Parameters<typeof withSplitStack>[1]>[0],
   size: number,
-  embedder: LocalEmbedder,
+  embedder: Embedder,
   keywordQueries: readonly string[],
   log: (line: string) => void,
 ): Promise<SplitAiResult> {

@@ -5,7 +5,16 @@ import { Redis } from "ioredis";
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, ObservedBus, RabbitMqBus, type Bus } from "@locus/bus";
-import { LocalEmbedder, loadLexicon, loadWordVectors, OpenAiEmbedder, type Embedder } from "@locus/embedder";
+import {
+  LocalEmbedder,
+  loadLexicon,
+  loadWordVectors,
+  OpenAiEmbedder,
+  ModelUnavailableError,
+  SENTENCE_MODEL,
+  SentenceEncoder,
+  type Embedder,
+} from "@locus/embedder";
 import { FairScheduler } from "@locus/cpu-scheduler";
 import type { Lexicon } from "@locus/passages";
 import { createOcrEngine, type OcrEngine } from "@locus/ocr-reader";
@@ -63,6 +72,9 @@ export class Infrastructure {
   /** Poppler's tools once looked for: null when PDFs are read with pdf.js alone. */
   private poppler?: PopplerTools | null;
   private local?: Promise<LocalEmbedder>;
+  private offline?: Promise<Embedder>;
+  /** Why the configured sentence encoder could not load, in Locus's words (for responses). */
+  private encoderUnavailable?: string;
   private words?: Promise<Lexicon | undefined>;
   private readonly closers: (() => Promise<void>)[] = [];
   private readonly checks: Record<string, () => Promise<void>> = {};
@@ -113,7 +125,17 @@ export class Infrastructure {
             ? []
             : [`Office documents cannot be converted on this server, so they fail: ${available.reason}`],
         );
-      const checked = Promise.all([speech, office]).then((lists) => lists.flat());
+      const meaning =
+        this.config.ai.embedder === "encoder"
+          ? this.offlineEmbedder().then(() =>
+              this.encoderUnavailable
+                ? [
+                    `ai search is degraded: the sentence encoder ${SENTENCE_MODEL.name} cannot run because ${this.encoderUnavailable}, so questions are matched by word vectors, which miss most paraphrases.`,
+                  ]
+                : [],
+            )
+          : Promise.resolve([]);
+      const checked = Promise.all([speech, office, meaning]).then((lists) => lists.flat());
       this.noticesChecked = { at: now, notices: checked };
     }
     return this.noticesChecked.notices;
@@ -195,13 +217,54 @@ export class Infrastructure {
   }
 
   /**
+   * The offline engine of the `local` vector slot, one per process: the sentence encoder with
+   * LOCUS_EMBEDDER=encoder, otherwise the word vectors. An encoder that cannot load (its model
+   * files missing or altered, or no runtime for this machine) leaves the word vectors in its place
+   * and /readyz says `sentence_encoder: degraded` with the reason in the log; nothing stops.
+   */
+  offlineEmbedder(): Promise<Embedder> {
+    this.offline ??= (async () => {
+      if (this.config.ai.embedder !== "encoder") return this.localEmbedder();
+      try {
+        const encoder = await SentenceEncoder.load({
+          ...(this.config.ai.modelsDir ? { modelsDir: this.config.ai.modelsDir } : {}),
+        });
+        this.closers.push(() => encoder.close());
+        return encoder;
+      } catch (err) {
+        this.logger.error(
+          { err },
+          `the sentence encoder ${SENTENCE_MODEL.name} cannot load: ai mode runs on the word vectors`,
+        );
+        // The log has the details (paths, the runtime's words); a response gets Locus's sentence.
+        this.encoderUnavailable =
+          err instanceof ModelUnavailableError
+            ? "its model files are missing or not the pinned ones (pnpm install fetches them)"
+            : "it could not be loaded on this machine";
+        this.addOptionalCheck("sentence_encoder", () =>
+          Promise.reject(err instanceof Error ? err : new Error(String(err))),
+        );
+        return this.localEmbedder();
+      }
+    })();
+    return this.offline;
+  }
+
+  /**
    * The engines that embed passages (`indexing`, patient: a file can wait) or questions (`search`,
    * quick to give up, since a caller waits and the local vectors can answer instead).
    */
-  async embedders(purpose: "indexing" | "search"): Promise<{ local: Embedder; remote?: Embedder }> {
-    const local = await this.localEmbedder();
+  async embedders(purpose: "indexing" | "search"): Promise<{
+    local: Embedder;
+    remote?: Embedder;
+    unavailable?: { engine: string; reason: string };
+  }> {
+    const local = await this.offlineEmbedder();
     const { ai, openai } = this.config;
-    if (ai.embedder !== "openai") return { local };
+    if (ai.embedder !== "openai")
+      return this.encoderUnavailable
+        ? { local, unavailable: { engine: SENTENCE_MODEL.name, reason: this.encoderUnavailable } }
+        : { local };
     if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
     const patience =
       purpose === "indexing"

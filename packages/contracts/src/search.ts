@@ -60,7 +60,7 @@ export const CitationDto = z.object({
 });
 export type CitationDto = z.infer<typeof CitationDto>;
 
-/** A remote AI engine that failed during this search, and what answered instead. */
+/** An AI engine that failed during this search or could not load, and what answered instead. */
 export const AiFallbackDto = z.object({
   component: z.enum(["embedder", "summarizer"]),
   /** The engine that failed (its model name). */
@@ -107,12 +107,15 @@ export const SearchResponseDto = z.object({
     .string()
     .optional()
     .describe(
-      "ai mode: what matched the question by meaning: `local` (offline word vectors), an embedding " +
-        "model's name, or `sandbox`.",
+      "ai mode: what matched the question by meaning: `local` (offline word vectors), " +
+        "`all-MiniLM-L6-v2` (the offline sentence encoder), an embedding model's name, or `sandbox`.",
     ),
   fallbacks: z
     .array(AiFallbackDto)
     .optional()
-    .describe("ai mode: remote engines that failed during this search, and what answered instead."),
+    .describe(
+      "ai mode: engines that failed during this search (a remote one) or could not load (the sentence " +
+        "encoder without its model files: ai mode is degraded), and what answered instead.",
+    ),
 });
 export type SearchResponseDto = z.infer<typeof SearchResponseDto>;

@@ -12,8 +12,24 @@ export interface Embedder {
   readonly name: string;
   /** Known once the engine has answered; undefined before for a remote model. */
   readonly dimensions: number | undefined;
+  /**
+   * How ai search reads this engine's similarities (each engine's cosines live on its own scale):
+   * set on development questions for each engine, see VectorMatching.
+   */
+  readonly matching: VectorMatching;
   /** One vector for each text, in order. A text with nothing to go on gets a zero vector. */
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+}
+
+/**
+ * `floor`: a passage found only by its vector, less similar than this to the question, is not a
+ * match (every passage has some nearest neighbour; without a floor an unrelated question would
+ * still fill the results). `weight`: what the vector ranking counts against the keyword ranking
+ * when ai search fuses them (services/search/src/hybrid-ranking.ts).
+ */
+export interface VectorMatching {
+  floor: number;
+  weight: number;
 }
 
 /**

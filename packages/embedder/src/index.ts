@@ -1,4 +1,12 @@
-export { dot, EmbedderError, isZero, normalise, remoteFailure, type Embedder } from "./embedder.ts";
+export {
+  dot,
+  EmbedderError,
+  isZero,
+  normalise,
+  remoteFailure,
+  type Embedder,
+  type VectorMatching,
+} from "./embedder.ts";
 export {
   DEFAULT_WORD_VECTORS_PATH,
   LocalEmbedder,

@@ -26,6 +26,8 @@ export interface OpenAiEmbedderOptions {
 export class OpenAiEmbedder implements Embedder {
   readonly name: string;
   readonly space: string;
+  /** Unmeasured for remote models (none can be reached from here): the word vectors' setting. */
+  readonly matching = { floor: 0.15, weight: 1 };
   private size: number | undefined;
   private readonly client: OpenAI;
   private readonly batchSize: number;

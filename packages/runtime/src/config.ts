@@ -268,8 +268,14 @@ const Settings = z.object({
     embedder: setting(
       "LOCUS_EMBEDDER",
       "local",
-      z.enum(["local", "openai"]),
-      "What makes passage and question vectors: local word vectors or openai.",
+      z.enum(["local", "encoder", "openai"]),
+      "What makes passage and question vectors: local word vectors, the offline sentence encoder, or openai.",
+    ),
+    modelsDir: setting(
+      "LOCUS_MODELS_DIR",
+      unset("`packages/embedder/models`"),
+      text().optional(),
+      "Where the sentence encoder's files are (`pnpm install` fetches them there).",
     ),
     summarizer: setting(
       "LOCUS_SUMMARIZER",

@@ -157,6 +157,7 @@ it("removes what it wrote for a file deleted while it was indexed", async () => 
     name: local.name,
     space: local.space,
     dimensions: local.dimensions,
+    matching: local.matching,
     embed: async (texts) => {
       await store.deleteFile(file.userId, file.fileId);
       return local.embed(texts);

@@ -1,3 +1,4 @@
+import type { VectorMatching } from "@locus/embedder";
 import type { PassageHit } from "@locus/search-index";
 
 /**
@@ -15,35 +16,33 @@ import type { PassageHit } from "@locus/search-index";
  * put 18 paraphrases and 28 keywords in the top five, K = 60 17 and 26; weighting the vector
  * list above the keyword one won a paraphrase and lost two keywords.
  *
- * Measured again on the dev paraphrases among 100,000 real-text passages (bench/ai-tune.ts,
- * hit@1/5/50): equal weights 0/1/9, the vectors weighted 1.5 0/2/11, 2 0/3/12 (K = 60: no
- * better); but the hand-written questions on real manuals (bench/ai-answers.ts --set dev) fell
- * from 15/20 in the top five to 14 and 13, so the lists stay equal.
+ * How much the vector list counts is the engine's (VectorMatching.weight): equal for the word
+ * vectors, whose paraphrase gains cost hand-written questions on real manuals; three times the
+ * keywords' for the sentence encoder, whose nearest passages are right far more often (the
+ * measurements are beside each engine's setting). With the encoder, K = 10 and K = 20 did the
+ * same on the dev paraphrases (23 and 22 of 30 in the top five), K = 60 worse (15 at weight 3).
  */
 const K = 20;
-
-/**
- * A passage found only by its vector, less similar than this to the question, is left out: every
- * passage has some nearest neighbour, and without a floor an unrelated question would still fill
- * the results. Chosen from the paraphrase set: unrelated pairs sit at a median of 0.05–0.1, answers
- * at 0.55 (the lowest 0.11).
- */
-export const MIN_VECTOR_SCORE = 0.15;
 
 export interface FusedHit {
   hit: PassageHit;
   score: number;
 }
 
-export function fuse(lists: readonly (readonly PassageHit[])[]): FusedHit[] {
-  const used = lists.filter((l) => l.length > 0);
+/** `weights`: what each list's votes count (1 each unless given). */
+export function fuse(
+  lists: readonly (readonly PassageHit[])[],
+  weights?: readonly number[],
+  k = K,
+): FusedHit[] {
+  const used = lists.flatMap((list, l) => (list.length > 0 ? [{ list, weight: weights?.[l] ?? 1 }] : []));
   if (used.length === 0) return [];
-  const best = used.length / (K + 1);
+  const best = used.reduce((sum, u) => sum + u.weight, 0) / (k + 1);
   const fused = new Map<string, FusedHit & { first: number }>();
-  used.forEach((list, l) => {
+  used.forEach(({ list, weight }, l) => {
     list.forEach((hit, rank) => {
       const entry = fused.get(hit.id);
-      const add = 1 / (K + rank + 1);
+      const add = weight / (k + rank + 1);
       // Ties break towards the list given first (keyword), then by rank there: stable results.
       const order = l * 100_000 + rank;
       if (entry) {
@@ -59,9 +58,14 @@ export function fuse(lists: readonly (readonly PassageHit[])[]): FusedHit[] {
 
 /**
  * ai mode's ranking: the keyword (BM25) hits and the question's nearest passages by vector, those
- * below MIN_VECTOR_SCORE left out, fused by reciprocal rank. SearchService ranks with it, and
- * bench/ai-tune.ts measures it, so the tuning figure is the product's.
+ * below the engine's floor left out, fused by reciprocal rank with the engine's weight on the
+ * vectors (VectorMatching: each engine's are set on development questions). SearchService ranks
+ * with it, and bench/ai-tune.ts measures it, so the tuning figure is the product's.
  */
-export function rankAi(keyword: readonly PassageHit[], semantic: readonly PassageHit[]): FusedHit[] {
-  return fuse([keyword, semantic.filter((h) => h.score >= MIN_VECTOR_SCORE)]);
+export function rankAi(
+  keyword: readonly PassageHit[],
+  semantic: readonly PassageHit[],
+  matching: VectorMatching,
+): FusedHit[] {
+  return fuse([keyword, semantic.filter((h) => h.score >= matching.floor)], [1, matching.weight]);
 }

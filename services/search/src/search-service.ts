@@ -44,7 +44,11 @@ export interface SearchApi {
  * tried first and the local one answers when it fails, which the response says (`fallbacks`).
  */
 export interface AiEngines {
-  embedders: { local: Embedder; remote?: Embedder };
+  /**
+   * `unavailable`: the engine configured for the local slot that could not load, and why; `local`
+   * stands in for it and every ai response says so in `fallbacks`.
+   */
+  embedders: { local: Embedder; remote?: Embedder; unavailable?: { engine: string; reason: string } };
   summarizers: { local: Summarizer; remote?: Summarizer };
 }
 
@@ -139,10 +143,10 @@ export class SearchService implements SearchApi {
       this.semanticHits(request, pool, fallbacks),
     ]);
     // Fused by rank, the vectors above their floor (see rankAi).
-    const fused = rankAi(keyword, semantic.hits);
+    const fused = rankAi(keyword, semantic.hits, semantic.engine.matching);
     const presented = await this.present(request, fused);
     await this.placeByMeaning(request.q, presented);
-    return { presented, fallbacks, vectorSource: semantic.source };
+    return { presented, fallbacks, vectorSource: semantic.engine.name };
   }
 
   /** The summary of the given results (the first page's), with its citations (indexes into them). */
@@ -211,8 +215,9 @@ export class SearchService implements SearchApi {
     request: SearchRequest,
     limit: number,
     fallbacks: AiFallbackDto[],
-  ): Promise<{ hits: PassageHit[]; source: string }> {
-    const { local, remote } = this.ai.embedders;
+  ): Promise<{ hits: PassageHit[]; engine: Embedder }> {
+    const { local, remote, unavailable } = this.ai.embedders;
+    if (unavailable) fallbacks.push({ component: "embedder", ...unavailable, used: local.name });
     const nearest = async (embedder: Embedder, slot: VectorSlot) => {
       const [vector] = await inSpan(
         "embed question",
@@ -235,7 +240,7 @@ export class SearchService implements SearchApi {
     };
     if (remote) {
       try {
-        return { hits: await nearest(remote, "remote"), source: remote.name };
+        return { hits: await nearest(remote, "remote"), engine: remote };
       } catch (err) {
         this.logger?.warn({ err, engine: remote.name }, "question embedding failed; using the local vectors");
         fallbacks.push({
@@ -246,7 +251,7 @@ export class SearchService implements SearchApi {
         });
       }
     }
-    return { hits: await nearest(local, "local"), source: local.name };
+    return { hits: await nearest(local, "local"), engine: local };
   }
 
   private async summarize(

@@ -1,0 +1,138 @@
+import {
+  client,
+  createUserWithKey,
+  makePdf,
+  PARAPHRASES_DEV,
+  removeDataDir,
+  startLocus,
+  tempDataDir,
+  uploadAndWait,
+  type Client,
+  type LocusProcess,
+} from "@locus/testing";
+import { schemaErrors } from "./openapi-validator.ts";
+
+/**
+ * ai mode on the real sentence encoder (LOCUS_EMBEDDER=encoder, the model `pnpm install` fetched):
+ * a question in other words finds its page; and without the model files Locus still starts and
+ * answers, on the word vectors, saying it is degraded in /readyz, on the dashboard and in every
+ * ai response.
+ */
+interface AiBody {
+  results: { content: string; locator: { page?: number } }[];
+  vector_source: string;
+  fallbacks?: { component: string; engine: string; used: string; reason: string }[];
+}
+
+/** Ten statements, one a page, on ten unrelated subjects (no question shares a word with its statement). */
+const PAIRS = PARAPHRASES_DEV.slice(0, 10);
+
+async function askAi(c: Client, q: string): Promise<AiBody> {
+  const res = await c.get(`/api/search?q=${encodeURIComponent(q)}&mode=ai&limit=5`);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as AiBody;
+  expect(schemaErrors("SearchResponse", body)).toBeNull();
+  return body;
+}
+
+async function internalReadyz(
+  locus: LocusProcess,
+): Promise<{ status: string; checks: Record<string, string> }> {
+  const metricsUrl = /"metricsUrl":"([^"]+)\/metrics"/.exec(locus.logs.join("\n"))?.[1];
+  expect(metricsUrl).toBeDefined();
+  return (await (await fetch(`${metricsUrl}/readyz`)).json()) as {
+    status: string;
+    checks: Record<string, string>;
+  };
+}
+
+describe("with the model", () => {
+  let locus: LocusProcess;
+  let c: Client;
+  beforeAll(async () => {
+    locus = await startLocus({
+      env: { LOCUS_EMBEDDER: "encoder", LOCUS_METRICS_PORT: "0", LOCUS_RATE_LIMIT_PRO: "1000" },
+    });
+    c = client(locus.baseUrl, (await createUserWithKey(locus.dataDir, { plan: "pro" })).key);
+    const file = await uploadAndWait(
+      c,
+      await makePdf({ pages: PAIRS.map((p) => [p.statement]) }),
+      "notes.pdf",
+      60_000,
+    );
+    expect(file.status).toBe("ready");
+  }, 120_000);
+  afterAll(async () => {
+    expect(await locus.stop()).toBe(0);
+    removeDataDir(locus.dataDir);
+  });
+
+  it("puts the page that answers a question asked in other words first, for each of ten", async () => {
+    const first = [];
+    for (const [i, p] of PAIRS.entries()) {
+      const body = await askAi(c, p.question);
+      expect(body.vector_source).toBe("all-MiniLM-L6-v2");
+      expect(body.fallbacks).toBeUndefined();
+      first.push(
+        body.results[0]?.locator.page === i + 1
+          ? "ok"
+          : `${p.question} -> page ${body.results[0]?.locator.page} of ${body.results.map((r) => r.locator.page).join(",")}`,
+      );
+    }
+    expect(first).toEqual(PAIRS.map(() => "ok"));
+  });
+
+  it("is not degraded on /readyz", async () => {
+    const readyz = await internalReadyz(locus);
+    expect(readyz.status).toBe("ready");
+    expect(readyz.checks).not.toHaveProperty("sentence_encoder");
+  });
+});
+
+describe("without the model files", () => {
+  it("starts, answers on the word vectors, and says ai mode is degraded everywhere", async () => {
+    const noModel = tempDataDir("locus-no-encoder-");
+    const locus = await startLocus({
+      env: { LOCUS_EMBEDDER: "encoder", LOCUS_MODELS_DIR: noModel, LOCUS_METRICS_PORT: "0" },
+    });
+    try {
+      const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+      const c = client(locus.baseUrl, key);
+      const file = await uploadAndWait(
+        c,
+        await makePdf({ pages: [[PAIRS[0]!.statement]] }),
+        "one.pdf",
+        60_000,
+      );
+      expect(file.status).toBe("ready");
+      const body = await askAi(c, PAIRS[0]!.question);
+      expect(body.vector_source).toBe("local");
+      expect(body.fallbacks).toEqual([
+        {
+          component: "embedder",
+          engine: "all-MiniLM-L6-v2",
+          used: "local",
+          reason: expect.stringMatching(/model files are missing/) as string,
+        },
+      ]);
+      // No path of the server in what a client reads.
+      expect(JSON.stringify(body)).not.toContain(noModel);
+      expect(await internalReadyz(locus)).toMatchObject({
+        status: "ready",
+        checks: { sentence_encoder: "degraded" },
+      });
+
+      const signUp = await fetch(`${locus.baseUrl}/dashboard/api/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "reader@example.com", password: "a long and unusual passphrase" }),
+      });
+      const { notices } = (await signUp.json()) as { notices: string[] };
+      expect(notices).toContainEqual(expect.stringMatching(/^ai search is degraded: the sentence encoder/));
+    } finally {
+      await locus.stop();
+      removeDataDir(locus.dataDir);
+      removeDataDir(noModel);
+    }
+  }, 120_000);
+});
