@@ -2,7 +2,7 @@
 
 import type pg from "pg";
 import type { Locator } from "@locus/contracts";
-import type { PassageHit } from "./search-index.ts";
+import type { MissingVectorQuery, PassageHit, PassageToEncode } from "./search-index.ts";
 import type { ScoredId } from "./postings.ts";
 import { unavailableIfDown } from "./postgres-connection.ts";
 import type { PostgresTables } from "./postgres-schema.ts";
@@ -62,4 +62,21 @@ export async function passagesById(
   } catch (err) {
     throw unavailableIfDown(err);
   }
+}
+
+/** The file's passages without a vector of the space in the slot, by ord (see SearchIndex). */
+export async function rowsWithoutVector(
+  pool: pg.Pool,
+  tables: PostgresTables,
+  query: MissingVectorQuery,
+): Promise<PassageToEncode[]> {
+  const { file, slot, space } = query;
+  const { rows } = await pool.query<PassageToEncode>(
+    `SELECT ord, content FROM ${tables.passages}
+     WHERE user_id = $1 AND file_id = $2 AND ord > $3
+       AND (${slot}_vector IS NULL OR ${slot}_space IS DISTINCT FROM $4)
+     ORDER BY ord LIMIT $5`,
+    [file.userId, file.fileId, query.afterOrd ?? -1, space, Math.max(0, Math.floor(query.limit))],
+  );
+  return rows;
 }

@@ -2,13 +2,12 @@
 // user's generation, the file's version and the user's BM25 statistics in step.
 
 import type pg from "pg";
-import type { FileRef, IndexedFile, IndexedPassage } from "./search-index.ts";
+import type { EncodedPassage, FileRef, IndexedFile, IndexedPassage, VectorSlot } from "./search-index.ts";
 import { storedAttributes } from "./file-filter.ts";
 import { removeAttributes, writeAttributes } from "./postgres-file-filter.ts";
 import { vectorBytes } from "./vector-matrix.ts";
 import { termsOf, type PassageTerms } from "./postgres-terms.ts";
-import type { VECTOR_SLOTS } from "./postgres-schema.ts";
-import { type PostgresTables } from "./postgres-schema.ts";
+import { VECTOR_SLOTS, type PostgresTables } from "./postgres-schema.ts";
 
 /** Passages per INSERT, and a cap on their text, so memory stays flat whatever the file's size. */
 const BATCH_ROWS = 500;
@@ -79,6 +78,43 @@ export async function deleteFile(
   ]);
   await applyStatistics(client, tables, file, removed);
   await client.query("COMMIT");
+}
+
+/**
+ * Sets the passages' vectors in `slot` on `client`, from BEGIN to COMMIT, where each passage still
+ * holds the content its vector was made from; the user's generation moves when any was stored (the
+ * file's version does not: its terms are the same). On a failure the caller rolls back.
+ */
+export async function setVectors(
+  client: pg.PoolClient,
+  tables: PostgresTables,
+  file: FileRef,
+  slot: VectorSlot,
+  space: string,
+  vectors: readonly EncodedPassage[],
+): Promise<number> {
+  if (!VECTOR_SLOTS.includes(slot)) throw new Error(`no vector slot "${String(slot)}"`);
+  await client.query("BEGIN");
+  // The replacement's lock: vectors land before a replacement of the file or after it, never
+  // between its delete and its insert.
+  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [fileLockKey(tables, file)]);
+  const { rowCount } = await client.query(
+    `UPDATE ${tables.passages} AS p SET ${slot}_space = $3, ${slot}_vector = v.vector
+     FROM unnest($4::int[], $5::text[], $6::bytea[]) AS v(ord, content, vector)
+     WHERE p.user_id = $1 AND p.file_id = $2 AND p.ord = v.ord AND p.content = v.content`,
+    [
+      file.userId,
+      file.fileId,
+      space,
+      vectors.map((v) => v.ord),
+      vectors.map((v) => v.content),
+      vectors.map((v) => vectorBytes(v.vector)),
+    ],
+  );
+  const stored = rowCount ?? 0;
+  if (stored > 0) await bumpGeneration(client, tables, file.userId);
+  await client.query("COMMIT");
+  return stored;
 }
 
 function fileLockKey(tables: PostgresTables, file: FileRef): string {

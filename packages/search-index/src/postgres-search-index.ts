@@ -10,16 +10,27 @@ import {
   type IndexedFile,
   type IndexedPassage,
   type PassageHit,
+  type EncodedPassage,
+  type MissingVectorQuery,
   type PassageRange,
+  type PassageToEncode,
+  type PassageVectorWriter,
   type SearchIndex,
   type VectorQuery,
+  type VectorSlot,
 } from "./search-index.ts";
 import { VectorCache, VectorMatrix, type VectorCacheObserver } from "./vector-matrix.ts";
 import type { UserPostings } from "./postings.ts";
 import { rollbackAndRelease, searchIndexPool, unavailableIfDown } from "./postgres-connection.ts";
 import { VECTOR_SLOTS, migrate, postgresTables, type PostgresTables } from "./postgres-schema.ts";
-import { deleteFile, replaceFile } from "./postgres-passage-writes.ts";
-import { generationOf, hitOf, passagesById, type PassageRow } from "./postgres-passage-reads.ts";
+import { deleteFile, replaceFile, setVectors } from "./postgres-passage-writes.ts";
+import {
+  generationOf,
+  hitOf,
+  passagesById,
+  rowsWithoutVector,
+  type PassageRow,
+} from "./postgres-passage-reads.ts";
 import { PostingsLoader, type PostingsLoaded } from "./postgres-postings-loader.ts";
 import { searchInSql } from "./postgres-bm25-sql.ts";
 import type { FileFilter } from "@locus/contracts";
@@ -83,7 +94,7 @@ export interface PostgresSearchIndexOptions {
  *   depend on a startup parameter that PgBouncer's transaction pooling would drop, or that a
  *   connection string's own `options` would override.
  */
-export class PostgresSearchIndex implements SearchIndex {
+export class PostgresSearchIndex implements SearchIndex, PassageVectorWriter {
   private readonly pool: pg.Pool;
   private readonly tables: PostgresTables;
   private readonly vectors: VectorCache;
@@ -134,6 +145,35 @@ export class PostgresSearchIndex implements SearchIndex {
     try {
       await deleteFile(client, this.tables, file);
       client.release();
+    } catch (err) {
+      await rollbackAndRelease(client);
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async passagesWithoutVector(query: MissingVectorQuery): Promise<PassageToEncode[]> {
+    if (!VECTOR_SLOTS.includes(query.slot)) return [];
+    await this.ready();
+    try {
+      return await rowsWithoutVector(this.pool, this.tables, query);
+    } catch (err) {
+      throw unavailableIfDown(err);
+    }
+  }
+
+  async setPassageVectors(
+    file: FileRef,
+    slot: VectorSlot,
+    space: string,
+    vectors: readonly EncodedPassage[],
+  ): Promise<number> {
+    if (vectors.length === 0) return 0;
+    await this.ready();
+    const client = await this.connect();
+    try {
+      const stored = await setVectors(client, this.tables, file, slot, space, vectors);
+      client.release();
+      return stored;
     } catch (err) {
       await rollbackAndRelease(client);
       throw unavailableIfDown(err);

@@ -52,6 +52,27 @@ export interface IndexedPassage extends ExtractedPassage {
   vectors?: PassageVectors;
 }
 
+/** A passage as the meaning stage reads it: its place in its file and its text. */
+export interface PassageToEncode {
+  ord: number;
+  content: string;
+}
+
+/** A passage's vector as the meaning stage made it, from the text it read. */
+export interface EncodedPassage extends PassageToEncode {
+  vector: Float32Array;
+}
+
+/** Which passages of a file lack a vector of `space` in `slot` (see SearchIndex.passagesWithoutVector). */
+export interface MissingVectorQuery {
+  file: FileRef;
+  slot: VectorSlot;
+  space: string;
+  /** Only passages after this one (by `ord`): the next page of a file being read in turn. */
+  afterOrd?: number;
+  limit: number;
+}
+
 /** One file's passages, as a rebuild reads them from the stored extractions. */
 export interface FilePassages {
   file: IndexedFile;
@@ -120,6 +141,35 @@ export interface SearchIndex {
   check(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * What the meaning stage needs of an index besides SearchIndex: the passages a file still lacks
+ * vectors for, and a way to add vectors to passages already indexed (the file was made searchable
+ * by keyword first). SQLite and Postgres have it; Elasticsearch not yet (its documents keep no
+ * vectors in `_source`, so an update would drop the other slot's: see elasticsearch-index-mapping).
+ */
+export interface PassageVectorWriter {
+  /**
+   * The file's passages with no vector of `space` in `slot` (none yet, or another engine's), by
+   * `ord`: what the meaning stage still has to encode.
+   */
+  passagesWithoutVector(query: MissingVectorQuery): Promise<PassageToEncode[]>;
+  /**
+   * Stores vectors in `slot`, tagged `space`, on the file's passages, each only where the passage
+   * at `ord` still holds the `content` it was made from: a file replaced or deleted since its
+   * passages were read keeps what it has now. One atomic write. Returns how many were stored.
+   */
+  setPassageVectors(
+    file: FileRef,
+    slot: VectorSlot,
+    space: string,
+    vectors: readonly EncodedPassage[],
+  ): Promise<number>;
+}
+
+/** Whether an index can take vectors after its passages (see PassageVectorWriter). */
+export const writesVectorsLater = (index: SearchIndex): index is SearchIndex & PassageVectorWriter =>
+  "setPassageVectors" in index && "passagesWithoutVector" in index;
 
 /**
  * A rebuild by replacing each file's passages in turn (replaceFilePassages, atomic per file): for

@@ -2,7 +2,7 @@
 
 import type BetterSqlite3 from "better-sqlite3";
 import type { Locator } from "@locus/contracts";
-import type { PassageHit, PassageRange } from "./search-index.ts";
+import type { MissingVectorQuery, PassageHit, PassageRange, PassageToEncode } from "./search-index.ts";
 import type { VECTOR_SLOTS } from "./sqlite-schema.ts";
 
 export type PassageRow = { id: number; file_id: string; ord: number; content: string; locator: string };
@@ -71,4 +71,17 @@ export function rowsInRanges(
        WHERE user_id = ? AND file_id = ? AND ord BETWEEN ? AND ? ORDER BY ord`,
   );
   return ranges.flatMap((r) => read.all(userId, r.fileId, r.from, r.to));
+}
+
+/** The file's passages without a vector of the space in the slot, by ord (see SearchIndex). */
+export function rowsWithoutVector(db: BetterSqlite3.Database, query: MissingVectorQuery): PassageToEncode[] {
+  const { file, slot, space } = query;
+  return db
+    .prepare<[string, string, number, string, number], PassageToEncode>(
+      `SELECT ord, content FROM passages
+         WHERE user_id = ? AND file_id = ? AND ord > ?
+           AND (${slot}_vector IS NULL OR ${slot}_space IS NOT ?)
+         ORDER BY ord LIMIT ?`,
+    )
+    .all(file.userId, file.fileId, query.afterOrd ?? -1, space, Math.max(0, Math.floor(query.limit)));
 }

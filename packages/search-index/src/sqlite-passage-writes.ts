@@ -1,7 +1,14 @@
 // Writing a file's passages: each replacement or delete is one transaction, with the user's statistics.
 
 import type BetterSqlite3 from "better-sqlite3";
-import { indexTerms, type FileRef, type IndexedFile, type IndexedPassage } from "./search-index.ts";
+import {
+  indexTerms,
+  type EncodedPassage,
+  type FileRef,
+  type IndexedFile,
+  type IndexedPassage,
+  type VectorSlot,
+} from "./search-index.ts";
 import { storedAttributes } from "./file-filter.ts";
 import { removeAttributes, writeAttributes } from "./sqlite-file-filter.ts";
 import { vectorBytes } from "./vector-matrix.ts";
@@ -88,6 +95,31 @@ export function deleteFile(db: BetterSqlite3.Database, file: FileRef): void {
   db.transaction(() => {
     removeFile(db, file);
     bumpGeneration(db, file.userId);
+  })();
+}
+
+/**
+ * Sets the passages' vectors in `slot` where each passage still holds the content its vector was
+ * made from, in one transaction, and marks the user's passages changed when any was stored.
+ */
+export function setVectors(
+  db: BetterSqlite3.Database,
+  file: FileRef,
+  slot: VectorSlot,
+  space: string,
+  vectors: readonly EncodedPassage[],
+): number {
+  if (!VECTOR_SLOTS.includes(slot)) throw new Error(`no vector slot "${String(slot)}"`);
+  const update = db.prepare<[string, Buffer, string, string, number, string]>(
+    `UPDATE passages SET ${slot}_space = ?, ${slot}_vector = ?
+       WHERE user_id = ? AND file_id = ? AND ord = ? AND content = ?`,
+  );
+  return db.transaction(() => {
+    let stored = 0;
+    for (const v of vectors)
+      stored += update.run(space, vectorBytes(v.vector), file.userId, file.fileId, v.ord, v.content).changes;
+    if (stored > 0) bumpGeneration(db, file.userId);
+    return stored;
   })();
 }
 

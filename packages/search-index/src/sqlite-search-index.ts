@@ -11,14 +11,26 @@ import {
   type IndexedFile,
   type IndexedPassage,
   type PassageHit,
+  type EncodedPassage,
+  type MissingVectorQuery,
   type PassageRange,
+  type PassageToEncode,
+  type PassageVectorWriter,
   type SearchIndex,
   type VectorQuery,
+  type VectorSlot,
 } from "./search-index.ts";
 import { VectorCache, VectorMatrix, type VectorCacheObserver } from "./vector-matrix.ts";
 import { VECTOR_SLOTS, migrate } from "./sqlite-schema.ts";
-import { deleteFile, replaceFile } from "./sqlite-passage-writes.ts";
-import { generationOf, hitOf, rowsInRanges, userPassagesById, vectorRows } from "./sqlite-passage-reads.ts";
+import { deleteFile, replaceFile, setVectors } from "./sqlite-passage-writes.ts";
+import {
+  generationOf,
+  hitOf,
+  rowsInRanges,
+  rowsWithoutVector,
+  userPassagesById,
+  vectorRows,
+} from "./sqlite-passage-reads.ts";
 import { Fts5Search } from "./sqlite-fts5-search.ts";
 import type { FileFilter } from "@locus/contracts";
 import { filterConditions } from "./file-filter.ts";
@@ -51,7 +63,7 @@ export interface SqliteSearchIndexOptions {
  * memory (see VectorMatrix); `vector_generations` counts each user's changes, so a cached matrix
  * is used only while it is still the user's passages.
  */
-export class SqliteSearchIndex implements SearchIndex {
+export class SqliteSearchIndex implements SearchIndex, PassageVectorWriter {
   private readonly db: BetterSqlite3.Database;
   private readonly fts5: Fts5Search;
   private readonly vectors: VectorCache;
@@ -136,6 +148,24 @@ export class SqliteSearchIndex implements SearchIndex {
         rows.map((r) => hitOf(r, 0)),
       ),
     );
+  }
+
+  passagesWithoutVector(query: MissingVectorQuery): Promise<PassageToEncode[]> {
+    if (!VECTOR_SLOTS.includes(query.slot)) return Promise.resolve([]);
+    return Promise.resolve(rowsWithoutVector(this.db, query));
+  }
+
+  setPassageVectors(
+    file: FileRef,
+    slot: VectorSlot,
+    space: string,
+    vectors: readonly EncodedPassage[],
+  ): Promise<number> {
+    try {
+      return Promise.resolve(setVectors(this.db, file, slot, space, vectors));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   check(): Promise<void> {

@@ -2,6 +2,7 @@
 
 import type { PostgresSearchIndexOptions } from "../src/postgres-search-index.ts";
 import { searchIndexContract } from "./search-index.contract.ts";
+import { passageVectorWriterContract } from "./vector-writer.contract.ts";
 import { dropSchema, newSchema, open, redacted, useTestDatabase } from "./postgres-test-database.ts";
 
 useTestDatabase();
@@ -25,3 +26,15 @@ for (const [path, options] of PATHS) {
     });
   });
 }
+
+passageVectorWriterContract(`Postgres (real Postgres at ${redacted})`, () => {
+  const schema = newSchema();
+  const index = open(schema);
+  return Promise.resolve({
+    index,
+    async cleanup() {
+      await index.close();
+      await dropSchema(schema);
+    },
+  });
+});

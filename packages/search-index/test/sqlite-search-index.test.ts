@@ -6,6 +6,7 @@ import BetterSqlite3 from "better-sqlite3";
 import type { FileFilter } from "@locus/contracts";
 import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
 import { searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
+import { passageVectorWriterContract } from "./vector-writer.contract.ts";
 
 searchIndexContract("SQLite FTS5", async () => {
   const dir = await mkdtemp(join(tmpdir(), "locus-index-"));
@@ -363,4 +364,16 @@ describe("SqliteSearchIndex: scripts with combining marks", () => {
     expect(hits.map((h) => h.locator.line)).toEqual([1]);
     await index.close();
   });
+});
+
+passageVectorWriterContract("SQLite", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "locus-index-"));
+  const index = new SqliteSearchIndex(join(dir, "index.db"));
+  return {
+    index,
+    async cleanup() {
+      await index.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 });
