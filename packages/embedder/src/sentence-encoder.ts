@@ -24,9 +24,9 @@ export interface SentenceEncoderOptions {
   /** Where the model's files are (LOCUS_MODELS_DIR). */
   modelsDir?: string;
   /**
-   * Threads one batch may use. One by default: a process runs several batches at once (searches,
-   * files), and Locus scales by processes, so a batch spread over every core only makes the
-   * others wait.
+   * Threads one run of the model may use. One by default: a process runs several at once
+   * (searches, files), and Locus scales by processes, so a run spread over every core only makes
+   * the others wait.
    */
   threads?: number;
 }
