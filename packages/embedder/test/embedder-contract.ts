@@ -25,6 +25,8 @@ export function describeEmbedderContract(
     beforeAll(async () => {
       embedder = await load();
     }, 120_000);
+    // An engine holding native resources (the encoder's ONNX session) lets them go.
+    afterAll(() => (embedder as Embedder & { close?: () => Promise<void> }).close?.());
 
     it("gives one unit vector per text, in order, of the engine's dimensions, the same for the same text", async () => {
       const texts = [
