@@ -8,7 +8,8 @@ import { SqliteSearchIndex } from "../src/sqlite-search-index.ts";
 import { searchIndexContract, streamOf, textPassage } from "./search-index.contract.ts";
 import { passageVectorWriterContract } from "./vector-writer.contract.ts";
 
-searchIndexContract("SQLite FTS5", async () => {
+/** A fresh index in a temporary directory, removed after the test. */
+const tempIndex = async () => {
   const dir = await mkdtemp(join(tmpdir(), "locus-index-"));
   const index = new SqliteSearchIndex(join(dir, "index.db"));
   return {
@@ -18,7 +19,9 @@ searchIndexContract("SQLite FTS5", async () => {
       await rm(dir, { recursive: true, force: true });
     },
   };
-});
+};
+
+searchIndexContract("SQLite FTS5", tempIndex);
 
 describe("SqliteSearchIndex on disk", () => {
   let dir: string;
@@ -366,14 +369,4 @@ describe("SqliteSearchIndex: scripts with combining marks", () => {
   });
 });
 
-passageVectorWriterContract("SQLite", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "locus-index-"));
-  const index = new SqliteSearchIndex(join(dir, "index.db"));
-  return {
-    index,
-    async cleanup() {
-      await index.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+passageVectorWriterContract("SQLite", tempIndex);
