@@ -149,6 +149,8 @@ function checkSkips(report) {
 
 const totals = { passed: 0, failed: 0, skipped: 0, suitesFailed: 0 };
 let crashed = false;
+/** When each suite with a failure ran: the window whose process warnings are shown at the end. */
+const failedWindows = [];
 for (const phase of phases) {
   const out = join(dir, `${phase.name}.json`);
   const result = spawnSync(
@@ -179,6 +181,9 @@ for (const phase of phases) {
   totals.skipped += report.numPendingTests + report.numTodoTests;
   totals.suitesFailed += report.numFailedTestSuites + report.numRuntimeErrorTestSuites;
   checkSkips(report);
+  for (const suite of report.testResults) {
+    if (suite.status === "failed") failedWindows.push({ from: suite.startTime, to: suite.endTime });
+  }
   if (result.status !== 0 && report.numFailedTests === 0 && report.numFailedTestSuites === 0) crashed = true;
 }
 rmSync(dir, { recursive: true, force: true });
@@ -192,6 +197,35 @@ if (scanLogs && existsSync(LOG_DIR)) {
     env: suiteEnv,
   });
   leaked = scan.status !== 0;
+}
+
+// A failure on a clean machine is often one that does not come back on a second run: the warnings
+// and errors Locus's processes logged while the failing suites ran are what explain it (a 503's
+// cause is in the answering process's log only). Shown only once the scan found no secret in them.
+const WARNINGS_SHOWN = 60;
+if (scanLogs && !leaked && failedWindows.length > 0 && existsSync(LOG_DIR)) {
+  const during = (time) => failedWindows.some((w) => time >= w.from && time <= w.to + 1000);
+  const warnings = [];
+  for (const name of readdirSync(LOG_DIR).filter((n) => n.endsWith(".log"))) {
+    for (const line of readFileSync(join(LOG_DIR, name), "utf8").split("\n")) {
+      if (!line.startsWith("{")) continue;
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const time = Date.parse(entry.time);
+      if (entry.level >= 40 && during(time)) warnings.push({ time, text: `${name}: ${line.slice(0, 600)}` });
+    }
+  }
+  warnings.sort((a, b) => a.time - b.time);
+  if (warnings.length > 0) {
+    console.error(
+      `warnings and errors the Locus processes logged while the failing suites ran (the last ${Math.min(WARNINGS_SHOWN, warnings.length)} of ${warnings.length}):`,
+    );
+    for (const { text } of warnings.slice(-WARNINGS_SHOWN)) console.error(text);
+  }
 }
 
 for (const [test, reason] of allowedSkips) console.error(`skipped, as allowed: ${test}: ${reason}`);

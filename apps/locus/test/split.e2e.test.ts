@@ -506,7 +506,12 @@ it("leaves nothing behind of files deleted while they are extracted or indexed",
       const { file } = (await res.json()) as { file: { id: string } };
       ids.push(file.id);
       await new Promise((resolve) => setTimeout(resolve, delayMs));
-      expect((await c.del(`/api/files/${file.id}`)).status).toBe(200);
+      const deleted = await c.del(`/api/files/${file.id}`);
+      // With its body: a refusal's detail names the dependency that refused.
+      expect({ status: deleted.status, body: await deleted.text() }).toEqual({
+        status: 200,
+        body: expect.any(String),
+      });
     }),
   );
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
