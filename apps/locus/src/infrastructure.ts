@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { CONSUMER_GROUPS } from "@locus/contracts";
+import { CONSUMER_GROUPS, type Topic } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, ObservedBus, RabbitMqBus, type Bus } from "@locus/bus";
 import {
@@ -471,7 +471,7 @@ export class Infrastructure {
         this.rabbit = rabbit;
         await rabbit.connect();
         // Every group's queue exists before anything is published, whichever process starts first.
-        await rabbit.declareGroups(CONSUMER_GROUPS);
+        await rabbit.declareGroups(consumerGroupsOf(this.config));
         bus = rabbit;
       } else {
         bus = new InProcessBus(logger);
@@ -662,6 +662,16 @@ export class Infrastructure {
  * (twice the measured speech and frame speeds, as the extractors' grace periods in k8s/base
  * assume), with five minutes to spare; never below RabbitMQ's own default of 30 minutes.
  */
+/**
+ * The consumer groups this deployment has: every one, but the meaning stage's (`encoder`) only
+ * where it runs, since a group's queue keeps every message published to it, consumed or not.
+ */
+export function consumerGroupsOf(config: LocusConfig): Readonly<Record<string, readonly Topic[]>> {
+  if (config.meaningStage) return CONSUMER_GROUPS;
+  const { encoder: _notHere, ...groups } = CONSUMER_GROUPS;
+  return groups;
+}
+
 export function consumerTimeoutMs(maxMediaDurationS: number): number {
   return Math.max(30 * 60, Math.ceil(maxMediaDurationS * 0.75) + 300) * 1000;
 }

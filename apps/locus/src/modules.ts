@@ -10,6 +10,7 @@ import { startExtractorVideoModule } from "@locus/extractor-video";
 import { FilesHttpClient, startFilesModule, type FilesApi } from "@locus/files";
 import { createGatewayRouter, multipartErrors } from "@locus/gateway";
 import type { ErrorMapper } from "@locus/http";
+import { startEncoderModule } from "@locus/encoder";
 import { startIndexerModule } from "@locus/indexer";
 import type { Logger, ModuleDescriptor, Stoppable, Target } from "@locus/runtime";
 import {
@@ -216,7 +217,9 @@ export function moduleDescriptors(
         startIndexerModule({
           blobs: infra.blobs(),
           index: await infra.searchIndex(),
-          embedders: await infra.embedders("indexing"),
+          // With the meaning stage, passages are written without their offline vectors: the
+          // encoder group adds them once the file is ready (and this process loads no model).
+          embedders: config.meaningStage ? {} : await infra.embedders("indexing"),
           bus: await infra.messageBus(),
           logger: log("indexer"),
           store: await infra.metadataStore(),
@@ -224,6 +227,21 @@ export function moduleDescriptors(
           heartbeatMs,
           observer: infra.metrics,
         }),
+    },
+    {
+      name: "encoder",
+      dependsOn: [],
+      start: async () =>
+        config.meaningStage
+          ? startEncoderModule({
+              index: await infra.searchIndex(),
+              embedder: await infra.offlineEmbedder(),
+              bus: await infra.messageBus(),
+              logger: log("encoder"),
+              maxAttempts: config.maxAttempts,
+              observer: infra.metrics,
+            })
+          : noop,
     },
     {
       name: "search",
@@ -332,6 +350,7 @@ export function moduleDescriptors(
         "extractor-video",
         "extractor-document",
         "indexer",
+        "encoder",
         "webhooks",
         "gateway",
       ],

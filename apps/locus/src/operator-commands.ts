@@ -2,16 +2,15 @@
 // cli.ts: `status`, `files retry`, `dead-letters list|replay` and `bus migrate-queues`.
 
 import { QueueInUseError, type DeadLetterRecord } from "@locus/bus";
-import { CONSUMER_GROUPS, FileType, FileUploaded, uploadedTopic } from "@locus/contracts";
+import { FileType, FileUploaded, uploadedTopic } from "@locus/contracts";
 import type { FileRecord, MetadataStore } from "@locus/metadata-store";
 import type { LocusConfig } from "@locus/runtime";
-import type { Infrastructure } from "./infrastructure.ts";
+import { consumerGroupsOf, type Infrastructure } from "./infrastructure.ts";
 import { publishForExtraction } from "./reextract.ts";
 
 /** A mistake of the operator's: said in one sentence, with the usage (exit code 2). */
 export class OperatorError extends Error {}
 
-const GROUPS = Object.keys(CONSUMER_GROUPS);
 const SHOWN = 10;
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -72,7 +71,7 @@ export async function printStatus(
   if (broker) {
     const rows = [["GROUP", "WAITING", "DEAD LETTERS", "QUEUE TYPE"]];
     let classic = false;
-    for (const group of GROUPS) {
+    for (const group of Object.keys(consumerGroupsOf(config))) {
       try {
         const { [group]: type = "unknown" } = await broker.queueTypes([group]);
         classic ||= type === "classic" && config.busQueueType === "quorum";
@@ -205,8 +204,9 @@ export async function deadLetters(
         'server\'s memory and logs each one ("message dead-lettered")',
     );
   }
-  if (options.group !== undefined && !GROUPS.includes(options.group)) {
-    throw new OperatorError(`--group must be one of ${GROUPS.join(", ")}`);
+  const inUse = Object.keys(consumerGroupsOf(config));
+  if (options.group !== undefined && !inUse.includes(options.group)) {
+    throw new OperatorError(`--group must be one of ${inUse.join(", ")}`);
   }
   const limit = options.limit === undefined ? 100 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
@@ -214,7 +214,7 @@ export async function deadLetters(
   }
   const broker = await infra.broker();
   if (!broker) throw new OperatorError("No RabbitMQ bus is configured (AMQP_URL)");
-  const groups = options.group ? [options.group] : GROUPS;
+  const groups = options.group ? [options.group] : inUse;
   let total = 0;
   for (const group of groups) {
     if (verb === "list") {
@@ -273,7 +273,7 @@ export async function migrateQueues(
   const broker = await infra.broker();
   if (!broker) throw new OperatorError("No RabbitMQ bus is configured (AMQP_URL)");
   let refused = 0;
-  for (const [group, topics] of Object.entries(CONSUMER_GROUPS)) {
+  for (const [group, topics] of Object.entries(consumerGroupsOf(config))) {
     try {
       const [result] = await broker.migrateQueues({ [group]: topics });
       if (!result) continue;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { meaningStageRuns } from "@locus/runtime";
 
 /**
  * `pnpm start:split`: every target as its own OS process on this machine, against the shared
@@ -9,8 +10,9 @@ import { fileURLToPath } from "node:url";
  *
  * Ports: the gateway on PORT (default 8080), then files, search, indexer and one per extractor
  * counting up (the PDF extractors, then the image, audio and video extractors), then further
- * gateways, then webhooks, then the document extractor (last, so that the ports before it stay
- * where they were before it came).
+ * gateways, then webhooks, then the document extractor, then the encoder where the meaning stage
+ * runs (LOCUS_EMBEDDER=encoder): each after the others, so that the ports before it stay where
+ * they were before it came.
  * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run,
  * LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
  */
@@ -74,6 +76,12 @@ const services: Service[] = [
   })),
   { name: "webhooks", target: "webhooks", port: webhooksPort },
   { name: "extractor-document", target: "extractor-document", port: documentExtractorPort },
+  ...(meaningStageRuns({
+    ai: { embedder: env.LOCUS_EMBEDDER ?? "local" },
+    adapters: { searchIndex: shared.LOCUS_SEARCH_INDEX ?? "postgres" },
+  })
+    ? [{ name: "encoder", target: "encoder", port: documentExtractorPort + 1 }]
+    : []),
 ];
 
 const children = new Map<string, ChildProcess>();

@@ -2,9 +2,13 @@ import {
   client,
   createUserWithKey,
   makePdf,
+  metricValue,
   PARAPHRASES_DEV,
   removeDataDir,
+  runCli,
+  scrapeMetrics,
   startLocus,
+  startSplitStack,
   tempDataDir,
   uploadAndWait,
   type Client,
@@ -14,9 +18,10 @@ import { schemaErrors } from "./openapi-validator.ts";
 
 /**
  * ai mode on the real sentence encoder (LOCUS_EMBEDDER=encoder, the model `pnpm install` fetched):
- * a question in other words finds its page; and without the model files Locus still starts and
- * answers, on the word vectors, saying it is degraded in /readyz, on the dashboard and in every
- * ai response.
+ * the file is ready once its passages are searchable by keyword, the meaning stage (the encoder
+ * group) then gives them vectors, and a question in other words finds its page; and without the
+ * model files Locus still starts and answers, on the word vectors, saying it is degraded in
+ * /readyz, on the dashboard and in every ai response.
  */
 interface AiBody {
   results: { content: string; locator: { page?: number } }[];
@@ -35,12 +40,17 @@ async function askAi(c: Client, q: string): Promise<AiBody> {
   return body;
 }
 
+/** The internal port's address (LOCUS_METRICS_PORT), from the line the server logs at start. */
+function internalUrl(locus: LocusProcess): string {
+  const url = /"metricsUrl":"([^"]+)\/metrics"/.exec(locus.logs.join("\n"))?.[1];
+  expect(url).toBeDefined();
+  return url!;
+}
+
 async function internalReadyz(
   locus: LocusProcess,
 ): Promise<{ status: string; checks: Record<string, string> }> {
-  const metricsUrl = /"metricsUrl":"([^"]+)\/metrics"/.exec(locus.logs.join("\n"))?.[1];
-  expect(metricsUrl).toBeDefined();
-  return (await (await fetch(`${metricsUrl}/readyz`)).json()) as {
+  return (await (await fetch(`${internalUrl(locus)}/readyz`)).json()) as {
     status: string;
     checks: Record<string, string>;
   };
@@ -61,6 +71,19 @@ describe("with the model", () => {
       60_000,
     );
     expect(file.status).toBe("ready");
+    // Its passages get their vectors after it is ready: one a page.
+    let encoded = 0;
+    for (let i = 0; i < 300 && encoded < PAIRS.length; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      encoded = metricValue(
+        await scrapeMetrics(`${internalUrl(locus)}/metrics`),
+        "locus_passages_encoded_total",
+        {
+          engine: "all-MiniLM-L6-v2",
+        },
+      );
+    }
+    expect(encoded).toBe(PAIRS.length);
   }, 120_000);
   afterAll(async () => {
     expect(await locus.stop()).toBe(0);
@@ -87,6 +110,41 @@ describe("with the model", () => {
     expect(readyz.status).toBe("ready");
     expect(readyz.checks).not.toHaveProperty("sentence_encoder");
   });
+});
+
+describe("in the split shape", () => {
+  it("encodes in the encoder process, from RabbitMQ's encoder queue into Postgres, after the file is ready", async () => {
+    const stack = await startSplitStack({ env: { LOCUS_EMBEDDER: "encoder", LOCUS_RATE_LIMIT_PRO: "1000" } });
+    try {
+      expect(stack.logs.join("\n")).toMatch(/locus-split: encoder started with pid/);
+      const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
+      const c = client(stack.baseUrl, key);
+      const file = await uploadAndWait(
+        c,
+        await makePdf({ pages: PAIRS.map((p) => [p.statement]) }),
+        "notes.pdf",
+        60_000,
+      );
+      expect(file.status).toBe("ready");
+      // No question shares a word with its statement: keyword search alone finds none of them,
+      // so each is found once the encoder process has given the passages their vectors.
+      const deadline = Date.now() + 60_000;
+      let found = 0;
+      while (found < PAIRS.length && Date.now() < deadline) {
+        found = 0;
+        for (const [i, p] of PAIRS.entries()) {
+          if ((await askAi(c, p.question)).results[0]?.locator.page === i + 1) found++;
+        }
+        if (found < PAIRS.length) await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(found).toBe(PAIRS.length);
+      // The operator sees the stage's queue (empty: every file encoded) with the others.
+      const status = await runCli(stack.dataDir, ["status"], { ...stack.cliEnv, LOCUS_EMBEDDER: "encoder" });
+      expect(status.stdout).toMatch(/^\s*encoder\s+0\s+0\s/m);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+  }, 240_000);
 });
 
 describe("without the model files", () => {

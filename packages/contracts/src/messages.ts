@@ -121,6 +121,8 @@ export const CONSUMER_GROUPS = {
   "extractor-video": ["file.uploaded.video"],
   "extractor-document": ["file.uploaded.document"],
   indexer: ["file.extracted", "file.deleted"],
+  // The meaning stage: declared and consumed only where it runs (see meaningStageRuns).
+  encoder: ["file.indexed"],
   webhooks: ["file.event"],
 } as const satisfies Record<string, readonly Topic[]>;
 

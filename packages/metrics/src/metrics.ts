@@ -186,6 +186,13 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly encodedPassages = new Counter({
+    name: "locus_passages_encoded_total",
+    help: "Passages given vectors by the meaning stage (the encoder group) after their file was ready, by engine.",
+    labelNames: ["engine"] as const,
+    registers: [this.registry],
+  });
+
   private readonly vectorCacheLookups = new Counter({
     name: "locus_vector_cache_lookups_total",
     help: "Semantic searches' lookups of a user's vectors in memory (LOCUS_VECTOR_CACHE_MB), by result: hit, or miss (read from the database).",
@@ -345,6 +352,10 @@ export class LocusMetrics {
 
   passagesIndexed(kind: string, count: number): void {
     this.passagesWritten.inc({ kind }, count);
+  }
+
+  passagesEncoded(engine: string, count: number): void {
+    this.encodedPassages.inc({ engine }, count);
   }
 
   vectorCacheLookedUp(result: "hit" | "miss"): void {

@@ -14,6 +14,7 @@ export const TARGETS = [
   "extractor-video",
   "extractor-document",
   "indexer",
+  "encoder",
   "search",
   "webhooks",
 ] as const;

@@ -573,6 +573,12 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
 
   // What this process runs decides what it must share with the others.
   const modules = modulesOf(c.targets);
+  if (c.targets.includes("encoder") && !meaningStageRuns(c)) {
+    problem(
+      'LOCUS_TARGETS: "encoder" runs the meaning stage, which runs only with LOCUS_EMBEDDER=encoder ' +
+        "on a SQLite or PostgreSQL index (on Elasticsearch the indexer encodes passages itself)",
+    );
+  }
   if (modules.size === MODULES.length) return;
   // Each process would hold its own copy of an embedded piece: messages or data would vanish.
   const embedded = [
@@ -605,6 +611,20 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
   }
 }
 
+/**
+ * Whether passages are encoded in a stage of their own (the `encoder` consumer group) after the
+ * indexer made their file ready, rather than by the indexer: with the sentence encoder (a few
+ * milliseconds a passage, which would hold every file back) on an index that takes vectors after
+ * its passages. Elasticsearch cannot yet (its documents keep no vectors to update beside), so
+ * there the indexer encodes as before.
+ */
+export function meaningStageRuns(c: {
+  ai: { embedder: string };
+  adapters: { searchIndex: string };
+}): boolean {
+  return c.ai.embedder === "encoder" && c.adapters.searchIndex !== "elasticsearch";
+}
+
 /** The environment to LocusConfig: every setting read, then the rules across them, then what follows from them. */
 export const LocusConfigSchema = z.preprocess(
   arrange,
@@ -620,6 +640,8 @@ export const LocusConfigSchema = z.preprocess(
       elasticsearch: c.adapters.searchIndex === "elasticsearch" ? c.elasticsearch : undefined,
       /** True when this process runs only part of Locus (the split shape). */
       split,
+      /** True when passages get the sentence encoder's vectors after their file is ready (see meaningStageRuns). */
+      meaningStage: meaningStageRuns(c),
       serviceName: c.serviceName ?? (split ? c.targets.join("+") : "locus"),
     };
   }),

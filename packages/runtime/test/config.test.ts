@@ -35,4 +35,35 @@ describe("loadConfig", () => {
     }
     expect(() => loadConfig({ LOCUS_SIGNING_SECRET: "short" })).toThrow(/at least 32 characters/);
   });
+
+  it("runs the meaning stage with the sentence encoder on SQLite or Postgres only, and refuses an encoder target without it", () => {
+    expect(loadConfig({}).meaningStage).toBe(false);
+    expect(loadConfig({ LOCUS_EMBEDDER: "encoder" }).meaningStage).toBe(true);
+    expect(
+      loadConfig({
+        LOCUS_EMBEDDER: "encoder",
+        LOCUS_SEARCH_INDEX: "postgres",
+        DATABASE_URL: "postgres://db/locus",
+      }).meaningStage,
+    ).toBe(true);
+    const elasticsearch = {
+      LOCUS_EMBEDDER: "encoder",
+      LOCUS_SEARCH_INDEX: "elasticsearch",
+      ELASTICSEARCH_URL: "http://es:9200",
+    };
+    expect(loadConfig(elasticsearch).meaningStage).toBe(false);
+    const encoderTarget = {
+      LOCUS_TARGETS: "encoder",
+      LOCUS_BUS: "rabbitmq",
+      AMQP_URL: "amqp://mq",
+      LOCUS_METADATA_STORE: "postgres",
+      LOCUS_SEARCH_INDEX: "postgres",
+      DATABASE_URL: "postgres://db/locus",
+      LOCUS_BLOB_STORE: "s3",
+      S3_BUCKET: "locus",
+    };
+    expect(loadConfig({ ...encoderTarget, LOCUS_EMBEDDER: "encoder" }).meaningStage).toBe(true);
+    expect(() => loadConfig(encoderTarget)).toThrow(/LOCUS_TARGETS: "encoder" runs the meaning stage/);
+    expect(() => loadConfig({ ...encoderTarget, ...elasticsearch })).toThrow(ConfigError);
+  });
 });

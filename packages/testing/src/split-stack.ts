@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import amqp from "amqplib";
 import pg from "pg";
+import { meaningStageRuns } from "@locus/runtime";
 import { spawnLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
 import { startSigningS3Server, type SigningS3Server } from "./signing-s3-server.ts";
 
@@ -22,7 +23,7 @@ export interface SplitStack extends LocusProcess {
   serviceUrls: Record<string, string>;
   /**
    * The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N],
-   * extractor-image, extractor-audio, extractor-video, webhooks, extractor-document).
+   * extractor-image, extractor-audio, extractor-video, webhooks, extractor-document, encoder).
    */
   pidOf(service: string): number;
   /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
@@ -104,9 +105,10 @@ export async function startSplitStack(
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
   // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image, audio
-  // and video extractors, further gateways, webhooks, the document extractor.
+  // and video extractors, further gateways, webhooks, the document extractor, the encoder (where
+  // the meaning stage runs).
   const workers = extractors + 3;
-  const port = await freePortBlock(4 + workers + gateways + 1);
+  const port = await freePortBlock(4 + workers + gateways + 2);
   const webhooksPort = port + 4 + workers + gateways - 1;
   const documentExtractorPort = webhooksPort + 1;
   const dataDir = tempDataDir("locus-split-");
@@ -141,6 +143,11 @@ export async function startSplitStack(
     LOCUS_SPLIT_GATEWAYS: String(gateways),
     ...options.env,
   };
+  // The launcher starts the encoder where the meaning stage runs.
+  const encodes = meaningStageRuns({
+    ai: { embedder: options.env?.LOCUS_EMBEDDER ?? "local" },
+    adapters: { searchIndex: env.LOCUS_SEARCH_INDEX },
+  });
   let locus: LocusProcess;
   try {
     locus = await spawnLocus({
@@ -232,6 +239,7 @@ export async function startSplitStack(
     ),
     webhooks: url(webhooksPort),
     "extractor-document": url(documentExtractorPort),
+    ...(encodes ? { encoder: url(documentExtractorPort + 1) } : {}),
   };
   const gatewayUrls = [
     locus.baseUrl,
@@ -245,6 +253,7 @@ export async function startSplitStack(
     ...gatewayUrls.slice(1),
     url(webhooksPort),
     url(documentExtractorPort),
+    ...(encodes ? [url(documentExtractorPort + 1)] : []),
   ];
   // A service still silent at the deadline fails the start: a test run against a stack missing a
   // service would fail later, further from the cause.

@@ -2,9 +2,12 @@ import type { ExtractedPassage } from "@locus/contracts";
 import { isZero, type Embedder } from "@locus/embedder";
 import type { IndexedPassage, PassageVectors } from "@locus/search-index";
 
-/** The engines that make passage vectors: the offline one always, a remote one when configured. */
+/**
+ * The engines that make passage vectors: the offline one, unless the meaning stage (the encoder
+ * group) gives them after the file is ready; a remote one when configured.
+ */
 export interface PassageEmbedders {
-  local: Embedder;
+  local?: Embedder;
   remote?: Embedder;
 }
 
@@ -35,7 +38,7 @@ export async function* withVectors(
   let remote = embedders.remote;
   const embed = async (batch: ExtractedPassage[]): Promise<IndexedPassage[]> => {
     const texts = batch.map((p) => p.content);
-    const local = await embedders.local.embed(texts);
+    const local = embedders.local ? await embedders.local.embed(texts) : [];
     let remoteVectors: Float32Array[] | undefined;
     if (remote) {
       try {
@@ -51,7 +54,7 @@ export async function* withVectors(
     return batch.map((passage, i) => {
       const vectors: PassageVectors = {};
       const l = local[i];
-      if (l && !isZero(l)) vectors.local = { space: embedders.local.space, vector: l };
+      if (l && embedders.local && !isZero(l)) vectors.local = { space: embedders.local.space, vector: l };
       const r = remoteVectors?.[i];
       if (r && embedders.remote && !isZero(r)) vectors.remote = { space: embedders.remote.space, vector: r };
       return { ...passage, vectors };

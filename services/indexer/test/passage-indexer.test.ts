@@ -182,3 +182,19 @@ it("removes what it wrote for a file deleted while it was indexed", async () => 
   // Its passages were removed again: not counted as indexed.
   expect(written).toEqual([]);
 });
+
+it("with the meaning stage, writes passages for keyword search alone and says the file is ready", async () => {
+  const file = await extractedFile("Shearwaters skim the wave tops.");
+  // No offline engine: the encoder group adds the vectors once the file is ready.
+  const indexer = new PassageIndexer(blobs, index, {}, bus, logger, store);
+  await indexer.handle(file.delivery);
+  expect(await found(file.userId, "shearwaters")).toHaveLength(1);
+  await eventually(() => indexed.includes(file.fileId), "file.indexed");
+  const lacking = await index.passagesWithoutVector({
+    file: { userId: file.userId, fileId: file.fileId },
+    slot: "local",
+    space: local.space,
+    limit: 10,
+  });
+  expect(lacking).toEqual([{ ord: 0, content: "Shearwaters skim the wave tops." }]);
+});
