@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates the deployment files without a cluster or a Docker engine:
 #   1. docker-compose.yml parses (Debian's docker-compose 1.29: `config -q`);
-#   2. k8s/base and k8s/overlays/production render (`kubectl kustomize`);
+#   2. k8s/base, k8s/overlays/production and k8s/overlays/meaning-stage render (`kubectl kustomize`);
 #   3. every rendered object passes the Kubernetes API schemas (kubernetes-models), the KEDA
 #      objects their documented shape, and every Locus process's environment, in both, passes
 #      Locus's own configuration rules (deploy/validate-manifests.ts);
@@ -55,13 +55,13 @@ env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL \
 echo "docker-compose.yml parses"
 
 echo "== kubectl kustomize ($("$KUBECTL" version --client 2>/dev/null | head -n 1))"
-for dir in k8s/base k8s/overlays/production; do
+for dir in k8s/base k8s/overlays/production k8s/overlays/meaning-stage; do
   if ! "$KUBECTL" kustomize "$dir" >"$out/$(basename "$dir").yaml"; then
     echo "validate: kubectl kustomize $dir failed (message above)" >&2
     exit 1
   fi
 done
-echo "k8s/base and k8s/overlays/production render"
+echo "k8s/base, k8s/overlays/production and k8s/overlays/meaning-stage render"
 
 echo "== alerts (promtool $(promtool --version 2>/dev/null | head -n 1 | awk '{print $3}'))"
 # k8s/monitoring renders, and its alerts pass promtool's checks and their unit tests.
@@ -88,5 +88,6 @@ echo "== schemas and cross-references"
 node --import tsx deploy/validate-manifests.ts \
   --compose "$out/compose.yaml" \
   --k8s "base=$out/base.yaml" \
-  --k8s "production=$out/production.yaml"
+  --k8s "production=$out/production.yaml" \
+  --k8s "meaning-stage=$out/meaning-stage.yaml"
 echo "deploy: every check passed"

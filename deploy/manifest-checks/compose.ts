@@ -1,5 +1,11 @@
 // docker-compose: the rendered compose file against Locus's configuration rules and its own references.
-import { CALLED_TARGETS, EGRESS_LIMITED_TARGETS, locusConfigProblems, SPLIT_TARGETS } from "./locus.ts";
+import {
+  CALLED_TARGETS,
+  EGRESS_LIMITED_TARGETS,
+  locusConfigProblems,
+  REQUIRED_TARGETS,
+  SPLIT_TARGETS,
+} from "./locus.ts";
 import type { Obj } from "./yaml.ts";
 import { at, isObj, list, loadYamlDocuments, obj, show, text } from "./yaml.ts";
 
@@ -153,7 +159,7 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       }
     }
   }
-  for (const t of SPLIT_TARGETS) {
+  for (const t of REQUIRED_TARGETS) {
     if (![...targetOf.values()].includes(t)) problems.push(`[compose] no service runs target ${t}`);
   }
   if (!migrate) problems.push(`[compose] no migrate service (cli.ts migrate)`);

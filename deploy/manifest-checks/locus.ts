@@ -7,6 +7,14 @@ const repoFile = (path: string) => fileURLToPath(new URL(`../../${path}`, import
 
 /** Every target that runs as its own Deployment / compose service (all but `all`). */
 export const SPLIT_TARGETS = TARGETS.filter((t) => t !== "all");
+/**
+ * Targets a deployment runs only with a setting that turns their stage on: the encoder runs the
+ * meaning stage, which needs LOCUS_EMBEDDER=encoder (Locus's own configuration check refuses the
+ * target without it, and runs on every workload's environment).
+ */
+export const OPT_IN_TARGETS: readonly string[] = ["encoder"];
+/** Targets every deployment must run. */
+export const REQUIRED_TARGETS = SPLIT_TARGETS.filter((t) => !OPT_IN_TARGETS.includes(t));
 /** Consumer groups, hence RabbitMQ queue names (services/<target>/src/*-module.ts). */
 export const QUEUE_GROUPS: Record<string, string> = {
   "extractor-pdf": "extractor-pdf",
@@ -15,6 +23,7 @@ export const QUEUE_GROUPS: Record<string, string> = {
   "extractor-video": "extractor-video",
   "extractor-document": "extractor-document",
   indexer: "indexer",
+  encoder: "encoder",
 };
 /** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
 export const CALLED_TARGETS: Record<string, string> = {
@@ -36,6 +45,7 @@ export const KEDA_TARGETS = [
   "extractor-audio",
   "extractor-video",
   "extractor-document",
+  "encoder",
 ];
 /** The metric the prometheus triggers scale on, and where Locus's metrics are declared. */
 export const LAG_METRIC = "locus_bus_consumer_lag_seconds";
