@@ -71,19 +71,20 @@ describe("with the model", () => {
       60_000,
     );
     expect(file.status).toBe("ready");
-    // Its passages get their vectors after it is ready: one a page.
-    let encoded = 0;
-    for (let i = 0; i < 300 && encoded < PAIRS.length; i++) {
-      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-      encoded = metricValue(
-        await scrapeMetrics(`${internalUrl(locus)}/metrics`),
-        "locus_passages_encoded_total",
-        {
-          engine: "all-MiniLM-L6-v2",
-        },
-      );
+    // Its passages get their vectors after it is ready (one a page), and its record says when.
+    expect(["pending", "ready"]).toContain(file.ai_vectors);
+    let aiVectors = file.ai_vectors;
+    for (let i = 0; i < 300 && aiVectors !== "ready"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      aiVectors = ((await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string })
+        .ai_vectors;
     }
-    expect(encoded).toBe(PAIRS.length);
+    expect(aiVectors).toBe("ready");
+    // Counted before the record was told.
+    const samples = await scrapeMetrics(`${internalUrl(locus)}/metrics`);
+    expect(metricValue(samples, "locus_passages_encoded_total", { engine: "all-MiniLM-L6-v2" })).toBe(
+      PAIRS.length,
+    );
   }, 120_000);
   afterAll(async () => {
     expect(await locus.stop()).toBe(0);
@@ -126,6 +127,7 @@ describe("in the split shape", () => {
         60_000,
       );
       expect(file.status).toBe("ready");
+      expect(["pending", "ready"]).toContain(file.ai_vectors);
       // No question shares a word with its statement: keyword search alone finds none of them,
       // so each is found once the encoder process has given the passages their vectors.
       const deadline = Date.now() + 60_000;
@@ -138,6 +140,14 @@ describe("in the split shape", () => {
         if (found < PAIRS.length) await new Promise((resolve) => setTimeout(resolve, 500));
       }
       expect(found).toBe(PAIRS.length);
+      for (let i = 0; i < 100; i++) {
+        const record = (await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string };
+        if (record.ai_vectors === "ready") break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(
+        ((await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string }).ai_vectors,
+      ).toBe("ready");
       // The operator sees the stage's queue (empty: every file encoded) with the others.
       const status = await runCli(stack.dataDir, ["status"], { ...stack.cliEnv, LOCUS_EMBEDDER: "encoder" });
       expect(status.stdout).toMatch(/^\s*encoder\s+0\s+0\s/m);

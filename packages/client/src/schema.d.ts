@@ -313,6 +313,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * @description Extension. Where the file's passages stand for `ai` search's meaning matching when the sentence encoder gives them their vectors after the file is ready (LOCUS_EMBEDDER=encoder): `pending` while they are encoded (ai search finds them by keyword meanwhile), `ready` once every passage with text has its vector. Absent where passages get their vectors as they are indexed.
+             * @enum {string}
+             */
+            ai_vectors?: "pending" | "ready";
             /** @constant */
             sandbox?: true;
         };

@@ -14,6 +14,13 @@ export type FileType = z.infer<typeof FileType>;
 export const FileStatus = z.enum(["pending", "processing", "ready", "failed"]);
 export type FileStatus = z.infer<typeof FileStatus>;
 
+/**
+ * Where a ready file's passages stand for ai mode's meaning matching, where the meaning stage runs
+ * (they get their vectors after the file is ready): `pending`, then `ready`.
+ */
+export const AiVectorsState = z.enum(["pending", "ready"]);
+export type AiVectorsState = z.infer<typeof AiVectorsState>;
+
 export const FileError = z.object({ code: z.string(), message: z.string() });
 export type FileError = z.infer<typeof FileError>;
 
@@ -150,6 +157,13 @@ export const FileRecordDto = z.object({
   ),
   created_at: timestamp,
   updated_at: timestamp,
+  ai_vectors: AiVectorsState.optional().describe(
+    "Extension. Where the file's passages stand for `ai` search's meaning matching when the " +
+      "sentence encoder gives them their vectors after the file is ready (LOCUS_EMBEDDER=encoder): " +
+      "`pending` while they are encoded (ai search finds them by keyword meanwhile), `ready` once " +
+      "every passage with text has its vector. Absent where passages get their vectors as they " +
+      "are indexed.",
+  ),
   sandbox: z.literal(true).optional(),
 });
 export type FileRecordDto = z.infer<typeof FileRecordDto>;

@@ -53,8 +53,17 @@ export const FileIndexed = z.object({
   pageCount: z.number().int().min(0).nullable(),
   durationS: z.number().min(0).nullable().optional(),
   stages: FileStages.optional(),
+  /** The passages were written without their offline vectors: the meaning stage adds them. */
+  vectorsLater: z.boolean().optional(),
 });
 export type FileIndexed = z.infer<typeof FileIndexed>;
+
+/** The meaning stage gave a file's passages their vectors (`encoded`: how many it stored now). */
+export const FileEncoded = z.object({
+  ...FileRef,
+  encoded: z.number().int().min(0),
+});
+export type FileEncoded = z.infer<typeof FileEncoded>;
 
 export const FileFailed = z.object({
   ...FileRef,
@@ -96,6 +105,7 @@ export const MessageSchemas = {
   "file.progress": FileProgress,
   "file.extracted": FileExtracted,
   "file.indexed": FileIndexed,
+  "file.encoded": FileEncoded,
   "file.failed": FileFailed,
   "file.deleted": FileDeleted,
   "file.event": FileEvent,
@@ -114,7 +124,7 @@ export function uploadedTopic(kind: FileType): Topic {
  * published to a topic nobody has bound yet would otherwise be dropped.
  */
 export const CONSUMER_GROUPS = {
-  "files-status": ["file.progress", "file.indexed", "file.failed"],
+  "files-status": ["file.progress", "file.indexed", "file.encoded", "file.failed"],
   "extractor-pdf": ["file.uploaded.pdf"],
   "extractor-image": ["file.uploaded.image"],
   "extractor-audio": ["file.uploaded.audio"],

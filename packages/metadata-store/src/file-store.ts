@@ -1,4 +1,11 @@
-import type { FileError, FileFilter, FileMetadata, FileStatus, FileType } from "@locus/contracts";
+import type {
+  AiVectorsState,
+  FileError,
+  FileFilter,
+  FileMetadata,
+  FileStatus,
+  FileType,
+} from "@locus/contracts";
 import type { NewOutboxEntry } from "./outbox-store.ts";
 
 export interface FileRecord {
@@ -16,6 +23,11 @@ export interface FileRecord {
   durationS: number | null;
   passageCount: number | null;
   progress: number | null;
+  /**
+   * Where a ready file's passages stand for ai search's meaning matching, where the meaning stage
+   * gives them their vectors after the file is ready; absent elsewhere.
+   */
+  aiVectors?: AiVectorsState;
   /** What the uploader said about the file; `{}` when nothing. Set at upload, never changed. */
   metadata: FileMetadata;
   createdAt: string;
@@ -25,6 +37,8 @@ export interface FileRecord {
 export type FileUpdate = Partial<
   Pick<FileRecord, "status" | "error" | "pageCount" | "durationS" | "passageCount" | "progress">
 > & {
+  /** null: the file's passages are not waiting for the meaning stage (see FileRecord.aiVectors). */
+  aiVectors?: AiVectorsState | null;
   /** Sets the count of ClaimedFile.requeues (0: an operator's retry gives the file a fresh start). */
   requeues?: number;
 };
@@ -42,6 +56,8 @@ export interface FileExpectation {
   updatedAt?: string;
   /** Progress only moves forward: the stored progress is unset or at most this. */
   progressUpTo?: number;
+  /** The file's passages are in this state for ai search (see FileRecord.aiVectors). */
+  aiVectors?: AiVectorsState;
 }
 
 /** A file claimed for re-publishing (claimUnfinishedFile). */

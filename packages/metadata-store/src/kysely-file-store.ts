@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
 import {
   metadataTerms,
+  type AiVectorsState,
   type FileFilter,
   type FileMetadata,
   type FileStatus,
@@ -33,6 +34,7 @@ const toFile = (r: Selectable<FilesTable>): FileRecord => ({
   durationS: r.duration_s,
   passageCount: r.passage_count,
   progress: r.progress,
+  ...(r.ai_vectors === null ? {} : { aiVectors: r.ai_vectors as AiVectorsState }),
   metadata: parseMetadata(r.metadata),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -250,6 +252,7 @@ export class KyselyFileStore implements FileStore {
     if (update.durationS !== undefined) set.duration_s = update.durationS;
     if (update.passageCount !== undefined) set.passage_count = update.passageCount;
     if (update.progress !== undefined) set.progress = update.progress;
+    if (update.aiVectors !== undefined) set.ai_vectors = update.aiVectors;
     if (update.requeues !== undefined) set.requeues = update.requeues;
     if (expected.status.length === 0) return null;
     let query = this.db
@@ -258,6 +261,7 @@ export class KyselyFileStore implements FileStore {
       .where("id", "=", fileId)
       .where("status", "in", [...expected.status]);
     if (expected.updatedAt !== undefined) query = query.where("updated_at", "=", expected.updatedAt);
+    if (expected.aiVectors !== undefined) query = query.where("ai_vectors", "=", expected.aiVectors);
     const progressUpTo = expected.progressUpTo;
     if (progressUpTo !== undefined) {
       query = query.where((eb) => eb.or([eb("progress", "is", null), eb("progress", "<=", progressUpTo)]));

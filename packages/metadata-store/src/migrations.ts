@@ -239,6 +239,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("outbox_file_idx").on("outbox").column("file_id").execute();
     },
   },
+  "0009_ai_vectors": {
+    // Where a ready file's passages stand for ai search when the meaning stage encodes them after
+    // the file is ready (FileRecord.aiVectors); null for every file before it, as for files whose
+    // passages got their vectors while they were indexed.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("files").addColumn("ai_vectors", "text").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -44,6 +44,8 @@ export interface FilesTable {
   duration_s: number | null;
   passage_count: number | null;
   progress: number | null;
+  /** FileRecord.aiVectors: null where the passages got their vectors as they were indexed. */
+  ai_vectors: Generated<string | null>;
   /** See ClaimedFile.requeues. */
   requeues: Generated<number>;
   /** The file's metadata object as JSON text (`{}` when none was given). */

@@ -723,6 +723,28 @@ export function metadataStoreContract(name: string, make: () => Promise<Metadata
         expect(await store.getFileById(file.id)).toEqual(finished);
       });
 
+      it("updateFile records where a file's passages stand for ai search, and moves it only from what the writer expects", async () => {
+        const user = await newUser();
+        const file = fileFor(user.id, { status: "processing" });
+        await store.createFile(file);
+        expect((await store.getFileById(file.id))?.aiVectors).toBeUndefined();
+        const ready = await store.updateFile(
+          file.id,
+          { status: "ready", aiVectors: "pending" },
+          { status: ["processing"] },
+        );
+        expect(ready).toMatchObject({ status: "ready", aiVectors: "pending" });
+        const encode = () =>
+          store.updateFile(file.id, { aiVectors: "ready" }, { status: ["ready"], aiVectors: "pending" });
+        expect(await encode()).toMatchObject({ status: "ready", aiVectors: "ready" });
+        // Once: a second report finds it ready already.
+        expect(await encode()).toBeNull();
+        // Indexed again with its vectors: nothing to wait for.
+        const cleared = await store.updateFile(file.id, { aiVectors: null }, { status: ["ready"] });
+        expect(cleared).not.toHaveProperty("aiVectors");
+        expect(await encode()).toBeNull();
+      });
+
       it("updateFile of an unknown file returns null", async () => {
         expect(
           await store.updateFile(randomUUID(), { status: "ready" }, { status: FileStatus.options }),

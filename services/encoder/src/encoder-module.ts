@@ -46,6 +46,8 @@ export async function startEncoderModule(deps: EncoderDeps): Promise<Stoppable> 
         encoder.encodeFile({ fileId, userId }),
       );
       deps.logger.info({ fileId, encoded, ms: Date.now() - started }, "passages encoded");
+      // The file record says so (ai_vectors: ready); a file deleted meanwhile is ignored there.
+      await deps.bus.publish("file.encoded", { fileId, userId, encoded });
     },
   );
   return { stop: () => Promise.resolve() };

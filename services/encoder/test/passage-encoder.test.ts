@@ -101,10 +101,18 @@ it("stores nothing for a file deleted before its turn", async () => {
   expect(await nearest(file, "When must I file my taxes?")).toEqual([]);
 });
 
-it("encodes each file the bus reports indexed, in the encoder group", async () => {
+it("encodes each file the bus reports indexed, in the encoder group, and reports it encoded", async () => {
   const bus = new InProcessBus(logger);
   const encoded: string[] = [];
+  const reported: unknown[] = [];
   try {
+    await bus.subscribe(
+      { group: "files-status", topics: ["file.encoded"], concurrency: 1, maxAttempts: 1 },
+      (delivery) => {
+        reported.push(delivery.message);
+        return Promise.resolve();
+      },
+    );
     await startEncoderModule({
       index,
       embedder: encoder,
@@ -118,6 +126,8 @@ it("encodes each file the bus reports indexed, in the encoder group", async () =
     for (let i = 0; i < 100 && encoded.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(encoded).toEqual([`${encoder.name}: 5`]);
     expect(await lacking(file)).toEqual([{ ord: 3, content: "" }]);
+    await bus.whenIdle();
+    expect(reported).toEqual([{ ...file, encoded: 5 }]);
   } finally {
     await bus.close();
   }

@@ -18,5 +18,6 @@ export function toFileDto(f: FileRecord): FileRecordDto {
     error: f.error,
     created_at: f.createdAt,
     updated_at: f.updatedAt,
+    ...(f.aiVectors ? { ai_vectors: f.aiVectors } : {}),
   };
 }

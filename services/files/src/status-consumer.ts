@@ -83,7 +83,7 @@ export async function subscribeStatusUpdates(
           return;
         }
         case "file.indexed": {
-          const { passageCount, pageCount, durationS, stages } = delivery.message;
+          const { passageCount, pageCount, durationS, stages, vectorsLater } = delivery.message;
           const moved = await changeStatus(record, "ready", undefined, () =>
             store.updateFile(
               record.id,
@@ -94,6 +94,8 @@ export async function subscribeStatusUpdates(
                 passageCount,
                 pageCount,
                 durationS: durationS ?? null,
+                // Indexed for keyword search alone: the meaning stage's file.encoded follows.
+                aiVectors: vectorsLater === true ? "pending" : null,
               },
               { status: UNFINISHED },
             ),
@@ -107,6 +109,25 @@ export async function subscribeStatusUpdates(
           logger.info({ fileId: record.id, passageCount, pageCount, totalS, stages }, "file ready");
           observer?.fileFinished(record.fileType, "ready", totalS);
           if (stages) observer?.stagesTook(record.fileType, stages);
+          return;
+        }
+        case "file.encoded": {
+          const moved = await store.updateFile(
+            record.id,
+            { aiVectors: "ready" },
+            { status: ["ready"], aiVectors: "pending" },
+          );
+          if (moved) {
+            logger.info({ fileId: record.id, encoded: delivery.message.encoded }, "file encoded for ai search");
+            return;
+          }
+          // Not ready yet: the report that makes it ready is behind this one (handled late, or
+          // retried), and would set it pending after this: try again once it is through.
+          if ((UNFINISHED as readonly string[]).includes(record.status)) {
+            throw new Error("file.encoded before the file was ready: tried again later");
+          }
+          // Encoded already (a redelivery), or failed, or indexed again since with its vectors.
+          observer?.reportIgnored(delivery.topic, record.aiVectors === "ready" ? "duplicate" : "stale");
           return;
         }
         case "file.failed": {

@@ -334,3 +334,43 @@ describe("reports about files that are gone or not the sender's", () => {
     expect(deleted.filter((d) => d.fileId === file.fileId)).toEqual([stranger]);
   });
 });
+
+const indexedForKeywords = (ref: Ref) => ({
+  topic: "file.indexed" as const,
+  message: { ...ref, passageCount: 4, pageCount: 1, vectorsLater: true },
+});
+const encoded = (ref: Ref, count = 4) => ({
+  topic: "file.encoded" as const,
+  message: { ...ref, encoded: count },
+});
+
+it("says a file's passages are pending for ai search until the meaning stage has encoded them", async () => {
+  ignored.length = 0;
+  const staged = await fileWithStatus("processing");
+  await report(indexedForKeywords(staged));
+  expect(await recordOf(staged)).toMatchObject({ status: "ready", aiVectors: "pending" });
+  await report(encoded(staged));
+  expect(await recordOf(staged)).toMatchObject({ status: "ready", aiVectors: "ready" });
+  // The same report again (a redelivery) changes nothing.
+  await report(encoded(staged));
+  expect(ignored).toEqual([{ topic: "file.encoded", reason: "duplicate" }]);
+
+  // Indexed with its vectors: nothing to wait for, and a stray report does not say otherwise.
+  const inline = await fileWithStatus("processing");
+  await report(indexed(inline));
+  expect((await recordOf(inline)).aiVectors).toBeUndefined();
+  await report(encoded(inline));
+  expect((await recordOf(inline)).aiVectors).toBeUndefined();
+  expect(ignored.at(-1)).toEqual({ topic: "file.encoded", reason: "stale" });
+});
+
+it("applies an encoding report that overtook its file's indexed report, once the file is ready", async () => {
+  const staged = await fileWithStatus("processing");
+  // Published together: the encoding report may be handled first, before the file is ready.
+  await Promise.all([
+    bus.publish("file.encoded", encoded(staged).message),
+    bus.publish("file.indexed", indexedForKeywords(staged).message),
+  ]);
+  await bus.whenIdle();
+  expect(await recordOf(staged)).toMatchObject({ status: "ready", aiVectors: "ready" });
+});

@@ -140,6 +140,8 @@ export class PassageIndexer {
         pageCount,
         ...(durationS === undefined ? {} : { durationS }),
         stages: stagesSoFar(),
+        // No offline engine here: the meaning stage (the encoder group) gives the vectors.
+        ...(this.embedders.local ? {} : { vectorsLater: true }),
       });
       this.observer?.passagesIndexed(record.fileType, passageCount);
     } catch (err) {
