@@ -118,7 +118,10 @@ export async function subscribeStatusUpdates(
             { status: ["ready"], aiVectors: "pending" },
           );
           if (moved) {
-            logger.info({ fileId: record.id, encoded: delivery.message.encoded }, "file encoded for ai search");
+            logger.info(
+              { fileId: record.id, encoded: delivery.message.encoded },
+              "file encoded for ai search",
+            );
             return;
           }
           // Not ready yet: the report that makes it ready is behind this one (handled late, or
