@@ -446,6 +446,7 @@ it("a real Prometheus scrapes every internal process and answers PromQL about a 
   }
 });
 
+// Four CLI runs (each a process that compiles its sources at start) and a retry awaited up to 60 s.
 it("the CLI, on the deployment's settings: status of every dependency and queue, a failed file retried, dead letters listed", async () => {
   const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
   const c = client(stack.baseUrl, key);
@@ -490,7 +491,7 @@ it("the CLI, on the deployment's settings: status of every dependency and queue,
   const letters = await runCli(stack.dataDir, ["dead-letters", "list", "--group", "indexer"], stack.cliEnv);
   expect(letters.code).toBe(0);
   expect(letters.stdout).toMatch(/No dead letters|dead letters \(up to 100 per group\)/);
-});
+}, 180_000);
 
 it("leaves nothing behind of files deleted while they are extracted or indexed", async () => {
   const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
