@@ -43,6 +43,11 @@ export interface PdfRun {
   readyMs: number;
   /** The server's own clock: the ready record's updated_at minus its created_at. */
   serverReadyMs: number;
+  /**
+   * Where the meaning stage runs (LOCUS_EMBEDDER=encoder), the same once its passages have their
+   * vectors too (`ai_vectors: ready`): ready for ai search's meaning matching, not only keywords.
+   */
+  serverAiReadyMs?: number;
   pageCount: number;
   passageCount: number;
 }
@@ -82,6 +87,7 @@ export interface FileBody {
   created_at: string;
   updated_at: string;
   error: { code: string; message: string } | null;
+  ai_vectors?: "pending" | "ready";
 }
 
 /** A document of `pages` pages of `lines` lines of prose (about 70 characters each). */
@@ -109,6 +115,22 @@ async function pollReady(c: Client, fileId: string, pollMs: number, timeoutMs: n
   }
 }
 
+/** The ready file once its passages have their vectors (`ai_vectors: ready`). */
+async function pollAiReady(c: Client, ready: FileBody, pollMs: number, timeoutMs: number): Promise<FileBody> {
+  const deadline = performance.now() + timeoutMs;
+  for (let body = ready; ;) {
+    if (body.ai_vectors !== "pending") return body;
+    if (performance.now() > deadline)
+      throw new Error(`file ${ready.id} still has ai_vectors pending after ${timeoutMs} ms`);
+    await sleep(pollMs);
+    const res = await c.get(`/api/files/${ready.id}`);
+    const text = await res.text();
+    if (res.status !== 200)
+      throw new Error(`GET /api/files/${ready.id} answered ${res.status}: ${text.slice(0, 300)}`);
+    body = JSON.parse(text) as FileBody;
+  }
+}
+
 export async function ingest(
   c: Client,
   pdf: Buffer,
@@ -124,11 +146,17 @@ export async function ingest(
   const uploaded = (JSON.parse(text) as { file: FileBody }).file;
   const answered = performance.now();
   const ready = await pollReady(c, uploaded.id, pollMs, timeoutMs);
+  const serverMs = (body: FileBody) => Date.parse(body.updated_at) - Date.parse(body.created_at);
+  // With the meaning stage the record changes again when its passages have their vectors: waited
+  // for, so that searches measure ai mode as it stands once a file is fully in. (Seen with its
+  // vectors already at the first poll, its keyword-ready time is that too: an upper bound.)
+  const aiReady = ready.ai_vectors === undefined ? undefined : await pollAiReady(c, ready, pollMs, timeoutMs);
   return {
     bytes: pdf.length,
     uploadMs: round(uploadMs),
     readyMs: round(since(answered)),
-    serverReadyMs: Date.parse(ready.updated_at) - Date.parse(ready.created_at),
+    serverReadyMs: serverMs(ready),
+    ...(aiReady ? { serverAiReadyMs: serverMs(aiReady) } : {}),
     pageCount: ready.page_count ?? 0,
     passageCount: ready.passage_count ?? 0,
   };

@@ -195,7 +195,14 @@ export interface QualityBenchResult {
   /** ai questions (natural language) missed in the top 5, by mode. */
   aiQuestionsMissedAt5: Record<Mode, string[]>;
   quickLatencyMs: { p50: number; n: number };
-  ingestion: { file: string; serverReadyMs: number; passages: number; pages: number }[];
+  ingestion: {
+    file: string;
+    serverReadyMs: number;
+    /** With the meaning stage: until its passages had their vectors too (see PdfRun). */
+    serverAiReadyMs?: number;
+    passages: number;
+    pages: number;
+  }[];
   toleranceS: number;
   /** Whether the users had the fixed ids of TENANTS (else random ones, and ranks may vary by run). */
   fixedUserIds: boolean;
@@ -420,10 +427,14 @@ export async function benchQuality(
         assertRunning();
         const { id, run } = await upload(f.kind, f.name);
         ids.set(f.name, id);
-        log(`quality: ${f.name} ready, ${run.passageCount} passages (${run.serverReadyMs} ms on the server)`);
+        const aiReady = run.serverAiReadyMs === undefined ? "" : `, its vectors ${run.serverAiReadyMs} ms`;
+        log(
+          `quality: ${f.name} ready, ${run.passageCount} passages (${run.serverReadyMs} ms on the server${aiReady})`,
+        );
         ingestion.push({
           file: f.name,
           serverReadyMs: run.serverReadyMs,
+          ...(run.serverAiReadyMs === undefined ? {} : { serverAiReadyMs: run.serverAiReadyMs }),
           passages: run.passageCount,
           pages: run.pageCount,
         });
