@@ -657,12 +657,6 @@ export class Infrastructure {
 }
 
 /**
- * How long a delivery may be held before RabbitMQ (3.12 on) closes its consumer's channel: the
- * longest work any group does, a video of the longest allowed length read at 0.75 s a second
- * (twice the measured speech and frame speeds, as the extractors' grace periods in k8s/base
- * assume), with five minutes to spare; never below RabbitMQ's own default of 30 minutes.
- */
-/**
  * The consumer groups this deployment has: every one, but the meaning stage's (`encoder`) only
  * where it runs, since a group's queue keeps every message published to it, consumed or not.
  */
@@ -672,6 +666,12 @@ export function consumerGroupsOf(config: LocusConfig): Readonly<Record<string, r
   return groups;
 }
 
+/**
+ * How long a delivery may be held before RabbitMQ (3.12 on) closes its consumer's channel: the
+ * longest work any group does, a video of the longest allowed length read at 0.75 s a second
+ * (twice the measured speech and frame speeds, as the extractors' grace periods in k8s/base
+ * assume), with five minutes to spare; never below RabbitMQ's own default of 30 minutes.
+ */
 export function consumerTimeoutMs(maxMediaDurationS: number): number {
   return Math.max(30 * 60, Math.ceil(maxMediaDurationS * 0.75) + 300) * 1000;
 }

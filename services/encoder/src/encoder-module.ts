@@ -35,7 +35,8 @@ export async function startEncoderModule(deps: EncoderDeps): Promise<Stoppable> 
     {
       group: "encoder",
       topics: CONSUMER_GROUPS.encoder,
-      // One file at a time: the model already uses the process's threads for each passage.
+      // One file at a time: the model runs each passage on one thread, and the stage scales by
+      // processes (pods), not by files at once in one.
       concurrency: 1,
       maxAttempts: deps.maxAttempts,
     },
