@@ -305,6 +305,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "0006_webhooks",
       "0007_daily_usage",
       "0008_outbox",
+      "0009_ai_vectors",
     ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });
