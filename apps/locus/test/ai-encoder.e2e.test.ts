@@ -56,6 +56,46 @@ async function internalReadyz(
   };
 }
 
+/**
+ * Uploads the ten statements as a PDF, one a page, and waits until the meaning stage has encoded
+ * it: ready for keyword search first, its record then says when its passages have their vectors.
+ */
+async function uploadStatementsEncoded(c: Client): Promise<void> {
+  const file = await uploadAndWait(
+    c,
+    await makePdf({ pages: PAIRS.map((p) => [p.statement]) }),
+    "notes.pdf",
+    60_000,
+  );
+  expect(file.status).toBe("ready");
+  expect(["pending", "ready"]).toContain(file.ai_vectors);
+  let aiVectors = file.ai_vectors;
+  for (let i = 0; i < 300 && aiVectors !== "ready"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    aiVectors = ((await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string }).ai_vectors;
+  }
+  expect(aiVectors).toBe("ready");
+}
+
+/**
+ * Asks each question in ai mode: "ok" where its statement's page comes first, else what came.
+ * No question shares a word with its statement, so only the encoder's vectors find them.
+ */
+async function firstPages(c: Client): Promise<string[]> {
+  const first = [];
+  for (const [i, p] of PAIRS.entries()) {
+    const body = await askAi(c, p.question);
+    expect(body.vector_source).toBe("all-MiniLM-L6-v2");
+    expect(body.fallbacks).toBeUndefined();
+    first.push(
+      body.results[0]?.locator.page === i + 1
+        ? "ok"
+        : `${p.question} -> page ${body.results[0]?.locator.page} of ${body.results.map((r) => r.locator.page).join(",")}`,
+    );
+  }
+  return first;
+}
+
 describe("with the model", () => {
   let locus: LocusProcess;
   let c: Client;
@@ -64,22 +104,7 @@ describe("with the model", () => {
       env: { LOCUS_EMBEDDER: "encoder", LOCUS_METRICS_PORT: "0", LOCUS_RATE_LIMIT_PRO: "1000" },
     });
     c = client(locus.baseUrl, (await createUserWithKey(locus.dataDir, { plan: "pro" })).key);
-    const file = await uploadAndWait(
-      c,
-      await makePdf({ pages: PAIRS.map((p) => [p.statement]) }),
-      "notes.pdf",
-      60_000,
-    );
-    expect(file.status).toBe("ready");
-    // Its passages get their vectors after it is ready (one a page), and its record says when.
-    expect(["pending", "ready"]).toContain(file.ai_vectors);
-    let aiVectors = file.ai_vectors;
-    for (let i = 0; i < 300 && aiVectors !== "ready"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      aiVectors = ((await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string })
-        .ai_vectors;
-    }
-    expect(aiVectors).toBe("ready");
+    await uploadStatementsEncoded(c);
     // Counted before the record was told.
     const samples = await scrapeMetrics(`${internalUrl(locus)}/metrics`);
     expect(metricValue(samples, "locus_passages_encoded_total", { engine: "all-MiniLM-L6-v2" })).toBe(
@@ -92,18 +117,7 @@ describe("with the model", () => {
   });
 
   it("puts the page that answers a question asked in other words first, for each of ten", async () => {
-    const first = [];
-    for (const [i, p] of PAIRS.entries()) {
-      const body = await askAi(c, p.question);
-      expect(body.vector_source).toBe("all-MiniLM-L6-v2");
-      expect(body.fallbacks).toBeUndefined();
-      first.push(
-        body.results[0]?.locator.page === i + 1
-          ? "ok"
-          : `${p.question} -> page ${body.results[0]?.locator.page} of ${body.results.map((r) => r.locator.page).join(",")}`,
-      );
-    }
-    expect(first).toEqual(PAIRS.map(() => "ok"));
+    expect(await firstPages(c)).toEqual(PAIRS.map(() => "ok"));
   });
 
   it("is not degraded on /readyz", async () => {
@@ -120,34 +134,8 @@ describe("in the split shape", () => {
       expect(stack.logs.join("\n")).toMatch(/locus-split: encoder started with pid/);
       const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
       const c = client(stack.baseUrl, key);
-      const file = await uploadAndWait(
-        c,
-        await makePdf({ pages: PAIRS.map((p) => [p.statement]) }),
-        "notes.pdf",
-        60_000,
-      );
-      expect(file.status).toBe("ready");
-      expect(["pending", "ready"]).toContain(file.ai_vectors);
-      // No question shares a word with its statement: keyword search alone finds none of them,
-      // so each is found once the encoder process has given the passages their vectors.
-      const deadline = Date.now() + 60_000;
-      let found = 0;
-      while (found < PAIRS.length && Date.now() < deadline) {
-        found = 0;
-        for (const [i, p] of PAIRS.entries()) {
-          if ((await askAi(c, p.question)).results[0]?.locator.page === i + 1) found++;
-        }
-        if (found < PAIRS.length) await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      expect(found).toBe(PAIRS.length);
-      for (let i = 0; i < 100; i++) {
-        const record = (await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string };
-        if (record.ai_vectors === "ready") break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(
-        ((await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string }).ai_vectors,
-      ).toBe("ready");
+      await uploadStatementsEncoded(c);
+      expect(await firstPages(c)).toEqual(PAIRS.map(() => "ok"));
       // The operator sees the stage's queue (empty: every file encoded) with the others.
       const status = await runCli(stack.dataDir, ["status"], { ...stack.cliEnv, LOCUS_EMBEDDER: "encoder" });
       expect(status.stdout).toMatch(/^\s*encoder\s+0\s+0\s/m);
