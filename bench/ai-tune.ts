@@ -68,7 +68,7 @@ const aiMode: Ranker = async (question, index, embedder) => {
     bm25(question, index, embedder),
     vectors(question, index, embedder),
   ]);
-  return rankAi(keyword, semantic, embedder.matching).map((f) => f.hit);
+  return rankAi(question, keyword, semantic, embedder.matching).map((f) => f.hit);
 };
 
 /** BM25 and the vectors above the engine's floor, fused with the vectors' votes weighted `weight`. */
@@ -79,7 +79,7 @@ const weighted =
       bm25(question, index, embedder),
       vectors(question, index, embedder),
     ]);
-    return rankAi(keyword, semantic, { ...embedder.matching, weight }).map((f) => f.hit);
+    return rankAi(question, keyword, semantic, { ...embedder.matching, weight }).map((f) => f.hit);
   };
 
 /** The last ranker is the one whose misses are listed: keep ai mode's own ranking last. */

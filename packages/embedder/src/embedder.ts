@@ -25,11 +25,14 @@ export interface Embedder {
  * `floor`: a passage found only by its vector, less similar than this to the question, is not a
  * match (every passage has some nearest neighbour; without a floor an unrelated question would
  * still fill the results). `weight`: what the vector ranking counts against the keyword ranking
- * when ai search fuses them (services/search/src/hybrid-ranking.ts).
+ * when ai search fuses them, and `rankConstant` how much a rank lower in a list costs there (the K
+ * of reciprocal-rank fusion: the smaller, the more the first places count; see
+ * services/search/src/hybrid-ranking.ts).
  */
 export interface VectorMatching {
   floor: number;
   weight: number;
+  rankConstant: number;
 }
 
 /**

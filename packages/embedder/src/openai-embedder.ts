@@ -27,7 +27,7 @@ export class OpenAiEmbedder implements Embedder {
   readonly name: string;
   readonly space: string;
   /** Unmeasured for remote models (none can be reached from here): the word vectors' setting. */
-  readonly matching = { floor: 0.15, weight: 1 };
+  readonly matching = { floor: 0.15, weight: 1, rankConstant: 20 };
   private size: number | undefined;
   private readonly client: OpenAI;
   private readonly batchSize: number;

@@ -1,4 +1,5 @@
 import type { VectorMatching } from "@locus/embedder";
+import { matchedWords, queryStems } from "@locus/passages";
 import type { PassageHit } from "@locus/search-index";
 
 /**
@@ -10,30 +11,25 @@ import type { PassageHit } from "@locus/search-index";
  * The fused score is divided by its best possible value (first in every list), so it lies in
  * (0, 1] and 1 means "first by every measure".
  *
- * K = 20 rather than the paper's 60: a smaller K lets a passage near the top of one list count
- * for more against one that is middling in both. Measured on the benchmark's corpus (30
- * paraphrased questions and 30 one-word keyword queries among 50,000 distractor passages), K = 20
- * put 18 paraphrases and 28 keywords in the top five, K = 60 17 and 26; weighting the vector
- * list above the keyword one won a paraphrase and lost two keywords.
- *
- * How much the vector list counts is the engine's (VectorMatching.weight): equal for the word
- * vectors, whose paraphrase gains cost hand-written questions on real manuals; three times the
- * keywords' for the sentence encoder, whose nearest passages are right far more often (the
- * measurements are beside each engine's setting). With the encoder, K = 10 and K = 20 did the
- * same on the dev paraphrases (23 and 22 of 30 in the top five), K = 60 worse (15 at weight 3).
+ * K (the rank constant) and how much the vector list counts are the engine's (VectorMatching),
+ * set on development questions beside each engine's setting. For the word vectors K = 20 rather
+ * than the paper's 60: a smaller K lets a passage near the top of one list count for more against
+ * one that is middling in both. Measured on the benchmark's corpus (30 paraphrased questions and
+ * 30 one-word keyword queries among 50,000 distractor passages), K = 20 put 18 paraphrases and 28
+ * keywords in the top five, K = 60 17 and 26; weighting their vector list above the keyword one
+ * won a paraphrase and lost two keywords. The sentence encoder's nearest passages are right far
+ * more often: its list counts three times the keywords', and K = 2 keeps its first place first.
  */
-const K = 20;
-
 export interface FusedHit {
   hit: PassageHit;
   score: number;
 }
 
-/** `weights`: what each list's votes count (1 each unless given). */
+/** `weights`: what each list's votes count (1 each unless given); `k`: the rank constant. */
 export function fuse(
   lists: readonly (readonly PassageHit[])[],
-  weights?: readonly number[],
-  k = K,
+  weights: readonly number[] | undefined,
+  k: number,
 ): FusedHit[] {
   const used = lists.flatMap((list, l) => (list.length > 0 ? [{ list, weight: weights?.[l] ?? 1 }] : []));
   if (used.length === 0) return [];
@@ -57,15 +53,37 @@ export function fuse(
 }
 
 /**
- * ai mode's ranking: the keyword (BM25) hits and the question's nearest passages by vector, those
- * below the engine's floor left out, fused by reciprocal rank with the engine's weight on the
- * vectors (VectorMatching: each engine's are set on development questions). SearchService ranks
- * with it, and bench/ai-tune.ts measures it, so the tuning figure is the product's.
+ * ai mode's ranking: the keyword (BM25) hits, the question's nearest passages by vector (those
+ * below the engine's floor left out) and the keyword hits that hold every word of the query, fused
+ * by reciprocal rank with the engine's weight on the vectors (VectorMatching: each engine's are set
+ * on development questions). SearchService ranks with it, and bench/ai-tune.ts measures it, so the
+ * tuning figure is the product's.
+ *
+ * The third list is what a user who types a few exact words in ai mode expects: the passage that
+ * has all of them. It counts as much as the vectors do, so such a passage near the top of BM25 is
+ * not pushed down by passages merely close in meaning (an encoder weighted three times the
+ * keywords did that to 19 of 36 three-word line queries on real manuals). A query of one word is
+ * held whole by every keyword hit: the list then weights BM25 up, which a user typing one word
+ * means as well (a word the manuals print once came first for 8 of 11 such queries, 4 without).
  */
 export function rankAi(
+  question: string,
   keyword: readonly PassageHit[],
   semantic: readonly PassageHit[],
   matching: VectorMatching,
 ): FusedHit[] {
-  return fuse([keyword, semantic.filter((h) => h.score >= matching.floor)], [1, matching.weight]);
+  const stems = queryStems(question);
+  const whole = keyword.filter((hit) => holdsEvery(hit.content, stems));
+  return fuse(
+    [keyword, semantic.filter((h) => h.score >= matching.floor), whole],
+    [1, matching.weight, matching.weight],
+    matching.rankConstant,
+  );
+}
+
+/** Whether the text has a word of every one of the stems (none: false). */
+function holdsEvery(text: string, stems: ReadonlySet<string>): boolean {
+  if (stems.size === 0) return false;
+  const found = new Set(matchedWords(text, stems).map((w) => w.stem));
+  return found.size === stems.size;
 }

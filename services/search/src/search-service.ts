@@ -143,7 +143,7 @@ export class SearchService implements SearchApi {
       this.semanticHits(request, pool, fallbacks),
     ]);
     // Fused by rank, the vectors above their floor (see rankAi).
-    const fused = rankAi(keyword, semantic.hits, semantic.engine.matching);
+    const fused = rankAi(request.q, keyword, semantic.hits, semantic.engine.matching);
     const presented = await this.present(request, fused);
     await this.placeByMeaning(request.q, presented);
     return { presented, fallbacks, vectorSource: semantic.engine.name };
