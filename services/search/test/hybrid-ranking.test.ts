@@ -9,9 +9,10 @@ import { fuse, rankAi } from "../src/index.ts";
 const hit = (id: string, content: string, score = 0.5): PassageHit => ({
   id,
   fileId: "file",
+  ord: 0,
   content,
   score,
-  locator: { page: 1, line: 1 },
+  locator: { source: "text", page: 1, line: 1 },
 });
 
 const ENCODER_LIKE: VectorMatching = { floor: 0.3, weight: 3, rankConstant: 2 };
