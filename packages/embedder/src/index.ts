@@ -5,6 +5,7 @@ export {
   normalise,
   remoteFailure,
   type Embedder,
+  type TextKind,
   type VectorMatching,
 } from "./embedder.ts";
 export {
