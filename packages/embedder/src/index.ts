@@ -5,7 +5,6 @@ export {
   normalise,
   remoteFailure,
   type Embedder,
-  type TextKind,
   type VectorMatching,
 } from "./embedder.ts";
 export {

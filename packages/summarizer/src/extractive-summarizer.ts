@@ -175,10 +175,7 @@ export class ExtractiveSummarizer implements Summarizer {
       }));
     });
     if (pieces.length === 0) return [];
-    const [[questionVector], vectors] = await Promise.all([
-      this.embedder.embed([question], undefined, "questions"),
-      this.embedder.embed(pieces.map((s) => s.text)),
-    ]);
+    const [questionVector, ...vectors] = await this.embedder.embed([question, ...pieces.map((s) => s.text)]);
     if (!questionVector) return [];
     // The typical sentence's likeness to the question: what a sentence must stand out from.
     const similarities = vectors.map((v) => dot(questionVector, v));

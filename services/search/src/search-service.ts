@@ -222,7 +222,7 @@ export class SearchService implements SearchApi {
       const [vector] = await inSpan(
         "embed question",
         { attributes: { [Attr.aiEngine]: embedder.name } },
-        () => embedder.embed([request.q], undefined, "questions"),
+        () => embedder.embed([request.q]),
       );
       if (!vector || vector.every((v) => v === 0)) return [];
       return inSpan("index search", { attributes: { [Attr.indexQuery]: "vector" } }, async (span) => {
@@ -307,11 +307,7 @@ export class SearchService implements SearchApi {
     const texts = sentences.flatMap((spans, i) =>
       spans.map((s) => unmatched[i]?.result.content.slice(s.start, s.end) ?? ""),
     );
-    const local = this.ai.embedders.local;
-    const [[questionVector], vectors] = await Promise.all([
-      local.embed([question], undefined, "questions"),
-      local.embed(texts),
-    ]);
+    const [questionVector, ...vectors] = await this.ai.embedders.local.embed([question, ...texts]);
     if (!questionVector) return;
     let next = 0;
     unmatched.forEach((p, i) => {
