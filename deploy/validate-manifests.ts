@@ -7,7 +7,7 @@
  *
  *   node --import tsx deploy/validate-manifests.ts \
  *     --k8s base=rendered-base.yaml --k8s production=rendered-production.yaml \
- *     --compose compose-config.yaml
+ *     --compose compose-config.yaml --compose meaning-stage=compose-meaning-stage-config.yaml
  *
  * Exits 1 listing every problem, 0 with a summary of what was checked. The checks themselves are
  * in deploy/manifest-checks/, a file per concern (kubernetes-*.ts for one rendering, compose.ts).
@@ -21,7 +21,7 @@ import { imageEnvironment } from "./manifest-checks/locus.ts";
 const { values } = parseArgs({
   options: {
     k8s: { type: "string", multiple: true, default: [] },
-    compose: { type: "string" },
+    compose: { type: "string", multiple: true, default: [] },
   },
 });
 const imageEnv = imageEnvironment();
@@ -33,8 +33,13 @@ for (const spec of values.k8s) {
   if (eq <= 0) throw new Error(`--k8s takes label=file, got "${spec}"`);
   problems.push(...checkKubernetes(spec.slice(0, eq), spec.slice(eq + 1), imageEnv));
 }
-if (values.compose) problems.push(...checkCompose(values.compose, imageEnv));
-if (values.k8s.length === 0 && !values.compose)
+for (const spec of values.compose) {
+  // "file", or "profile[,profile]=file" for a rendering with those profiles turned on.
+  const eq = spec.indexOf("=");
+  const profiles = eq > 0 ? spec.slice(0, eq).split(",") : [];
+  problems.push(...checkCompose(eq > 0 ? spec.slice(eq + 1) : spec, imageEnv, profiles));
+}
+if (values.k8s.length === 0 && values.compose.length === 0)
   throw new Error("nothing to check: give --k8s and/or --compose");
 
 if (problems.length > 0) {

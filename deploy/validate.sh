@@ -47,12 +47,16 @@ echo "docker-compose.yml refuses to start without its secrets"
 # With secrets made as deploy/compose-env.sh makes them (and nothing else from this shell).
 secrets="$out/secrets.env"
 bash deploy/compose-env.sh --print >"$secrets"
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL \
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u LOCUS_EMBEDDER -u COMPOSE_PROFILES \
   docker-compose -f docker-compose.yml --env-file "$secrets" config -q ||
   { echo "validate: docker-compose.yml does not parse (message above)" >&2; exit 1; }
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL \
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u LOCUS_EMBEDDER -u COMPOSE_PROFILES \
   docker-compose -f docker-compose.yml --env-file "$secrets" config >"$out/compose.yaml"
-echo "docker-compose.yml parses"
+# And as its header says to run the meaning stage: the sentence encoder and its service.
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES LOCUS_EMBEDDER=encoder \
+  docker-compose -f docker-compose.yml --env-file "$secrets" --profile meaning-stage config \
+  >"$out/compose-meaning-stage.yaml"
+echo "docker-compose.yml parses, as it is and with the meaning-stage profile"
 
 echo "== kubectl kustomize ($("$KUBECTL" version --client 2>/dev/null | head -n 1))"
 for dir in k8s/base k8s/overlays/production k8s/overlays/meaning-stage; do
@@ -87,6 +91,7 @@ promtool test rules "$out/alerts/keda-queries.test.yaml"
 echo "== schemas and cross-references"
 node --import tsx deploy/validate-manifests.ts \
   --compose "$out/compose.yaml" \
+  --compose "meaning-stage=$out/compose-meaning-stage.yaml" \
   --k8s "base=$out/base.yaml" \
   --k8s "production=$out/production.yaml" \
   --k8s "meaning-stage=$out/meaning-stage.yaml"

@@ -3,7 +3,7 @@ import {
   CALLED_TARGETS,
   EGRESS_LIMITED_TARGETS,
   locusConfigProblems,
-  REQUIRED_TARGETS,
+  requiredTargets,
   SPLIT_TARGETS,
 } from "./locus.ts";
 import type { Obj } from "./yaml.ts";
@@ -38,12 +38,26 @@ function composeEnv(service: Obj): Record<string, string> {
   return env;
 }
 
-export function checkCompose(file: string, imageEnv: Record<string, string>): string[] {
+/**
+ * `file` is what `docker-compose config` rendered with the given `profiles` turned on (1.29's
+ * `config` lists every service, whatever its profiles): a service of a profile that is off does
+ * not run, so its target and environment are not this rendering's.
+ */
+export function checkCompose(
+  file: string,
+  imageEnv: Record<string, string>,
+  profiles: readonly string[] = [],
+): string[] {
   const problems: string[] = [];
+  const tag = profiles.length > 0 ? `[compose --profile ${profiles.join(",")}]` : "[compose]";
   const { docs, errors } = loadYamlDocuments(file);
-  for (const e of errors) problems.push(`[compose] YAML: ${e}`);
+  for (const e of errors) problems.push(`${tag} YAML: ${e}`);
   const services = obj(at(docs[0], "services"));
   const names = Object.keys(services);
+  const runs = (name: string) => {
+    const own = list(obj(services[name]).profiles).map(show);
+    return own.length === 0 || own.some((p) => profiles.includes(p));
+  };
   const svc = (name: string) => obj(services[name]);
   const isLocus = (s: Obj) =>
     text(s.image)?.startsWith("locus:") === true ||
@@ -69,15 +83,15 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
     ["Redis", /(^|\/)redis:/],
   ];
   for (const [what, re] of required) {
-    if (byImage(re).length === 0) problems.push(`[compose] no service runs ${what}`);
+    if (byImage(re).length === 0) problems.push(`${tag} no service runs ${what}`);
   }
 
-  const locus = names.filter((n) => isLocus(svc(n)));
+  const locus = names.filter((n) => isLocus(svc(n)) && runs(n));
   const targetOf = new Map<string, string>();
   let migrate: string | undefined;
   for (const name of locus) {
     const s = svc(name);
-    const w = `[compose] ${name}`;
+    const w = `${tag} ${name}`;
     const env = { ...imageEnv, ...composeEnv(s) };
     for (const p of locusConfigProblems(env)) problems.push(`${w}: Locus would refuse to start: ${p}`);
     const command = list(s.command).map(String);
@@ -154,32 +168,33 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       const host = new URL(env[variable]).hostname;
       if (names.includes(host) && targetOf.get(host) !== target) {
         problems.push(
-          `[compose] ${name}: ${variable} points at ${host}, which runs ${show(targetOf.get(host))}`,
+          `${tag} ${name}: ${variable} points at ${host}, which runs ${show(targetOf.get(host))}`,
         );
       }
     }
   }
-  for (const t of REQUIRED_TARGETS) {
-    if (![...targetOf.values()].includes(t)) problems.push(`[compose] no service runs target ${t}`);
+  const envs = [...targetOf.keys()].map((name) => ({ ...imageEnv, ...composeEnv(svc(name)) }));
+  for (const t of requiredTargets(envs)) {
+    if (![...targetOf.values()].includes(t)) problems.push(`${tag} no service runs target ${t}`);
   }
-  if (!migrate) problems.push(`[compose] no migrate service (cli.ts migrate)`);
+  if (!migrate) problems.push(`${tag} no migrate service (cli.ts migrate)`);
 
   // depends_on: every dependency exists; service_healthy only on services with a healthcheck;
   // the Locus services wait for the migration to finish.
   for (const name of names) {
     for (const [dep, cond] of Object.entries(obj(svc(name).depends_on))) {
       const condition = text(at(cond, "condition"));
-      if (!names.includes(dep)) problems.push(`[compose] ${name}: depends on ${dep}, not a service`);
+      if (!names.includes(dep)) problems.push(`${tag} ${name}: depends on ${dep}, not a service`);
       else if (condition === "service_healthy" && !hasHealthcheck(svc(dep))) {
-        problems.push(`[compose] ${name}: waits for ${dep} to be healthy, but it has no healthcheck`);
+        problems.push(`${tag} ${name}: waits for ${dep} to be healthy, but it has no healthcheck`);
       } else if (condition === "service_healthy" && list(svc(dep).profiles).length > 0) {
-        problems.push(`[compose] ${name}: waits for ${dep}, which only starts with a profile`);
+        problems.push(`${tag} ${name}: waits for ${dep}, which only starts with a profile`);
       }
     }
   }
   for (const name of targetOf.keys()) {
     if (migrate && at(svc(name), "depends_on", migrate, "condition") !== "service_completed_successfully") {
-      problems.push(`[compose] ${name}: must wait for ${migrate} (condition service_completed_successfully)`);
+      problems.push(`${tag} ${name}: must wait for ${migrate} (condition service_completed_successfully)`);
     }
   }
 
@@ -193,7 +208,7 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       decodeURIComponent(u.password) !== e.POSTGRES_PASSWORD ||
       u.username !== (e.POSTGRES_USER ?? "postgres")
     ) {
-      problems.push(`[compose] DATABASE_URL's user or password differs from the ${pg} service's`);
+      problems.push(`${tag} DATABASE_URL's user or password differs from the ${pg} service's`);
     }
   }
   const mq = byImage(/(^|\/)rabbitmq:/)[0];
@@ -204,7 +219,7 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       decodeURIComponent(u.password) !== e.RABBITMQ_DEFAULT_PASS ||
       u.username !== e.RABBITMQ_DEFAULT_USER
     ) {
-      problems.push(`[compose] AMQP_URL's user or password differs from the ${mq} service's`);
+      problems.push(`${tag} AMQP_URL's user or password differs from the ${mq} service's`);
     }
   }
   const s3 = byImage(/(^|\/)minio\/minio:/)[0];
@@ -215,7 +230,7 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       anyLocus.S3_SECRET_ACCESS_KEY !== e.MINIO_ROOT_PASSWORD
     ) {
       problems.push(
-        `[compose] S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY differ from the ${s3} service's credentials`,
+        `${tag} S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY differ from the ${s3} service's credentials`,
       );
     }
     const makesBucket = names.some((n) =>
@@ -224,11 +239,13 @@ export function checkCompose(file: string, imageEnv: Record<string, string>): st
       ),
     );
     if (!makesBucket)
-      problems.push(`[compose] no one-shot service creates the bucket ${anyLocus.S3_BUCKET ?? ""}`);
+      problems.push(`${tag} no one-shot service creates the bucket ${anyLocus.S3_BUCKET ?? ""}`);
   }
 
   if (problems.length === 0) {
-    process.stdout.write(`compose: ok (${names.length} services, ${locus.length} from the Locus image)\n`);
+    process.stdout.write(
+      `${tag.slice(1, -1)}: ok (${names.length} services, ${locus.length} from the Locus image running)\n`,
+    );
   }
   return problems;
 }

@@ -5,7 +5,7 @@ import type { Rendering, Workload } from "./kubernetes-rendering.ts";
 import { checkScaling } from "./kubernetes-scaling.ts";
 import { MODELS, schemaProblems } from "./kubernetes-schemas.ts";
 import { checkWorkloads } from "./kubernetes-workloads.ts";
-import { locusConfigProblems, REQUIRED_TARGETS, SECRET_TEMPLATE } from "./locus.ts";
+import { locusConfigProblems, requiredTargets, SECRET_TEMPLATE } from "./locus.ts";
 import type { Obj } from "./yaml.ts";
 import { at, isObj, loadYamlDocuments, obj, show, text } from "./yaml.ts";
 
@@ -98,7 +98,7 @@ export function checkKubernetes(label: string, file: string, imageEnv: Record<st
     if (byTarget.has(w.target)) problems.push(`[${label}] two Deployments run target ${w.target}`);
     byTarget.set(w.target, w);
   }
-  for (const t of REQUIRED_TARGETS) {
+  for (const t of requiredTargets(workloads.filter((w) => w.target).map((w) => w.env))) {
     if (!byTarget.has(t)) problems.push(`[${label}] no Deployment runs target ${t}`);
   }
 

@@ -15,6 +15,24 @@ export const SPLIT_TARGETS = TARGETS.filter((t) => t !== "all");
 export const OPT_IN_TARGETS: readonly string[] = ["encoder"];
 /** Targets every deployment must run. */
 export const REQUIRED_TARGETS = SPLIT_TARGETS.filter((t) => !OPT_IN_TARGETS.includes(t));
+
+/**
+ * The targets a deployment whose Locus processes have these environments must run: every
+ * required one, and the encoder when any of them turns the meaning stage on (its files would
+ * otherwise wait for their vectors for ever). An environment Locus would refuse counts for
+ * nothing here: its own problem is reported.
+ */
+export function requiredTargets(envs: Iterable<Record<string, string>>): string[] {
+  const meaningStage = [...envs].some((env) => {
+    try {
+      return loadConfig(env).meaningStage;
+    } catch (err) {
+      if (err instanceof ConfigError) return false;
+      throw err;
+    }
+  });
+  return meaningStage ? [...REQUIRED_TARGETS, "encoder"] : [...REQUIRED_TARGETS];
+}
 /** Consumer groups, hence RabbitMQ queue names (services/<target>/src/*-module.ts). */
 export const QUEUE_GROUPS: Record<string, string> = {
   "extractor-pdf": "extractor-pdf",
