@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates the deployment files without a cluster or a Docker engine:
-#   1. docker-compose.yml parses (Debian's docker-compose 1.29: `config -q`);
+#   1. docker-compose.yml parses (Debian's docker-compose 1.29: `config -q`), as it is and with
+#      the meaning-stage profile, and either switch of that stage alone is refused;
 #   2. k8s/base, k8s/overlays/production and k8s/overlays/meaning-stage render (`kubectl kustomize`);
 #   3. every rendered object passes the Kubernetes API schemas (kubernetes-models), the KEDA
 #      objects their documented shape, and every Locus process's environment, in both, passes
@@ -57,6 +58,19 @@ env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES LOCUS_EMBEDDER=en
   docker-compose -f docker-compose.yml --env-file "$secrets" --profile meaning-stage config \
   >"$out/compose-meaning-stage.yaml"
 echo "docker-compose.yml parses, as it is and with the meaning-stage profile"
+# Either switch of the meaning stage without the other must be refused by the checks below.
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES LOCUS_EMBEDDER=encoder \
+  docker-compose -f docker-compose.yml --env-file "$secrets" config >"$out/compose-encoder-only.yaml"
+env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES -u LOCUS_EMBEDDER \
+  docker-compose -f docker-compose.yml --env-file "$secrets" --profile meaning-stage config \
+  >"$out/compose-profile-only.yaml"
+for half in "$out/compose-encoder-only.yaml" "meaning-stage=$out/compose-profile-only.yaml"; do
+  if node --import tsx deploy/validate-manifests.ts --compose "$half" >/dev/null 2>&1; then
+    echo "validate: a half-set meaning stage passed the checks (${half##*/}): they must refuse it" >&2
+    exit 1
+  fi
+done
+echo "a meaning stage set by half is refused"
 
 echo "== kubectl kustomize ($("$KUBECTL" version --client 2>/dev/null | head -n 1))"
 for dir in k8s/base k8s/overlays/production k8s/overlays/meaning-stage; do
