@@ -48,22 +48,22 @@ echo "docker-compose.yml refuses to start without its secrets"
 # With secrets made as deploy/compose-env.sh makes them (and nothing else from this shell).
 secrets="$out/secrets.env"
 bash deploy/compose-env.sh --print >"$secrets"
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u LOCUS_EMBEDDER -u COMPOSE_PROFILES \
-  docker-compose -f docker-compose.yml --env-file "$secrets" config -q ||
+# docker-compose config with those secrets and no setting of this shell's that the file reads;
+# arguments: NAME=value settings to add, then docker-compose's options (--profile).
+render() {
+  local settings=()
+  while [ $# -gt 0 ] && [[ "$1" == *=* ]]; do settings+=("$1"); shift; done
+  env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u LOCUS_EMBEDDER -u COMPOSE_PROFILES "${settings[@]}" \
+    docker-compose -f docker-compose.yml --env-file "$secrets" "$@" config
+}
+render >"$out/compose.yaml" ||
   { echo "validate: docker-compose.yml does not parse (message above)" >&2; exit 1; }
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u LOCUS_EMBEDDER -u COMPOSE_PROFILES \
-  docker-compose -f docker-compose.yml --env-file "$secrets" config >"$out/compose.yaml"
 # And as its header says to run the meaning stage: the sentence encoder and its service.
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES LOCUS_EMBEDDER=encoder \
-  docker-compose -f docker-compose.yml --env-file "$secrets" --profile meaning-stage config \
-  >"$out/compose-meaning-stage.yaml"
+render LOCUS_EMBEDDER=encoder --profile meaning-stage >"$out/compose-meaning-stage.yaml"
 echo "docker-compose.yml parses, as it is and with the meaning-stage profile"
 # Either switch of the meaning stage without the other must be refused by the checks below.
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES LOCUS_EMBEDDER=encoder \
-  docker-compose -f docker-compose.yml --env-file "$secrets" config >"$out/compose-encoder-only.yaml"
-env -u MINIO_ROOT_USER -u LOCUS_PUBLIC_URL -u COMPOSE_PROFILES -u LOCUS_EMBEDDER \
-  docker-compose -f docker-compose.yml --env-file "$secrets" --profile meaning-stage config \
-  >"$out/compose-profile-only.yaml"
+render LOCUS_EMBEDDER=encoder >"$out/compose-encoder-only.yaml"
+render --profile meaning-stage >"$out/compose-profile-only.yaml"
 for half in "$out/compose-encoder-only.yaml" "meaning-stage=$out/compose-profile-only.yaml"; do
   if node --import tsx deploy/validate-manifests.ts --compose "$half" >/dev/null 2>&1; then
     echo "validate: a half-set meaning stage passed the checks (${half##*/}): they must refuse it" >&2

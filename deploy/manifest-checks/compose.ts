@@ -54,11 +54,11 @@ export function checkCompose(
   for (const e of errors) problems.push(`${tag} YAML: ${e}`);
   const services = obj(at(docs[0], "services"));
   const names = Object.keys(services);
+  const svc = (name: string) => obj(services[name]);
   const runs = (name: string) => {
-    const own = list(obj(services[name]).profiles).map(show);
+    const own = list(svc(name).profiles).map(show);
     return own.length === 0 || own.some((p) => profiles.includes(p));
   };
-  const svc = (name: string) => obj(services[name]);
   const isLocus = (s: Obj) =>
     text(s.image)?.startsWith("locus:") === true ||
     /deploy\/Dockerfile$/.test(text(at(s, "build", "dockerfile")) ?? "");

@@ -33,6 +33,7 @@ export function requiredTargets(envs: Iterable<Record<string, string>>): string[
   });
   return meaningStage ? [...REQUIRED_TARGETS, "encoder"] : [...REQUIRED_TARGETS];
 }
+
 /** Consumer groups, hence RabbitMQ queue names (services/<target>/src/*-module.ts). */
 export const QUEUE_GROUPS: Record<string, string> = {
   "extractor-pdf": "extractor-pdf",
