@@ -28,7 +28,8 @@ import { asAsync, DEFAULT_SEARCH_OPTIONS, fileRecord, type ExtractedPassage } fr
 import { median, round, roundSummary, summarise, type Summary } from "./stats.ts";
 
 /**
- * ai mode with the local engines (offline word vectors, extractive summary), all-in-one: latency
+ * ai mode with the default engines (the offline sentence encoder, or the word vectors with
+ * LOCUS_EMBEDDER=local; the extractive summary), all-in-one: latency
  * over HTTP at 10k and 100k passages of real text (bench/real-text.ts), and how often the right
  * passage is in the top five for questions asked in other words, against quick mode on the same
  * questions: the development set (PARAPHRASES_DEV, to tune on) and the test set (PARAPHRASES, the
@@ -84,6 +85,8 @@ export interface AiCorpus {
 }
 
 export interface AiBenchResult {
+  /** The engine of the passages' and questions' vectors (absent in reports from before it was recorded: the word vectors). */
+  engine?: string;
   wordVectors: { medianLoadMs: number; medianRssMb: number; baselineRssMb: number; words: number };
   corpus: AiCorpus;
   sizes: AiSizeResult[];
@@ -335,7 +338,7 @@ export async function benchAiSearch(
   ).map((q) => q.q);
   const sizes: AiSizeResult[] = [];
   for (const size of options.sizes) sizes.push(await benchSize(size, options, embedder, keywordQueries, log));
-  return { wordVectors, corpus, sizes };
+  return { engine: embedder.name, wordVectors, corpus, sizes };
 }
 
 /** hit@5 of one size by set; reports from before the dev set held one figure, the test set's. */

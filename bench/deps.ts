@@ -69,6 +69,8 @@ export {
 } from "@locus/metadata-store";
 /** ai mode's local engine and the indexer's embedding step, to write datasets with vectors. */
 export { LocalEmbedder, SentenceEncoder, type Embedder } from "@locus/embedder";
+/** The engine a server uses when LOCUS_EMBEDDER is unset, which a benchmark's own vectors must match. */
+export { DEFAULT_EMBEDDER } from "@locus/runtime";
 export { withVectors } from "@locus/indexer";
 /** How the extractors cut a page into passages, for the real-text corpus (bench/real-text.ts). */
 export { joinWindow, windowLines, type NumberedLine } from "@locus/passages";

@@ -1,5 +1,6 @@
 import { assertRunning, defer } from "./cleanup.ts";
 import {
+  DEFAULT_EMBEDDER,
   LocalEmbedder,
   removeDataDir,
   SentenceEncoder,
@@ -43,7 +44,7 @@ async function stopServer(server: LocusProcess): Promise<void> {
 }
 
 /**
- * The ai engine settings a benchmark run was started with (`LOCUS_EMBEDDER=encoder pnpm bench`),
+ * The ai engine settings a benchmark run was started with (`LOCUS_EMBEDDER=local pnpm bench`),
  * passed on to every server it starts, so that one session can measure each engine in turn.
  */
 export const AI_ENGINE_ENV: Record<string, string> = Object.fromEntries(
@@ -55,11 +56,11 @@ export const AI_ENGINE_ENV: Record<string, string> = Object.fromEntries(
 
 /**
  * The engine that writes a benchmark's passage vectors directly into an index, the same one the
- * servers it starts embed questions with (AI_ENGINE_ENV): the sentence encoder with
- * LOCUS_EMBEDDER=encoder, otherwise the word vectors.
+ * servers it starts embed questions with (AI_ENGINE_ENV, else Locus's default): the sentence
+ * encoder, or the word vectors with LOCUS_EMBEDDER=local.
  */
 export async function benchEmbedder(): Promise<Embedder> {
-  if (AI_ENGINE_ENV.LOCUS_EMBEDDER === "encoder")
+  if ((AI_ENGINE_ENV.LOCUS_EMBEDDER ?? DEFAULT_EMBEDDER) === "encoder")
     return SentenceEncoder.load(
       AI_ENGINE_ENV.LOCUS_MODELS_DIR ? { modelsDir: AI_ENGINE_ENV.LOCUS_MODELS_DIR } : {},
     );

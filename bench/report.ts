@@ -68,7 +68,7 @@ export interface Report {
   };
   targets: Target[];
   search: SearchSizeResult[];
-  /** ai mode with the local engines, when that benchmark ran. */
+  /** ai mode with the default engines (or LOCUS_EMBEDDER's), when that benchmark ran. */
   ai: AiBenchResult | null;
   pdf: PdfBenchResult | null;
   ocr: OcrBenchResult | null;

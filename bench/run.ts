@@ -59,7 +59,7 @@ const USAGE = `Usage: pnpm bench [options]
   --only search|ai|pdf|ocr|media|split|quality|documents|documents-quality
                            run one benchmark only, or several by commas (search,split: both
                            shapes' quick search from the same run, compared side by side)
-                           (ai: ai-mode latency with the local engines at
+                           (ai: ai-mode latency with the default engines at
                            ${DEFAULT_AI_OPTIONS.sizes.join(" and ")} real-text passages, hit@5 of ai against quick on paraphrased
                            questions (dev and test sets), the word vectors' load time and memory, then ai answers:
                            whether the summary states and cites the answer of hand-written questions on the

@@ -7,7 +7,7 @@
  *
  *   node --import tsx deploy/validate-manifests.ts \
  *     --k8s base=rendered-base.yaml --k8s production=rendered-production.yaml \
- *     --compose compose-config.yaml --compose meaning-stage=compose-meaning-stage-config.yaml
+ *     --compose compose-config.yaml --compose elasticsearch=compose-with-profile-config.yaml
  *
  * Exits 1 listing every problem, 0 with a summary of what was checked. The checks themselves are
  * in deploy/manifest-checks/, a file per concern (kubernetes-*.ts for one rendering, compose.ts).

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Validates the deployment files without a cluster or a Docker engine:
-#   1. docker-compose.yml parses (Debian's docker-compose 1.29: `config -q`), as it is and with
-#      the meaning-stage profile, and either switch of that stage alone is refused;
-#   2. k8s/base, k8s/overlays/production and k8s/overlays/meaning-stage render (`kubectl kustomize`);
+#   1. docker-compose.yml parses (Debian's docker-compose 1.29: `config -q`), and its encoder
+#      service is refused without the sentence encoder (LOCUS_EMBEDDER=local);
+#   2. k8s/base, k8s/overlays/production and k8s/overlays/without-encoder render (`kubectl kustomize`);
 #   3. every rendered object passes the Kubernetes API schemas (kubernetes-models), the KEDA
 #      objects their documented shape, and every Locus process's environment, in both, passes
 #      Locus's own configuration rules (deploy/validate-manifests.ts);
@@ -58,28 +58,24 @@ render() {
 }
 render >"$out/compose.yaml" ||
   { echo "validate: docker-compose.yml does not parse (message above)" >&2; exit 1; }
-# And as its header says to run the meaning stage: the sentence encoder and its service.
-render LOCUS_EMBEDDER=encoder --profile meaning-stage >"$out/compose-meaning-stage.yaml"
-echo "docker-compose.yml parses, as it is and with the meaning-stage profile"
-# Either switch of the meaning stage without the other must be refused by the checks below.
-render LOCUS_EMBEDDER=encoder >"$out/compose-encoder-only.yaml"
-render --profile meaning-stage >"$out/compose-profile-only.yaml"
-for half in "$out/compose-encoder-only.yaml" "meaning-stage=$out/compose-profile-only.yaml"; do
-  if node --import tsx deploy/validate-manifests.ts --compose "$half" >/dev/null 2>&1; then
-    echo "validate: a half-set meaning stage passed the checks (${half##*/}): they must refuse it" >&2
-    exit 1
-  fi
-done
-echo "a meaning stage set by half is refused"
+echo "docker-compose.yml parses"
+# Without the sentence encoder its service must be refused by the checks below (the file says to
+# scale it to 0 then): a check that let it pass would let it crash-loop.
+render LOCUS_EMBEDDER=local >"$out/compose-word-vectors.yaml"
+if node --import tsx deploy/validate-manifests.ts --compose "$out/compose-word-vectors.yaml" >/dev/null 2>&1; then
+  echo "validate: the encoder service passed the checks with LOCUS_EMBEDDER=local: they must refuse it" >&2
+  exit 1
+fi
+echo "the encoder service is refused without the sentence encoder"
 
 echo "== kubectl kustomize ($("$KUBECTL" version --client 2>/dev/null | head -n 1))"
-for dir in k8s/base k8s/overlays/production k8s/overlays/meaning-stage; do
+for dir in k8s/base k8s/overlays/production k8s/overlays/without-encoder; do
   if ! "$KUBECTL" kustomize "$dir" >"$out/$(basename "$dir").yaml"; then
     echo "validate: kubectl kustomize $dir failed (message above)" >&2
     exit 1
   fi
 done
-echo "k8s/base, k8s/overlays/production and k8s/overlays/meaning-stage render"
+echo "k8s/base, k8s/overlays/production and k8s/overlays/without-encoder render"
 
 echo "== alerts (promtool $(promtool --version 2>/dev/null | head -n 1 | awk '{print $3}'))"
 # k8s/monitoring renders, and its alerts pass promtool's checks and their unit tests.
@@ -105,8 +101,7 @@ promtool test rules "$out/alerts/keda-queries.test.yaml"
 echo "== schemas and cross-references"
 node --import tsx deploy/validate-manifests.ts \
   --compose "$out/compose.yaml" \
-  --compose "meaning-stage=$out/compose-meaning-stage.yaml" \
   --k8s "base=$out/base.yaml" \
   --k8s "production=$out/production.yaml" \
-  --k8s "meaning-stage=$out/meaning-stage.yaml"
+  --k8s "without-encoder=$out/without-encoder.yaml"
 echo "deploy: every check passed"

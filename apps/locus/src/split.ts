@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { meaningStageRuns } from "@locus/runtime";
+import { DEFAULT_EMBEDDER, meaningStageRuns } from "@locus/runtime";
 
 /**
  * `pnpm start:split`: every target as its own OS process on this machine, against the shared
@@ -77,7 +77,7 @@ const services: Service[] = [
   { name: "webhooks", target: "webhooks", port: webhooksPort },
   { name: "extractor-document", target: "extractor-document", port: documentExtractorPort },
   ...(meaningStageRuns({
-    ai: { embedder: env.LOCUS_EMBEDDER ?? "local" },
+    ai: { embedder: env.LOCUS_EMBEDDER ?? DEFAULT_EMBEDDER },
     adapters: { searchIndex: shared.LOCUS_SEARCH_INDEX ?? "postgres" },
   })
     ? [{ name: "encoder", target: "encoder", port: documentExtractorPort + 1 }]

@@ -11,6 +11,7 @@ import {
   startSplitStack,
   tempDataDir,
   uploadAndWait,
+  waitForMeaning,
   type Client,
   type LocusProcess,
 } from "@locus/testing";
@@ -69,12 +70,7 @@ async function uploadStatementsEncoded(c: Client): Promise<void> {
   );
   expect(file.status).toBe("ready");
   expect(["pending", "ready"]).toContain(file.ai_vectors);
-  let aiVectors = file.ai_vectors;
-  for (let i = 0; i < 300 && aiVectors !== "ready"; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    aiVectors = ((await (await c.get(`/api/files/${file.id}`)).json()) as { ai_vectors?: string }).ai_vectors;
-  }
-  expect(aiVectors).toBe("ready");
+  expect((await waitForMeaning(c, file.id, 30_000)).ai_vectors).toBe("ready");
 }
 
 /**

@@ -148,7 +148,8 @@ it("traces each search with its mode and backend, the index's queries and the ai
   expect(ai.attributes).toMatchObject({
     "locus.search.mode": "ai",
     "locus.search.backend": "sqlite",
-    "locus.ai.embedder": expect.any(String) as string,
+    // The default engines: the sentence encoder and the extractive summary.
+    "locus.ai.embedder": "all-MiniLM-L6-v2",
     "locus.ai.summarizer": expect.any(String) as string,
   });
   const children = spans.filter((s) => s.parentSpanId === ai.spanId);
@@ -158,7 +159,7 @@ it("traces each search with its mode and backend, the index's queries and the ai
       .sort(),
   ).toEqual(
     [
-      "embed question local",
+      "embed question all-MiniLM-L6-v2",
       "index search bm25",
       "index search vector",
       `summarize ${String(ai.attributes["locus.ai.summarizer"])}`,

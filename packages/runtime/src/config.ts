@@ -43,6 +43,13 @@ export {
  */
 export type Plan = "free" | "pro" | "enterprise";
 
+/**
+ * What reads meaning for ai search when LOCUS_EMBEDDER is unset: the offline sentence encoder
+ * (all-MiniLM-L6-v2, fetched by `pnpm install`). Exported for the launchers, which decide from the
+ * environment alone whether to start the encoder target.
+ */
+export const DEFAULT_EMBEDDER = "encoder";
+
 /** Every setting, where it lands in LocusConfig. */
 const Settings = z.object({
   host: setting("HOST", "127.0.0.1", text(), "Address to listen on."),
@@ -267,7 +274,7 @@ const Settings = z.object({
   ai: z.object({
     embedder: setting(
       "LOCUS_EMBEDDER",
-      "local",
+      DEFAULT_EMBEDDER,
       z.enum(["local", "encoder", "openai"]),
       "What makes passage and question vectors: local word vectors, the offline sentence encoder, or openai.",
     ),

@@ -36,8 +36,10 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ LOCUS_SIGNING_SECRET: "short" })).toThrow(/at least 32 characters/);
   });
 
-  it("runs the meaning stage with the sentence encoder on SQLite or Postgres only, and refuses an encoder target without it", () => {
-    expect(loadConfig({}).meaningStage).toBe(false);
+  it("runs the meaning stage with the sentence encoder (the default) on SQLite or Postgres only, and refuses an encoder target without it", () => {
+    expect(loadConfig({}).ai.embedder).toBe("encoder");
+    expect(loadConfig({}).meaningStage).toBe(true);
+    expect(loadConfig({ LOCUS_EMBEDDER: "local" }).meaningStage).toBe(false);
     expect(loadConfig({ LOCUS_EMBEDDER: "encoder" }).meaningStage).toBe(true);
     expect(
       loadConfig({
@@ -63,7 +65,10 @@ describe("loadConfig", () => {
       S3_BUCKET: "locus",
     };
     expect(loadConfig({ ...encoderTarget, LOCUS_EMBEDDER: "encoder" }).meaningStage).toBe(true);
-    expect(() => loadConfig(encoderTarget)).toThrow(/LOCUS_TARGETS: "encoder" runs the meaning stage/);
+    expect(loadConfig(encoderTarget).meaningStage).toBe(true);
+    expect(() => loadConfig({ ...encoderTarget, LOCUS_EMBEDDER: "local" })).toThrow(
+      /LOCUS_TARGETS: "encoder" runs the meaning stage/,
+    );
     expect(() => loadConfig({ ...encoderTarget, ...elasticsearch })).toThrow(ConfigError);
   });
 });

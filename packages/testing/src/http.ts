@@ -49,6 +49,30 @@ export async function waitForFile(
   }
 }
 
+/**
+ * Polls a ready file until the meaning stage has given its passages their vectors (`ai_vectors`
+ * no longer `pending`) and returns the record. A file ready for keyword search may still be
+ * waiting for them; where passages get their vectors as they are indexed there is no such field,
+ * and the record comes back at once.
+ */
+export async function waitForMeaning(
+  c: Client,
+  fileId: string,
+  timeoutMs = 60_000,
+): Promise<{ status: string; ai_vectors?: string; [k: string]: unknown }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await c.get(`/api/files/${fileId}`);
+    if (res.status !== 429) {
+      const body = (await res.json()) as { status: string; ai_vectors?: string };
+      if (body.ai_vectors !== "pending") return body;
+      if (Date.now() > deadline)
+        throw new Error(`file ${fileId}'s ai_vectors still pending after ${timeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** A file record as the API returns it: the fields tests read. */
 export interface FileRecordBody {
   id: string;

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import amqp from "amqplib";
 import pg from "pg";
-import { meaningStageRuns } from "@locus/runtime";
+import { DEFAULT_EMBEDDER, meaningStageRuns } from "@locus/runtime";
 import { spawnLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
 import { startSigningS3Server, type SigningS3Server } from "./signing-s3-server.ts";
 
@@ -145,7 +145,7 @@ export async function startSplitStack(
   };
   // The launcher starts the encoder where the meaning stage runs.
   const encodes = meaningStageRuns({
-    ai: { embedder: options.env?.LOCUS_EMBEDDER ?? "local" },
+    ai: { embedder: options.env?.LOCUS_EMBEDDER ?? DEFAULT_EMBEDDER },
     adapters: { searchIndex: env.LOCUS_SEARCH_INDEX },
   });
   let locus: LocusProcess;

@@ -1,9 +1,9 @@
 import { schemaErrors } from "../openapi-validator.ts";
 import { client, type Client, createUserWithKey, makePdf, PARAPHRASES } from "@locus/testing";
-import { type ApiSuite, type SearchBody, uploadReady, wrap } from "./shared.ts";
+import { type ApiSuite, type SearchBody, uploadEncoded, wrap } from "./shared.ts";
 
 export function describeAiMode(s: ApiSuite): void {
-  describe("ai mode: hybrid retrieval, a summary and citations (local engines)", () => {
+  describe("ai mode: hybrid retrieval, a summary and citations (default engines: the sentence encoder, the extractive summary)", () => {
     // Thirty statements over three PDFs, each asked about in other words (PARAPHRASES).
     let reader: Client;
     const where = new Map<string, { fileId: string; page: number }>();
@@ -60,7 +60,7 @@ export function describeAiMode(s: ApiSuite): void {
           pages.push(statements.slice(i, i + 2).flatMap((st) => [...wrap(st, 60), ""]));
         }
         const name = `handbook part ${f + 1}.pdf`;
-        const record = await uploadReady(reader, await makePdf({ pages }), name);
+        const record = await uploadEncoded(reader, await makePdf({ pages }), name);
         statements.forEach((st, i) => where.set(st, { fileId: record.id, page: Math.floor(i / 2) + 1 }));
       }
     }, 180_000);
@@ -92,7 +92,7 @@ export function describeAiMode(s: ApiSuite): void {
         mode: "ai",
         answered: true,
         summary_source: "local",
-        vector_source: "local",
+        vector_source: "all-MiniLM-L6-v2",
       });
       expect(body.fallbacks).toBeUndefined();
       expect(body.citations.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 // What every section of the API suite shares: the running Locus and its clients (set by
 // describeApi's beforeAll, so read them inside tests and hooks only), and the bodies' types.
 
-import { waitForFile, type Client, type LocusProcess } from "@locus/testing";
+import { waitForFile, waitForMeaning, type Client, type LocusProcess } from "@locus/testing";
 
 export type Shape = "all-in-one" | "split";
 
@@ -64,6 +64,13 @@ export async function uploadReady(c: Client, pdf: Buffer, name: string): Promise
   expect(res.status).toBe(200);
   const { file } = (await res.json()) as { file: FileBody };
   return (await waitForFile(c, file.id)) as unknown as FileBody;
+}
+
+/** uploadReady, then until the meaning stage has encoded the file: what ai mode's meaning needs. */
+export async function uploadEncoded(c: Client, pdf: Buffer, name: string): Promise<FileBody> {
+  const record = await uploadReady(c, pdf, name);
+  expect(record.status).toBe("ready");
+  return (await waitForMeaning(c, record.id)) as unknown as FileBody;
 }
 
 /** Words of `text` on lines of at most `width` characters. */
