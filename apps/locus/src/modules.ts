@@ -93,6 +93,7 @@ export function moduleDescriptors(
           identity,
           recovery: infra.busIsInProcess ? "everything" : "stalled",
           maxRequeues: config.busDeliveryLimit,
+          meaningStage: config.meaningStage,
           observer: infra.metrics,
         });
         return {

@@ -5,15 +5,18 @@ import {
   createUserWithKey,
   makePdf,
   pageWith,
+  PARAPHRASES_DEV,
   removeDataDir,
   startLocus,
   tempDataDir,
   waitForFile,
+  waitForMeaning,
 } from "@locus/testing";
 
 /**
- * A crash never strands a file: work left pending or processing runs again at start, and a
- * re-run replaces the file's passages instead of adding to them.
+ * A crash never strands a file: work left pending or processing runs again at start, a re-run
+ * replaces the file's passages instead of adding to them, and a ready file whose passages were
+ * still being encoded for ai search (the meaning stage, the default) gets the rest of its vectors.
  */
 interface SearchBody {
   results: { file_id: string; locator: { page?: number; line?: number } }[];
@@ -98,6 +101,41 @@ describe("crash recovery", () => {
       expect(await again.stop()).toBe(0);
     }
   }, 120_000);
+
+  it("encodes the rest of a ready file whose process was killed while the meaning stage encoded it", async () => {
+    // About 600 passages, several seconds of the encoder's work; a late page that holds only a
+    // statement which only its vector can find (no word in common with its question).
+    const { statement, question } = PARAPHRASES_DEV[0]!;
+    const pages = Array.from({ length: 150 }, (_, i) =>
+      i === 139 ? [statement] : pageWith(`Page ${i + 1} speaks of rivers.`, 4),
+    );
+    const pdf = await makePdf({ pages });
+    const first = await startLocus({ dataDir });
+    const { key } = await createUserWithKey(dataDir, { plan: "pro" });
+    let fileId = "";
+    try {
+      const c = client(first.baseUrl, key);
+      fileId = ((await (await c.upload(pdf, "encoded later.pdf")).json()) as { file: { id: string } }).file
+        .id;
+      // Ready for keyword search, its vectors still being made.
+      expect(await waitForFile(c, fileId, 90_000)).toMatchObject({ status: "ready", ai_vectors: "pending" });
+    } finally {
+      await first.kill(); // SIGKILL: the message that asked for the encoding is gone with it
+    }
+
+    const second = await startLocus({ dataDir });
+    try {
+      const c = client(second.baseUrl, key);
+      expect((await waitForMeaning(c, fileId, 120_000)).ai_vectors).toBe("ready");
+      expect(second.logs.join("\n")).toMatch(/files waiting for their vectors announced again/);
+      const body = (await (
+        await c.get(`/api/search?q=${encodeURIComponent(question)}&mode=ai&limit=5`)
+      ).json()) as SearchBody;
+      expect(body.results[0]).toMatchObject({ file_id: fileId, locator: { page: 140 } });
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  }, 300_000);
 
   it("fails a file instead of processing it at every start when each run it began stopped unfinished", async () => {
     const locus = await startLocus({ dataDir });

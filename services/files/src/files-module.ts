@@ -36,6 +36,12 @@ export interface FilesModuleDeps {
   recovery: "everything" | "stalled";
   /** "everything": how often a file's started work may be re-queued before it fails instead. */
   maxRequeues: number;
+  /**
+   * The meaning stage runs (meaningStageRuns): with "everything", ready files still waiting for
+   * their vectors are announced to it again at start, as the messages that asked died with the
+   * process that stopped.
+   */
+  meaningStage?: boolean;
 }
 
 export interface FilesModule extends Stoppable {
@@ -87,6 +93,13 @@ export async function startFilesModule(deps: FilesModuleDeps): Promise<FilesModu
       relay.start();
       if (deps.recovery === "everything") {
         await sweep(undefined, deps.maxRequeues);
+        if (deps.meaningStage === true) {
+          try {
+            await service.recoverPendingVectors();
+          } catch (err) {
+            deps.logger.error({ err }, "recovery of files waiting for their vectors failed");
+          }
+        }
         return;
       }
       await sweep(deps.stalledAfterMs);

@@ -400,4 +400,37 @@ export class FilesService implements FilesApi {
     if (claimed > 0) this.logger.info({ count: claimed }, "re-queued unfinished files");
     return claimed;
   }
+
+  /**
+   * Announces again, to the meaning stage, every ready file whose passages still wait for their
+   * vectors (`ai_vectors: pending`): for a bus whose messages die with the process (the encoder
+   * reads only the passages still without a vector, so a file cut short costs what is left). The
+   * files-status group gets the announcement too, and ignores it: the file is ready already.
+   */
+  async recoverPendingVectors(): Promise<number> {
+    let announced = 0;
+    for (let afterId: string | undefined; ;) {
+      const page = await this.store.listFilesWithStatus("ready", {
+        limit: 1000,
+        ...(afterId === undefined ? {} : { afterId }),
+      });
+      for (const record of page) {
+        if (record.aiVectors !== "pending") continue;
+        await this.bus.publish("file.indexed", {
+          fileId: record.id,
+          userId: record.userId,
+          passageCount: record.passageCount ?? 0,
+          pageCount: record.pageCount,
+          durationS: record.durationS,
+          vectorsLater: true,
+        });
+        announced += 1;
+      }
+      if (page.length < 1000) break;
+      afterId = page.at(-1)?.id;
+    }
+    if (announced > 0)
+      this.logger.info({ count: announced }, "files waiting for their vectors announced again");
+    return announced;
+  }
 }

@@ -468,3 +468,79 @@ describe("passages", () => {
     });
   });
 });
+
+describe("recovery of the meaning stage's work (a bus whose messages die with the process)", () => {
+  beforeAll(async () => {
+    // What the meaning stage (the encoder group) would receive.
+    await bus.subscribe(
+      { group: "encoder", topics: ["file.indexed"], concurrency: 1, maxAttempts: 1 },
+      (delivery) => {
+        published.push(delivery);
+        return Promise.resolve();
+      },
+    );
+  });
+
+  /** A file record of `user`'s in `status`, its passages' vectors in `aiVectors` when given. */
+  async function fileOf(user: User, status: FileStatus, aiVectors?: "pending" | "ready") {
+    const id = randomUUID();
+    const at = new Date().toISOString();
+    await store.createFile({
+      id,
+      userId: user.id,
+      originalName: "manual.pdf",
+      fileType: "pdf",
+      mimeType: "application/pdf",
+      sizeBytes: 100,
+      blobKey: `${user.id}/${id}`,
+      status,
+      error: null,
+      pageCount: status === "ready" ? 3 : null,
+      durationS: null,
+      passageCount: status === "ready" ? 7 : null,
+      progress: null,
+      metadata: {},
+      createdAt: at,
+      updatedAt: at,
+    });
+    if (aiVectors) expect(await store.updateFile(id, { aiVectors }, { status: ["ready"] })).not.toBeNull();
+    return id;
+  }
+
+  it("announces again each ready file whose vectors are pending, and no other", async () => {
+    const [a, b] = [await newUser(), await newUser()];
+    const waiting = [await fileOf(a, "ready", "pending"), await fileOf(b, "ready", "pending")];
+    const others = [
+      await fileOf(a, "ready", "ready"),
+      await fileOf(a, "ready"),
+      await fileOf(b, "processing"),
+      await fileOf(b, "failed"),
+    ];
+    published.length = 0;
+    expect(await files.recoverPendingVectors()).toBe(2);
+    await bus.whenIdle();
+    const announced = published.filter((d) => d.topic === "file.indexed").map((d) => d.message);
+    expect(announced).toEqual(
+      expect.arrayContaining([
+        {
+          fileId: waiting[0],
+          userId: a.id,
+          passageCount: 7,
+          pageCount: 3,
+          durationS: null,
+          vectorsLater: true,
+        },
+        {
+          fileId: waiting[1],
+          userId: b.id,
+          passageCount: 7,
+          pageCount: 3,
+          durationS: null,
+          vectorsLater: true,
+        },
+      ]),
+    );
+    expect(announced).toHaveLength(2);
+    for (const id of others) expect(messagesFor(id, "file.indexed")).toEqual([]);
+  });
+});
