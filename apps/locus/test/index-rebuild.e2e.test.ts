@@ -12,6 +12,7 @@ import {
   startLocus,
   tempDataDir,
   waitForFile,
+  waitForMeaning,
 } from "@locus/testing";
 
 /** `pnpm locus index rebuild` re-creates the search index from stored extractions, extracting nothing. */
@@ -30,7 +31,9 @@ it("brings back a lost embedded index without extracting again", async () => {
       "r.pdf",
     );
     fileId = ((await res.json()) as { file: { id: string } }).file.id;
-    before = (await waitForFile(c, fileId)) as unknown as typeof before;
+    expect((await waitForFile(c, fileId)).status).toBe("ready");
+    // And encoded by the meaning stage, so that the record is final before the index is lost.
+    before = (await waitForMeaning(c, fileId)) as unknown as typeof before;
   } finally {
     await first.stop();
   }
