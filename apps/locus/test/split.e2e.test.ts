@@ -325,7 +325,8 @@ describe("the internal endpoints of files and search", () => {
       headers: bearer(await gateway.sign(owner.userId!, "search", { method: "GET", path: q })),
     });
     expect(((await own.json()) as { results: { file_id: string }[] }).results[0]?.file_id).toBe(file.id);
-  });
+    // Two CLI runs and an upload through five processes: about 30 s on a busy 2-core machine.
+  }, 120_000);
 });
 
 it("keeps what Locus runs on to the internal ports: /readyz names its checks there only", async () => {
