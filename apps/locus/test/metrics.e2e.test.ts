@@ -12,6 +12,7 @@ import {
   startLocus,
   uploadAndWait,
   waitForFile,
+  waitForMeaning,
   type Client,
   type LocusProcess,
   type Sample,
@@ -64,6 +65,9 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
   const { file } = (await res.json()) as { file: { id: string } };
   const ready = await waitForFile(c, file.id);
   expect(ready).toMatchObject({ status: "ready", page_count: 1 });
+  // And encoded by the meaning stage (after ready), whose report to the files module would
+  // otherwise still be queued when the queues are read below.
+  expect((await waitForMeaning(c, file.id)).ai_vectors).toBe("ready");
   expect((await c.get("/api/search?q=pelicans")).status).toBe(200);
   expect((await c.get(`/api/files/${file.id}`)).status).toBe(200);
   expect((await fetch(`${locus.baseUrl}/api/files`)).status).toBe(401);
