@@ -29,24 +29,39 @@ export function client(baseUrl: string, key: string | null): Client {
   };
 }
 
+/** Polls a file's record (riding out 429s) until `done` says so; throws after `timeoutMs` naming `awaited`. */
+async function pollFile<T extends { status: string }>(
+  c: Client,
+  fileId: string,
+  timeoutMs: number,
+  done: (body: T) => boolean,
+  awaited: (body: T) => string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await c.get(`/api/files/${fileId}`);
+    if (res.status !== 429) {
+      const body = (await res.json()) as T;
+      if (done(body)) return body;
+      if (Date.now() > deadline) throw new Error(`file ${fileId}: ${awaited(body)} after ${timeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, res.status === 429 ? 300 : 100));
+  }
+}
+
 /** Polls a file until its status is final (ready or failed) and returns the record. */
-export async function waitForFile(
+export function waitForFile(
   c: Client,
   fileId: string,
   timeoutMs = 30_000,
 ): Promise<{ status: string; [k: string]: unknown }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await c.get(`/api/files/${fileId}`);
-    if (res.status === 429) {
-      await new Promise((r) => setTimeout(r, 300));
-      continue;
-    }
-    const body = (await res.json()) as { status: string };
-    if (body.status === "ready" || body.status === "failed") return body;
-    if (Date.now() > deadline) throw new Error(`file ${fileId} still ${body.status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return pollFile<{ status: string; [k: string]: unknown }>(
+    c,
+    fileId,
+    timeoutMs,
+    (body) => body.status === "ready" || body.status === "failed",
+    (body) => `still ${body.status}`,
+  );
 }
 
 /**
@@ -55,22 +70,18 @@ export async function waitForFile(
  * waiting for them; where passages get their vectors as they are indexed there is no such field,
  * and the record comes back at once.
  */
-export async function waitForMeaning(
+export function waitForMeaning(
   c: Client,
   fileId: string,
   timeoutMs = 60_000,
 ): Promise<{ status: string; ai_vectors?: string; [k: string]: unknown }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await c.get(`/api/files/${fileId}`);
-    if (res.status !== 429) {
-      const body = (await res.json()) as { status: string; ai_vectors?: string };
-      if (body.ai_vectors !== "pending") return body;
-      if (Date.now() > deadline)
-        throw new Error(`file ${fileId}'s ai_vectors still pending after ${timeoutMs} ms`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return pollFile<{ status: string; ai_vectors?: string; [k: string]: unknown }>(
+    c,
+    fileId,
+    timeoutMs,
+    (body) => body.ai_vectors !== "pending",
+    () => "ai_vectors still pending",
+  );
 }
 
 /** A file record as the API returns it: the fields tests read. */
