@@ -1,11 +1,14 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assertRunning, track } from "./cleanup.ts";
 import {
   createSqliteMetadataStore,
   createUserWithKey,
+  metricValue,
+  scrapeMetrics,
   type Embedder,
   PARAPHRASES,
   PARAPHRASES_DEV,
@@ -26,6 +29,7 @@ import {
 } from "./real-text.ts";
 import { asAsync, DEFAULT_SEARCH_OPTIONS, fileRecord, type ExtractedPassage } from "./search-latency.ts";
 import { median, round, roundSummary, summarise, type Summary } from "./stats.ts";
+import { measureVectorIndex, type VectorIndexResult } from "./vector-index.ts";
 
 /**
  * ai mode with the default engines (the offline sentence encoder, or the word vectors with
@@ -67,6 +71,12 @@ export interface AiSizeResult {
   missedByAi: string[];
   missedByAiDev: string[];
   tenancyLeaks: number;
+  /** The approximate vector index against the exact scan, in-process on the same passages (runs since 2026-11-28). */
+  vectorIndex?: VectorIndexResult;
+  /** Measured ai searches the server answered by scanning every vector (0: all by its approximate index). */
+  exactSearchesMeasured?: number;
+  /** The server's resident memory after the measured searches, and its peak (VmRSS, VmHWM). */
+  serverMemoryMb?: { rss: number; peak: number } | null;
 }
 
 export interface HitCount {
@@ -186,13 +196,27 @@ export async function writeRealTextFiles(
  * passages of the user named `email`, 25% more of another user, and the handbook of the sixty
  * statements, every passage with its local vector (as the indexer writes them).
  */
+/** A process's resident memory and its peak, from /proc (null where it cannot be read). */
+function processMemoryMb(pid: number | undefined): { rss: number; peak: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+    const [rss, peak] = [kb("VmRSS"), kb("VmHWM")];
+    return Number.isFinite(rss) && Number.isFinite(peak)
+      ? { rss: Math.round(rss / 1024), peak: Math.round(peak / 1024) }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function writeAiDataset(
   store: MetadataStore,
   index: Pick<SearchIndex, "replaceFilePassages">,
   embedder: Embedder,
   email: string,
   size: number,
-): Promise<{ userFileIds: Set<string>; handbookId: string; loaded: number }> {
+): Promise<{ userId: string; userFileIds: Set<string>; handbookId: string; loaded: number }> {
   const otherTenantPassages = Math.round(size * DEFAULT_SEARCH_OPTIONS.otherTenantShare);
   const handbookId = randomUUID();
   await store.migrate();
@@ -214,6 +238,7 @@ export async function writeAiDataset(
   });
   await embedding.replaceFilePassages({ userId: user.id, fileId: handbookId }, asAsync(statementPassages()));
   return {
+    userId: user.id,
     userFileIds: new Set([...written, handbookId]),
     handbookId,
     loaded: size + otherTenantPassages + HANDBOOK.length,
@@ -233,17 +258,34 @@ async function benchSize(
     const started = performance.now();
     const store = createSqliteMetadataStore(join(dataDir, "metadata.sqlite"));
     const index = new SqliteSearchIndex(join(dataDir, "index.sqlite"));
+    let userId: string;
     let userFileIds: Set<string>;
     let handbookId: string;
     let loaded: number;
     try {
-      ({ userFileIds, handbookId, loaded } = await writeAiDataset(store, index, embedder, email, size));
+      ({ userId, userFileIds, handbookId, loaded } = await writeAiDataset(
+        store,
+        index,
+        embedder,
+        email,
+        size,
+      ));
     } finally {
       await index.close();
       await store.close();
     }
     const loadSeconds = since(started) / 1000;
-    log(`ai ${size}: loaded in ${loadSeconds.toFixed(1)} s; starting the server`);
+    log(
+      `ai ${size}: loaded in ${loadSeconds.toFixed(1)} s; the approximate index against the exact scan ...`,
+    );
+    const vectorIndex = await measureVectorIndex(
+      join(dataDir, "index.sqlite"),
+      userId,
+      size + HANDBOOK.length,
+      embedder,
+      log,
+    );
+    log(`ai ${size}: starting the server`);
 
     return withServer(dataDir, { LOCUS_RATE_LIMIT_ENTERPRISE: "100000" }, async (server) => {
       // Test and dev questions in turn.
@@ -260,6 +302,20 @@ async function benchSize(
           options.limit,
         );
       }
+      // Measured once the server's own approximate index of the user has been built (in the background).
+      const searchesBy = async (method: string) =>
+        metricValue(await scrapeMetrics(`${server.baseUrl}/metrics`), "locus_vector_searches_total", {
+          method,
+        });
+      const graphWait = performance.now();
+      while ((await searchesBy("approximate")) === 0) {
+        assertRunning();
+        if (performance.now() - graphWait > 15 * 60_000)
+          throw new Error("the server's approximate index was not built in 15 minutes");
+        await sleep(1_000);
+        await timed(server.baseUrl, key, keywordQueries[0] ?? "report", "ai", options.limit);
+      }
+      const exactBefore = await searchesBy("exact");
       const samples: { ms: number; requestId: string | null }[] = [];
       let tenancyLeaks = 0;
       for (let i = 0; i < options.queries; i++) {
@@ -270,6 +326,8 @@ async function benchSize(
         tenancyLeaks += s.body.results.filter((r) => !userFileIds.has(r.file_id)).length;
         samples.push(s);
       }
+      const exactDuring = (await searchesBy("exact")) - exactBefore;
+      const serverMemory = processMemoryMb(server.child.pid);
       await sleep(300);
       const logged = serverTimings(server.logs);
       const serverMs = samples.flatMap((s) => {
@@ -301,6 +359,9 @@ async function benchSize(
         missedByAi: missed.test,
         missedByAiDev: missed.dev,
         tenancyLeaks,
+        vectorIndex,
+        exactSearchesMeasured: exactDuring,
+        serverMemoryMb: serverMemory,
       };
       const { dev, test } = hitAt5;
       log(

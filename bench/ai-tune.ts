@@ -199,6 +199,8 @@ const questions = HANDBOOK.filter((p) => p.set === set);
 try {
   // The first vector search loads the user's vectors into memory: not part of any question's time.
   await vectors("warm up", index, embedder);
+  // ...and starts its approximate index, which answers ai mode's vector searches once built, as in the server.
+  await sqlite.approximateIndexesSettled();
 } catch (err) {
   console.error(
     `[ai-tune] the cached index does not answer (${String(err)}); if the index's storage changed, rerun with --rebuild`,

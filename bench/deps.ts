@@ -6,6 +6,8 @@ export {
   makeScannedPdf,
   makeTextImage,
   makeVideo,
+  metricValue,
+  scrapeMetrics,
   encodeAudio,
   recording,
   speak,

@@ -40,6 +40,7 @@ import {
   PostgresSearchIndex,
   SqliteSearchIndex,
   type SearchIndex,
+  type VectorSearchOptions,
 } from "@locus/search-index";
 import { ExtractiveSummarizer, OpenAiSummarizer, type Summarizer } from "@locus/summarizer";
 
@@ -516,13 +517,26 @@ export class Infrastructure {
     return this.index;
   }
 
+  /** How the SQLite and Postgres indexes keep and search users' vectors in this process. */
+  private vectorSearchOptions(): VectorSearchOptions {
+    return {
+      vectorCacheBytes: this.config.ai.vectorCacheBytes,
+      vectorCacheObserver: this.metrics,
+      approximateIndexMinVectors: this.config.ai.approximateIndexMinVectors,
+      onApproximateIndexError: (err) =>
+        this.logger.error(
+          { err },
+          "a user's approximate vector index failed to build: their ai searches scan every vector",
+        ),
+    };
+  }
+
   private async createSearchIndex(): Promise<SearchIndex> {
     switch (this.config.adapters.searchIndex) {
       case "postgres":
         return new PostgresSearchIndex({
           ...this.postgres(),
-          vectorCacheBytes: this.config.ai.vectorCacheBytes,
-          vectorCacheObserver: this.metrics,
+          ...this.vectorSearchOptions(),
           postingsCacheBytes: this.config.postgres?.postingsCacheBytes,
           onPostingsLoaded: ({ userId, passages, bytes, ms, kept }) =>
             this.logger.info(
@@ -552,8 +566,7 @@ export class Infrastructure {
       }
       case "sqlite":
         return new SqliteSearchIndex(join(this.config.dataDir, "index.sqlite"), {
-          vectorCacheBytes: this.config.ai.vectorCacheBytes,
-          vectorCacheObserver: this.metrics,
+          ...this.vectorSearchOptions(),
         });
     }
   }

@@ -172,6 +172,9 @@ it("counts the images, pages and seconds of sound read, OCR and speech times, pa
   expect(grew("locus_index_passages_written_total", { kind: "audio" })).toBe(talk.passage_count);
   expect(grew("locus_vector_cache_lookups_total", { result: "miss" })).toBe(1);
   expect(grew("locus_vector_cache_lookups_total", { result: "hit" })).toBe(1);
+  // A handful of passages: scanned, far below LOCUS_VECTOR_INDEX_MIN.
+  expect(grew("locus_vector_searches_total", { method: "exact" })).toBe(2);
+  expect(grew("locus_vector_searches_total", { method: "approximate" })).toBe(0);
 }, 120_000);
 
 it("says in the file failed line how long the file waited and was read before the extractor refused it", async () => {

@@ -200,6 +200,13 @@ export class LocusMetrics {
     registers: [this.registry],
   });
 
+  private readonly vectorSearches = new Counter({
+    name: "locus_vector_searches_total",
+    help: "Semantic searches of a user's vectors in memory, by method: approximate (the user's HNSW index, LOCUS_VECTOR_INDEX_MIN vectors or more, once built) or exact (every vector scanned).",
+    labelNames: ["method"] as const,
+    registers: [this.registry],
+  });
+
   private readonly webhookAttempts = new Histogram({
     name: "locus_webhook_attempt_seconds",
     help: "Time one webhook attempt took (address check, request, answer), by outcome: delivered (a 2xx) or failed (anything else; it is retried while attempts remain).",
@@ -360,6 +367,10 @@ export class LocusMetrics {
 
   vectorCacheLookedUp(result: "hit" | "miss"): void {
     this.vectorCacheLookups.inc({ result });
+  }
+
+  vectorSearched(method: "approximate" | "exact"): void {
+    this.vectorSearches.inc({ method });
   }
 
   /** The text a Prometheus scrape reads. */

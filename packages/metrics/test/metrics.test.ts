@@ -66,17 +66,22 @@ it("times each chunk of speech, and counts the seconds of sound only of chunks t
   expect(engineSeconds / soundSeconds).toBeCloseTo(0.18);
 });
 
-it("counts the passages indexed by kind, and the vector cache's hits and misses", async () => {
+it("counts the passages indexed by kind, the vector cache's hits and misses, and how vectors were searched", async () => {
   metrics.passagesIndexed("pdf", 40);
   metrics.passagesIndexed("pdf", 2);
   metrics.passagesIndexed("audio", 7);
   metrics.vectorCacheLookedUp("miss");
   metrics.vectorCacheLookedUp("hit");
   metrics.vectorCacheLookedUp("hit");
+  metrics.vectorSearched("exact");
+  metrics.vectorSearched("approximate");
+  metrics.vectorSearched("approximate");
   expect(await valueOf("locus_index_passages_written_total", { kind: "pdf" })).toBe(42);
   expect(await valueOf("locus_index_passages_written_total", { kind: "audio" })).toBe(7);
   expect(await valueOf("locus_vector_cache_lookups_total", { result: "hit" })).toBe(2);
   expect(await valueOf("locus_vector_cache_lookups_total", { result: "miss" })).toBe(1);
+  expect(await valueOf("locus_vector_searches_total", { method: "approximate" })).toBe(2);
+  expect(await valueOf("locus_vector_searches_total", { method: "exact" })).toBe(1);
 });
 
 it("exposes every new metric with its help and type, in Prometheus's text format", async () => {
@@ -89,6 +94,7 @@ it("exposes every new metric with its help and type, in Prometheus's text format
     ["locus_speech_audio_seconds_total", "counter"],
     ["locus_index_passages_written_total", "counter"],
     ["locus_vector_cache_lookups_total", "counter"],
+    ["locus_vector_searches_total", "counter"],
   ]) {
     expect(body).toContain(`# TYPE ${name} ${type}`);
     expect(body).toMatch(new RegExp(`# HELP ${name} \\S`));

@@ -309,6 +309,12 @@ const Settings = z.object({
       [0, 65_536],
       "Memory for users' passage vectors kept between searches (SQLite and Postgres indexes).",
     ).transform((mb) => mb * MB),
+    approximateIndexMinVectors: integer(
+      "LOCUS_VECTOR_INDEX_MIN",
+      10_000,
+      [0, 1_000_000_000],
+      "Vectors of one user from which ai search keeps an approximate (HNSW) index of them instead of scanning them all (SQLite and Postgres indexes); 0: always scan.",
+    ),
   }),
   signUpsPerHour: integer("LOCUS_SIGNUPS_PER_HOUR", 10, [1], "Sign-ups one client address may make an hour."),
   logLevel: setting(

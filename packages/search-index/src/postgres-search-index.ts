@@ -19,7 +19,8 @@ import {
   type VectorQuery,
   type VectorSlot,
 } from "./search-index.ts";
-import { VectorCache, VectorMatrix, type VectorCacheObserver } from "./vector-matrix.ts";
+import type { VectorCache } from "./vector-matrix.ts";
+import { VectorMatrix, vectorCacheOf, type VectorSearchOptions } from "./vector-matrix.ts";
 import type { UserPostings } from "./postings.ts";
 import { rollbackAndRelease, searchIndexPool, unavailableIfDown } from "./postgres-connection.ts";
 import { VECTOR_SLOTS, migrate, postgresTables, type PostgresTables } from "./postgres-schema.ts";
@@ -39,7 +40,7 @@ import { matchesNothingHere, passingFiles } from "./postgres-file-filter.ts";
 
 export type { PostingsLoaded } from "./postgres-postings-loader.ts";
 
-export interface PostgresSearchIndexOptions {
+export interface PostgresSearchIndexOptions extends VectorSearchOptions {
   connectionString: string;
   /**
    * Where the index keeps its table and text-search configuration; created if missing. Lower-case
@@ -48,10 +49,6 @@ export interface PostgresSearchIndexOptions {
   schema?: string;
   /** Connections kept open (default 10). A replacement holds one while its stream lasts. */
   poolSize?: number;
-  /** Memory for users' vectors kept between ai searches, per process (default 256 MB). */
-  vectorCacheBytes?: number;
-  /** Told whether each ai search found the user's vectors in that memory (metrics). */
-  vectorCacheObserver?: VectorCacheObserver | undefined;
   /**
    * Memory for users' postings kept between quick searches, per process (default 128 MB; 0: every
    * quick search is scored in SQL). See UserPostings.
@@ -104,10 +101,7 @@ export class PostgresSearchIndex implements SearchIndex, PassageVectorWriter {
 
   constructor(options: PostgresSearchIndexOptions) {
     this.tables = postgresTables(options.schema ?? "locus_search");
-    this.vectors = new VectorCache(
-      options.vectorCacheBytes ?? 256 * 1024 * 1024,
-      options.vectorCacheObserver,
-    );
+    this.vectors = vectorCacheOf(options);
     this.pool = searchIndexPool(options.connectionString, options.poolSize);
     this.postings = new PostingsLoader(
       this.pool,
@@ -215,6 +209,11 @@ export class PostgresSearchIndex implements SearchIndex, PassageVectorWriter {
     return searchInSql(this.pool, this.tables, query.userId, terms, limit);
   }
 
+  /** Resolves when every user's approximate vector index has caught up with their vectors (tests, benchmarks). */
+  approximateIndexesSettled(): Promise<void> {
+    return this.vectors.approximateIndexesSettled();
+  }
+
   async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
     const { userId, slot, space } = query;
     if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];
@@ -226,7 +225,7 @@ export class PostgresSearchIndex implements SearchIndex, PassageVectorWriter {
       // matrix scanned is of the same passages the filter was read against.
       const passing = conditions ? await passingFiles(this.pool, this.tables, userId, conditions) : undefined;
       if (passing?.files.size === 0) return [];
-      const matrix = await this.vectors.get(
+      const nearest = await this.vectors.nearest(
         JSON.stringify([userId, slot, space]),
         passing?.generation ?? (await generationOf(this.pool, this.tables, userId)),
         async () => {
@@ -237,8 +236,8 @@ export class PostgresSearchIndex implements SearchIndex, PassageVectorWriter {
           );
           return VectorMatrix.fromRows(rows, query.vector.length);
         },
+        { vector: query.vector, k: query.limit, onlyFiles: passing?.files },
       );
-      const nearest = matrix.nearest(query.vector, query.limit, passing?.files);
       const { hits } = await passagesById(
         this.pool,
         this.tables,

@@ -20,7 +20,8 @@ import {
   type VectorQuery,
   type VectorSlot,
 } from "./search-index.ts";
-import { VectorCache, VectorMatrix, type VectorCacheObserver } from "./vector-matrix.ts";
+import type { VectorCache } from "./vector-matrix.ts";
+import { VectorMatrix, vectorCacheOf, type VectorSearchOptions } from "./vector-matrix.ts";
 import { VECTOR_SLOTS, migrate } from "./sqlite-schema.ts";
 import { deleteFile, replaceFile, setVectors } from "./sqlite-passage-writes.ts";
 import {
@@ -36,12 +37,7 @@ import type { FileFilter } from "@locus/contracts";
 import { filterConditions } from "./file-filter.ts";
 import { passingFiles } from "./sqlite-file-filter.ts";
 
-export interface SqliteSearchIndexOptions {
-  /** Memory for users' vectors kept between ai searches (default 256 MB). */
-  vectorCacheBytes?: number;
-  /** Told whether each ai search found the user's vectors in that memory (metrics). */
-  vectorCacheObserver?: VectorCacheObserver | undefined;
-}
+export type SqliteSearchIndexOptions = VectorSearchOptions;
 
 /**
  * SQLite FTS5 with BM25 ranking. Passages live in a plain table (what results show); an
@@ -69,10 +65,7 @@ export class SqliteSearchIndex implements SearchIndex, PassageVectorWriter {
   private readonly vectors: VectorCache;
 
   constructor(path: string, options: SqliteSearchIndexOptions = {}) {
-    this.vectors = new VectorCache(
-      options.vectorCacheBytes ?? 256 * 1024 * 1024,
-      options.vectorCacheObserver,
-    );
+    this.vectors = vectorCacheOf(options);
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new BetterSqlite3(path);
     this.db.pragma("journal_mode = WAL");
@@ -114,18 +107,26 @@ export class SqliteSearchIndex implements SearchIndex, PassageVectorWriter {
    * files that pass it are read and the scan considers only their rows, so the nearest `limit`
    * are taken among passages that pass.
    */
+  /** Resolves when every user's approximate vector index has caught up with their vectors (tests, benchmarks). */
+  approximateIndexesSettled(): Promise<void> {
+    return this.vectors.approximateIndexesSettled();
+  }
+
   async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
     const { userId, slot, space } = query;
     if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];
     const conditions = filterConditions(query.filter);
     if (conditions?.matchesNothing) return [];
     const generation = generationOf(this.db, userId);
-    const matrix = await this.vectors.get(JSON.stringify([userId, slot, space]), String(generation), () =>
-      Promise.resolve(VectorMatrix.fromRows(vectorRows(this.db, userId, slot, space), query.vector.length)),
-    );
     const onlyFiles = conditions ? passingFiles(this.db, userId, conditions) : undefined;
     if (onlyFiles?.size === 0) return [];
-    const nearest = matrix.nearest(query.vector, query.limit, onlyFiles);
+    const nearest = await this.vectors.nearest(
+      JSON.stringify([userId, slot, space]),
+      String(generation),
+      () =>
+        Promise.resolve(VectorMatrix.fromRows(vectorRows(this.db, userId, slot, space), query.vector.length)),
+      { vector: query.vector, k: query.limit, onlyFiles },
+    );
     if (nearest.length === 0) return [];
     const rows = userPassagesById(
       this.db,

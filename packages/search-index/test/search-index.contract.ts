@@ -7,9 +7,11 @@ import {
   type FileRef,
   type IndexedPassage,
   type SearchIndex,
+  type VectorQuery,
   type VectorSlot,
 } from "../src/search-index.ts";
 import { bm25Score } from "../src/bm25.ts";
+import type { VectorSearchOptions } from "../src/vector-matrix.ts";
 import { fileFilterCases } from "./search-index-filters.contract.ts";
 
 export interface SearchIndexHarness {
@@ -76,6 +78,40 @@ export const HOSTILE_QUERIES: readonly string[] = [
   "ｒｅｖｅｎｕｅ",
   "révenüe",
 ];
+
+/**
+ * Options and a wrapper that make every vector search of an index (SQLite, Postgres) answered by
+ * the user's approximate index: each search is asked once (which builds the index), then again
+ * once it has caught up, and the second answer is returned, checked to have come from the graph.
+ */
+export function viaApproximateIndex(): {
+  options: VectorSearchOptions;
+  wrap: <T extends SearchIndex & { approximateIndexesSettled(): Promise<void> }>(index: T) => T;
+} {
+  const methods: string[] = [];
+  return {
+    options: {
+      approximateIndexMinVectors: 1,
+      vectorCacheObserver: {
+        vectorCacheLookedUp: () => undefined,
+        vectorSearched: (method) => methods.push(method),
+      },
+    },
+    wrap: (index) => {
+      // The index's own methods, but vectorSearch (an object whose prototype is the index).
+      const wrapped = Object.create(index) as typeof index;
+      wrapped.vectorSearch = async (query: VectorQuery) => {
+        await index.vectorSearch(query);
+        await index.approximateIndexesSettled();
+        const before = methods.length;
+        const hits = await index.vectorSearch(query);
+        if (hits.length > 0 && !query.filter) expect(methods.slice(before)).toEqual(["approximate"]);
+        return hits;
+      };
+      return wrapped;
+    },
+  };
+}
 
 /**
  * The behaviour every SearchIndex adapter promises (see the JSDoc in src/search-index.ts). Every
