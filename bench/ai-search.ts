@@ -287,88 +287,94 @@ async function benchSize(
     );
     log(`ai ${size}: starting the server`);
 
-    return withServer(dataDir, { LOCUS_RATE_LIMIT_ENTERPRISE: "100000" }, async (server) => {
-      // Test and dev questions in turn.
-      const questions = PARAPHRASES.flatMap((p, i) => [
-        p.question,
-        PARAPHRASES_DEV[i]?.question ?? p.question,
-      ]);
-      for (let i = 0; i < options.warmup; i++) {
-        await timed(
-          server.baseUrl,
-          key,
-          keywordQueries[i % keywordQueries.length] ?? "report",
-          "ai",
-          options.limit,
-        );
-      }
-      // Measured once the server's own approximate index of the user has been built (in the background).
-      const searchesBy = async (method: string) =>
-        metricValue(await scrapeMetrics(`${server.baseUrl}/metrics`), "locus_vector_searches_total", {
-          method,
+    return withServer(
+      dataDir,
+      { LOCUS_RATE_LIMIT_ENTERPRISE: "100000", LOCUS_METRICS_PORT: "0" },
+      async (server) => {
+        const metricsUrl = server.logs.map((line) => /"metricsUrl":"([^"]+)"/.exec(line)?.[1]).find(Boolean);
+        if (!metricsUrl) throw new Error("the server's start line names no metricsUrl");
+        // Test and dev questions in turn.
+        const questions = PARAPHRASES.flatMap((p, i) => [
+          p.question,
+          PARAPHRASES_DEV[i]?.question ?? p.question,
+        ]);
+        for (let i = 0; i < options.warmup; i++) {
+          await timed(
+            server.baseUrl,
+            key,
+            keywordQueries[i % keywordQueries.length] ?? "report",
+            "ai",
+            options.limit,
+          );
+        }
+        // Measured once the server's own approximate index of the user has been built (in the background).
+        const searchesBy = async (method: string) =>
+          metricValue(await scrapeMetrics(`${server.baseUrl}/metrics`), "locus_vector_searches_total", {
+            method,
+          });
+        const graphWait = performance.now();
+        while ((await searchesBy("approximate")) === 0) {
+          assertRunning();
+          if (performance.now() - graphWait > 15 * 60_000)
+            throw new Error("the server's approximate index was not built in 15 minutes");
+          await sleep(1_000);
+          await timed(server.baseUrl, key, keywordQueries[0] ?? "report", "ai", options.limit);
+        }
+        const exactBefore = await searchesBy("exact");
+        const samples: { ms: number; requestId: string | null }[] = [];
+        let tenancyLeaks = 0;
+        for (let i = 0; i < options.queries; i++) {
+          assertRunning();
+          const q =
+            i % 2 === 0 ? (questions[(i / 2) % questions.length] ?? "") : (keywordQueries[i] ?? "report");
+          const s = await timed(server.baseUrl, key, q, "ai", options.limit);
+          tenancyLeaks += s.body.results.filter((r) => !userFileIds.has(r.file_id)).length;
+          samples.push(s);
+        }
+        const exactDuring = (await searchesBy("exact")) - exactBefore;
+        const serverMemory = processMemoryMb(server.child.pid);
+        await sleep(300);
+        const logged = serverTimings(server.logs);
+        const serverMs = samples.flatMap((s) => {
+          const ms = s.requestId === null ? undefined : logged.get(s.requestId);
+          return ms === undefined ? [] : [ms];
         });
-      const graphWait = performance.now();
-      while ((await searchesBy("approximate")) === 0) {
-        assertRunning();
-        if (performance.now() - graphWait > 15 * 60_000)
-          throw new Error("the server's approximate index was not built in 15 minutes");
-        await sleep(1_000);
-        await timed(server.baseUrl, key, keywordQueries[0] ?? "report", "ai", options.limit);
-      }
-      const exactBefore = await searchesBy("exact");
-      const samples: { ms: number; requestId: string | null }[] = [];
-      let tenancyLeaks = 0;
-      for (let i = 0; i < options.queries; i++) {
-        assertRunning();
-        const q =
-          i % 2 === 0 ? (questions[(i / 2) % questions.length] ?? "") : (keywordQueries[i] ?? "report");
-        const s = await timed(server.baseUrl, key, q, "ai", options.limit);
-        tenancyLeaks += s.body.results.filter((r) => !userFileIds.has(r.file_id)).length;
-        samples.push(s);
-      }
-      const exactDuring = (await searchesBy("exact")) - exactBefore;
-      const serverMemory = processMemoryMb(server.child.pid);
-      await sleep(300);
-      const logged = serverTimings(server.logs);
-      const serverMs = samples.flatMap((s) => {
-        const ms = s.requestId === null ? undefined : logged.get(s.requestId);
-        return ms === undefined ? [] : [ms];
-      });
 
-      const hit = (body: SearchBody, page: number) =>
-        body.results.slice(0, 5).some((r) => r.file_id === handbookId && r.locator.page === page);
-      const hitAt5 = {
-        dev: { ai: 0, quick: 0, questions: PARAPHRASES_DEV.length },
-        test: { ai: 0, quick: 0, questions: PARAPHRASES.length },
-      };
-      const missed = { dev: [] as string[], test: [] as string[] };
-      for (const p of HANDBOOK) {
-        if (hit((await timed(server.baseUrl, key, p.question, "quick", 5)).body, p.page))
-          hitAt5[p.set].quick++;
-        if (hit((await timed(server.baseUrl, key, p.question, "ai", 5)).body, p.page)) hitAt5[p.set].ai++;
-        else missed[p.set].push(p.question);
-      }
-      const result: AiSizeResult = {
-        passages: size,
-        loadSeconds: round(loadSeconds),
-        loadPassagesPerSecond: Math.round(loaded / loadSeconds),
-        measuredQueries: samples.length,
-        latencyMs: roundSummary(summarise(samples.map((s) => s.ms))),
-        serverMs: serverMs.length === samples.length ? roundSummary(summarise(serverMs)) : null,
-        hitAt5,
-        missedByAi: missed.test,
-        missedByAiDev: missed.dev,
-        tenancyLeaks,
-        vectorIndex,
-        exactSearchesMeasured: exactDuring,
-        serverMemoryMb: serverMemory,
-      };
-      const { dev, test } = hitAt5;
-      log(
-        `ai ${size}: p50 ${result.latencyMs.p50} ms, p95 ${result.latencyMs.p95} ms; hit@5 test: ai ${test.ai}/${test.questions}, quick ${test.quick}/${test.questions}; dev: ai ${dev.ai}/${dev.questions}, quick ${dev.quick}/${dev.questions}`,
-      );
-      return result;
-    });
+        const hit = (body: SearchBody, page: number) =>
+          body.results.slice(0, 5).some((r) => r.file_id === handbookId && r.locator.page === page);
+        const hitAt5 = {
+          dev: { ai: 0, quick: 0, questions: PARAPHRASES_DEV.length },
+          test: { ai: 0, quick: 0, questions: PARAPHRASES.length },
+        };
+        const missed = { dev: [] as string[], test: [] as string[] };
+        for (const p of HANDBOOK) {
+          if (hit((await timed(server.baseUrl, key, p.question, "quick", 5)).body, p.page))
+            hitAt5[p.set].quick++;
+          if (hit((await timed(server.baseUrl, key, p.question, "ai", 5)).body, p.page)) hitAt5[p.set].ai++;
+          else missed[p.set].push(p.question);
+        }
+        const result: AiSizeResult = {
+          passages: size,
+          loadSeconds: round(loadSeconds),
+          loadPassagesPerSecond: Math.round(loaded / loadSeconds),
+          measuredQueries: samples.length,
+          latencyMs: roundSummary(summarise(samples.map((s) => s.ms))),
+          serverMs: serverMs.length === samples.length ? roundSummary(summarise(serverMs)) : null,
+          hitAt5,
+          missedByAi: missed.test,
+          missedByAiDev: missed.dev,
+          tenancyLeaks,
+          vectorIndex,
+          exactSearchesMeasured: exactDuring,
+          serverMemoryMb: serverMemory,
+        };
+        const { dev, test } = hitAt5;
+        log(
+          `ai ${size}: p50 ${result.latencyMs.p50} ms, p95 ${result.latencyMs.p95} ms; hit@5 test: ai ${test.ai}/${test.questions}, quick ${test.quick}/${test.questions}; dev: ai ${dev.ai}/${dev.questions}, quick ${dev.quick}/${dev.questions}`,
+        );
+        return result;
+      },
+    );
   });
 }
 

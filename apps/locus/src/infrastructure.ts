@@ -558,6 +558,8 @@ export class Infrastructure {
           requestTimeoutMs: es.requestTimeoutMs,
           maxRetries: es.maxRetries,
           indexPrefix: es.indexPrefix,
+          // The local slot holds the sentence encoder's vectors, or the word vectors' (100, the default).
+          ...(this.config.ai.embedder === "encoder" ? { localVectorDims: SENTENCE_MODEL.dimensions } : {}),
           // Known only when asked of the model; otherwise the cluster takes the first vector's.
           ...(this.config.ai.embedder === "openai" && this.config.openai.embedDimensions
             ? { remoteVectorDims: this.config.openai.embedDimensions }

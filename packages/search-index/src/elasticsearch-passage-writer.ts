@@ -9,7 +9,7 @@
 import type { Client, estypes } from "@elastic/elasticsearch";
 import { LocusError } from "@locus/contracts";
 import { backoffDelay } from "@locus/runtime";
-import { indexTerms, type FileRef, type IndexedPassage } from "./search-index.ts";
+import { indexTerms, type FileRef, type IndexedPassage, type VectorSlot } from "./search-index.ts";
 import type { StoredAttributes } from "./file-filter.ts";
 import { storable, VECTOR_SLOTS, type PassageDocument } from "./elasticsearch-index-mapping.ts";
 import { RETRYABLE, UNAVAILABLE, isResponseError } from "./elasticsearch-errors.ts";
@@ -36,14 +36,16 @@ export const passageId = (file: FileRef, ord: number): string =>
 /**
  * A passage's bulk lines. Each vector present goes in as plain numbers with its space; one that
  * cosine cannot use (all zeros, as a passage with no known word gets from the local embedder, or
- * not finite) is left out with its space, so the passage is indexed without a vector in that slot
- * instead of being rejected.
+ * not finite), or of another size than its slot's mapping, is left out with its space, so the
+ * passage is indexed without a vector in that slot instead of being rejected.
  */
 export function bulkItem(
   file: FileRef,
   ord: number,
   passage: IndexedPassage,
   attributes?: StoredAttributes,
+  /** Each slot's mapped dimensions, where known: a vector of another size is left out, not refused. */
+  dims: Partial<Record<VectorSlot, number>> = {},
 ): BulkItem {
   const doc: PassageDocument = {
     user_id: file.userId,
@@ -57,6 +59,10 @@ export function bulkItem(
   for (const slot of VECTOR_SLOTS) {
     const given = passage.vectors?.[slot];
     if (!given || !storable(given.vector)) continue;
+    // Another engine's vector (the word vectors', when the sentence encoder could not load): the
+    // passage is still found by its words, and its vector could never meet a question of that size.
+    const mapped = dims[slot];
+    if (mapped !== undefined && given.vector.length !== mapped) continue;
     doc[`${slot}_vector`] = Array.from(given.vector);
     doc[`${slot}_space`] = given.space;
   }
@@ -186,6 +192,13 @@ export class PassageWriter {
             if (type === "strict_dynamic_mapping_exception") {
               throw new OlderMappingError(
                 `${message} (the index behind ${this.alias} has an older mapping than this Locus writes: run \`pnpm locus index rebuild\`)`,
+              );
+            }
+            // The index was made for another engine's vectors (the word vectors' 100 dimensions, say,
+            // before the sentence encoder's 384): only a rebuild makes it with this engine's size.
+            if (/_vector\b.*different number of dimensions/.test(reason ?? "")) {
+              throw new Error(
+                `${message} (the index behind ${this.alias} was made for vectors of another engine: run \`pnpm locus index rebuild\`)`,
               );
             }
             throw new Error(message);

@@ -109,7 +109,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
       retryDelayMs,
       failure: (err) => this.failure(err),
     });
-    this.versioned = new VersionedIndex(this.client, this.alias, body, this.writer);
+    this.versioned = new VersionedIndex(this.client, this.alias, body, this.writer, this.dims);
   }
 
   /** The alias every read and write goes through. */
@@ -153,7 +153,7 @@ export class ElasticsearchSearchIndex implements SearchIndex {
     let count = 0;
     try {
       for await (const passage of passages) {
-        await batches.add(bulkItem(file, count, passage, attributes));
+        await batches.add(bulkItem(file, count, passage, attributes, this.dims));
         count += 1;
       }
       await this.writer.deleteByQuery(file, { range: { ord: { gte: count } } }, count === 0);

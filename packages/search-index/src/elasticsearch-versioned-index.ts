@@ -1,5 +1,5 @@
 import type { Client, TransportRequestOptions } from "@elastic/elasticsearch";
-import type { FilePassages } from "./search-index.ts";
+import type { FilePassages, VectorSlot } from "./search-index.ts";
 import {
   ELASTICSEARCH_MAPPING_VERSION,
   RESET_REFRESH_INTERVAL,
@@ -19,6 +19,8 @@ export class VersionedIndex {
     private readonly alias: string,
     private readonly body: ReturnType<typeof passageIndexBody>,
     private readonly writer: PassageWriter,
+    /** Each vector slot's mapped dimensions, where known (see bulkItem). */
+    private readonly dims: Partial<Record<VectorSlot, number>>,
   ) {}
 
   /**
@@ -82,7 +84,8 @@ export class VersionedIndex {
       for await (const { file, passages } of source) {
         const attributes = storedAttributes(file);
         let ord = 0;
-        for await (const passage of passages) await batches.add(bulkItem(file, ord++, passage, attributes));
+        for await (const passage of passages)
+          await batches.add(bulkItem(file, ord++, passage, attributes, this.dims));
         files += 1;
         total += ord;
       }

@@ -205,9 +205,10 @@ export class MockEngine {
         mapping.dims !== undefined &&
         (value as unknown[]).length !== mapping.dims
       ) {
+        // Elasticsearch 8's words for it.
         return {
-          type: "mapper_parsing_exception",
-          reason: `vector of ${(value as unknown[]).length} dims for ${mapping.dims}`,
+          type: "document_parsing_exception",
+          reason: `The [dense_vector] field [${field}] in doc [document with id 'x'] has a different number of dimensions [${(value as unknown[]).length}] than defined in the mapping [${mapping.dims}]`,
         };
       }
       if (mapping.type === "date" && Number.isNaN(Date.parse(String(value)))) {

@@ -285,6 +285,56 @@ describe("ElasticsearchSearchIndex against @elastic/elasticsearch-mock (no clust
       expect(cluster.calls().filter((r) => r.path.endsWith("/_bulk"))).toHaveLength(1);
     });
 
+    it("leaves out a vector of another size than its slot's mapping (the word vectors' where the encoder's are mapped)", async () => {
+      const f = file();
+      const passages: IndexedPassage[] = [
+        withVectors(textPassage("encoder vector"), {
+          local: { space: "all-MiniLM-L6-v2", vector: axisVector(384, 1) },
+        }),
+        withVectors(textPassage("word vector"), {
+          local: { space: "local:wink-sg-100d:sif-0.001", vector: axisVector(100, 1) },
+        }),
+      ];
+      expect(await open({ localVectorDims: 384 }).replaceFilePassages(f, streamOf(passages))).toBe(2);
+      const bulk = cluster.calls().find((r) => r.path.endsWith("/_bulk"))!;
+      const documents = (bulk.body as Array<Record<string, unknown>>).filter((_, i) => i % 2 === 1);
+      expect(documents.map((d) => (d.local_vector as unknown[] | undefined)?.length)).toEqual([
+        384,
+        undefined,
+      ]);
+      expect(documents.map((d) => d.local_space)).toEqual(["all-MiniLM-L6-v2", undefined]);
+    });
+
+    it("says to rebuild when the index behind the alias was made for another engine's vectors", async () => {
+      cluster.on((req) => {
+        if (!req.path.endsWith("/_bulk")) return undefined;
+        return {
+          took: 1,
+          errors: true,
+          items: actionsOf(req).map((a) => ({
+            index: {
+              _index: V1,
+              _id: a.index._id,
+              status: 400,
+              error: {
+                type: "document_parsing_exception",
+                reason: `The [dense_vector] field [local_vector] in doc [document with id '${a.index._id}'] has a different number of dimensions [384] than defined in the mapping [100]`,
+              },
+            },
+          })),
+        };
+      });
+      const passage = withVectors(textPassage("encoder vector"), {
+        local: { space: "all-MiniLM-L6-v2", vector: axisVector(384, 1) },
+      });
+      const err = await failureOf(
+        open({ localVectorDims: 384 }).replaceFilePassages(file(), streamOf([passage])),
+      );
+      expect((err as Error).message).toMatch(
+        /different number of dimensions \[384\] than defined in the mapping \[100\] \(the index behind .+ was made for vectors of another engine: run `pnpm locus index rebuild`\)$/,
+      );
+    });
+
     it("sends nothing for a stream that fails before its first batch is full", async () => {
       async function* broken(): AsyncGenerator<ExtractedPassage> {
         yield textPassage("partial");
