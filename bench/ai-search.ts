@@ -309,7 +309,7 @@ async function benchSize(
         }
         // Measured once the server's own approximate index of the user has been built (in the background).
         const searchesBy = async (method: string) =>
-          metricValue(await scrapeMetrics(`${server.baseUrl}/metrics`), "locus_vector_searches_total", {
+          metricValue(await scrapeMetrics(metricsUrl), "locus_vector_searches_total", {
             method,
           });
         const graphWait = performance.now();

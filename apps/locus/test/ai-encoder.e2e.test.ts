@@ -97,7 +97,13 @@ describe("with the model", () => {
   let c: Client;
   beforeAll(async () => {
     locus = await startLocus({
-      env: { LOCUS_EMBEDDER: "encoder", LOCUS_METRICS_PORT: "0", LOCUS_RATE_LIMIT_PRO: "1000" },
+      // Every user's vectors through an approximate index (built at once for ten passages).
+      env: {
+        LOCUS_EMBEDDER: "encoder",
+        LOCUS_METRICS_PORT: "0",
+        LOCUS_RATE_LIMIT_PRO: "1000",
+        LOCUS_VECTOR_INDEX_MIN: "1",
+      },
     });
     c = client(locus.baseUrl, (await createUserWithKey(locus.dataDir, { plan: "pro" })).key);
     await uploadStatementsEncoded(c);
@@ -112,8 +118,11 @@ describe("with the model", () => {
     removeDataDir(locus.dataDir);
   });
 
-  it("puts the page that answers a question asked in other words first, for each of ten", async () => {
+  it("puts the page that answers a question asked in other words first, for each of ten, by the user's approximate index", async () => {
     expect(await firstPages(c)).toEqual(PAIRS.map(() => "ok"));
+    const samples = await scrapeMetrics(`${internalUrl(locus)}/metrics`);
+    expect(metricValue(samples, "locus_vector_searches_total", { method: "approximate" })).toBe(PAIRS.length);
+    expect(metricValue(samples, "locus_vector_searches_total", { method: "exact" })).toBe(0);
   });
 
   it("is not degraded on /readyz", async () => {
@@ -125,7 +134,10 @@ describe("with the model", () => {
 
 describe("in the split shape", () => {
   it("encodes in the encoder process, from RabbitMQ's encoder queue into Postgres, after the file is ready", async () => {
-    const stack = await startSplitStack({ env: { LOCUS_EMBEDDER: "encoder", LOCUS_RATE_LIMIT_PRO: "1000" } });
+    // The search service answers by the user's approximate index of their vectors in Postgres.
+    const stack = await startSplitStack({
+      env: { LOCUS_EMBEDDER: "encoder", LOCUS_RATE_LIMIT_PRO: "1000", LOCUS_VECTOR_INDEX_MIN: "1" },
+    });
     try {
       expect(stack.logs.join("\n")).toMatch(/locus-split: encoder started with pid/);
       const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });

@@ -314,6 +314,7 @@ export class PostgresSearchIndex implements SearchIndex, PassageVectorWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.vectors.close();
     await this.pool.end();
   }
 

@@ -175,6 +175,7 @@ export class SqliteSearchIndex implements SearchIndex, PassageVectorWriter {
   }
 
   close(): Promise<void> {
+    this.vectors.close();
     this.db.close();
     return Promise.resolve();
   }

@@ -259,6 +259,11 @@ export class VectorCache {
     void following.finally(() => this.following.delete(following));
   }
 
+  /** Stop every build (a closing index: a build would otherwise keep the process alive). */
+  close(): void {
+    for (const key of [...this.entries.keys(), ...this.approximate.keys()]) this.evict(key);
+  }
+
   /** Drop a generation's matrix (its approximate index stays, to follow the next one). */
   private forget(key: string): void {
     this.entries.delete(key);

@@ -102,6 +102,16 @@ describe("ApproximateVectorIndex", () => {
     expect(index.nearest(changed, added, 1)?.[0]?.id).toBe("2500");
   });
 
+  it("closed midway, stops building at the next slice and answers nothing", async () => {
+    const index = new ApproximateVectorIndex(dimensions);
+    const matrix = matrixOf(vectors);
+    const following = index.follow(matrix);
+    index.close();
+    await following;
+    expect(index.covers(matrix)).toBe(false);
+    expect(index.nearest(matrix, queries[0]!, 5)).toBeUndefined();
+  });
+
   it("when a newer matrix comes during a build, ends holding the newest", async () => {
     const index = new ApproximateVectorIndex(dimensions);
     const older = matrixOf(vectors);
