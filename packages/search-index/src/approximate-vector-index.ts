@@ -70,7 +70,8 @@ export class ApproximateVectorIndex {
   private covered: { matrix: VectorMatrix; rowOfKey: Int32Array } | undefined;
   /** The newest matrix to follow. */
   private target: VectorMatrix | undefined;
-  private following: Promise<void> | undefined;
+  private following: Promise<void> = Promise.resolve();
+  private running = false;
   private closed = false;
 
   constructor(
@@ -92,7 +93,12 @@ export class ApproximateVectorIndex {
   follow(matrix: VectorMatrix): Promise<void> {
     if (matrix.dimensions !== this.dimensions || this.closed) return Promise.resolve();
     this.target = matrix;
-    this.following ??= this.followTarget().finally(() => (this.following = undefined));
+    // `running` is cleared by followTarget itself as it ends, synchronously: a matrix that comes
+    // after its last look at the target starts a new run rather than joining one that has ended.
+    if (!this.running) {
+      this.running = true;
+      this.following = this.followTarget();
+    }
     return this.following;
   }
 
@@ -156,6 +162,8 @@ export class ApproximateVectorIndex {
       this.reset();
       this.target = undefined;
       this.onError(err);
+    } finally {
+      this.running = false;
     }
   }
 

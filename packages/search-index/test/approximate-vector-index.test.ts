@@ -102,6 +102,19 @@ describe("ApproximateVectorIndex", () => {
     expect(index.nearest(changed, added, 1)?.[0]?.id).toBe("2500");
   });
 
+  it("a matrix that comes just as a run ends is followed too (never left to a run that has ended)", async () => {
+    const first = matrixOf(vectors.slice(0, 10));
+    const second = matrixOf(vectors.slice(0, 12));
+    // The second matrix comes after every number of microtasks into the first (small, so quick) run.
+    for (let ticks = 0; ticks < 12; ticks++) {
+      const index = new ApproximateVectorIndex(dimensions);
+      void index.follow(first);
+      for (let i = 0; i < ticks; i++) await Promise.resolve();
+      await index.follow(second);
+      expect([ticks, index.covers(second)]).toEqual([ticks, true]);
+    }
+  });
+
   it("closed midway, stops building at the next slice and answers nothing", async () => {
     const index = new ApproximateVectorIndex(dimensions);
     const matrix = matrixOf(vectors);
