@@ -43,7 +43,11 @@ export function vectorRows(
   return rows.map((r) => ({ id: String(r.id), bytes: r.bytes, fileId: r.file_id }));
 }
 
-/** The user's passages of `ids`, by id (as a string); one gone since is missing. */
+/**
+ * The user's passages of `ids`, by id (as a string); one gone since is missing. `+user_id` keeps
+ * SQLite's planner off the (user_id, …) index: with bound ids it chose that index and read every
+ * passage of the user (11 ms for 50 ids among 100,000) instead of 50 rowid lookups (0.4 ms).
+ */
 export function userPassagesById(
   db: BetterSqlite3.Database,
   userId: string,
@@ -53,7 +57,7 @@ export function userPassagesById(
     db
       .prepare<unknown[], PassageRow>(
         `SELECT id, file_id, ord, content, locator FROM passages
-           WHERE user_id = ? AND id IN (${ids.map(() => "?").join(",")})`,
+           WHERE +user_id = ? AND id IN (${ids.map(() => "?").join(",")})`,
       )
       .all(userId, ...ids)
       .map((r) => [String(r.id), r]),
