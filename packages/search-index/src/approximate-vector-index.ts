@@ -124,11 +124,6 @@ export class ApproximateVectorIndex {
     return candidates.slice(0, k).map((c) => ({ id: matrix.ids[c.row] ?? "", score: c.score }));
   }
 
-  /** Bytes the graph takes now, about. */
-  get bytes(): number {
-    return approximateIndexBytes(this.graph.size(), this.dimensions);
-  }
-
   /** Stop following; searches of this index answer undefined from now on. */
   close(): void {
     this.closed = true;

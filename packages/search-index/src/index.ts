@@ -1,14 +1,12 @@
 export * from "./search-index.ts";
 export { SqliteSearchIndex, type SqliteSearchIndexOptions } from "./sqlite-search-index.ts";
 export {
-  DEFAULT_APPROXIMATE_INDEX_MIN_VECTORS,
   VectorCache,
   VectorMatrix,
   vectorBytes,
   type VectorCacheObserver,
   type VectorSearchOptions,
 } from "./vector-matrix.ts";
-export { APPROXIMATE_INDEX_SETTINGS, ApproximateVectorIndex } from "./approximate-vector-index.ts";
 export {
   PostgresSearchIndex,
   type PostgresSearchIndexOptions,

@@ -19,8 +19,7 @@ import {
   type VectorQuery,
   type VectorSlot,
 } from "./search-index.ts";
-import type { VectorCache } from "./vector-matrix.ts";
-import { VectorMatrix, vectorCacheOf, type VectorSearchOptions } from "./vector-matrix.ts";
+import { type VectorCache, VectorMatrix, vectorCacheOf, type VectorSearchOptions } from "./vector-matrix.ts";
 import type { UserPostings } from "./postings.ts";
 import { rollbackAndRelease, searchIndexPool, unavailableIfDown } from "./postgres-connection.ts";
 import { VECTOR_SLOTS, migrate, postgresTables, type PostgresTables } from "./postgres-schema.ts";

@@ -20,8 +20,7 @@ import {
   type VectorQuery,
   type VectorSlot,
 } from "./search-index.ts";
-import type { VectorCache } from "./vector-matrix.ts";
-import { VectorMatrix, vectorCacheOf, type VectorSearchOptions } from "./vector-matrix.ts";
+import { type VectorCache, VectorMatrix, vectorCacheOf, type VectorSearchOptions } from "./vector-matrix.ts";
 import { VECTOR_SLOTS, migrate } from "./sqlite-schema.ts";
 import { deleteFile, replaceFile, setVectors } from "./sqlite-passage-writes.ts";
 import {
@@ -102,16 +101,17 @@ export class SqliteSearchIndex implements SearchIndex, PassageVectorWriter {
     }
   }
 
-  /**
-   * Exact nearest neighbours over the user's cached matrix. With a filter, the ids of the user's
-   * files that pass it are read and the scan considers only their rows, so the nearest `limit`
-   * are taken among passages that pass.
-   */
   /** Resolves when every user's approximate vector index has caught up with their vectors (tests, benchmarks). */
   approximateIndexesSettled(): Promise<void> {
     return this.vectors.approximateIndexesSettled();
   }
 
+  /**
+   * Nearest neighbours over the user's cached matrix, by its approximate index once built (see
+   * VectorCache), else exactly. With a filter, the ids of the user's files that pass it are read
+   * and the scan considers only their rows, so the nearest `limit` are taken among passages that
+   * pass.
+   */
   async vectorSearch(query: VectorQuery): Promise<PassageHit[]> {
     const { userId, slot, space } = query;
     if (query.limit <= 0 || !VECTOR_SLOTS.includes(slot)) return [];

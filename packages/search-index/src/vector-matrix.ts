@@ -149,7 +149,8 @@ export interface VectorSearchOptions {
   onApproximateIndexError?: (err: unknown) => void;
 }
 
-export const DEFAULT_APPROXIMATE_INDEX_MIN_VECTORS = 10_000;
+/** Matches LOCUS_VECTOR_INDEX_MIN's default (packages/runtime/src/config.ts), for callers that set none. */
+const DEFAULT_APPROXIMATE_INDEX_MIN_VECTORS = 10_000;
 
 export const vectorCacheOf = (options: VectorSearchOptions): VectorCache =>
   new VectorCache({
