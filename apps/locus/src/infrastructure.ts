@@ -6,6 +6,7 @@ import { CONSUMER_GROUPS, type Topic } from "@locus/contracts";
 import { LocalBlobStore, S3BlobStore, type BlobStore } from "@locus/blob-store";
 import { InProcessBus, ObservedBus, RabbitMqBus, type Bus } from "@locus/bus";
 import {
+  JUDGE_MODEL,
   LocalEmbedder,
   loadLexicon,
   loadWordVectors,
@@ -14,6 +15,7 @@ import {
   SENTENCE_MODEL,
   SentenceEncoder,
   type Embedder,
+  type SentenceModel,
 } from "@locus/embedder";
 import { FairScheduler } from "@locus/cpu-scheduler";
 import type { Lexicon } from "@locus/passages";
@@ -74,6 +76,7 @@ export class Infrastructure {
   private poppler?: PopplerTools | null;
   private local?: Promise<LocalEmbedder>;
   private offline?: Promise<Embedder>;
+  private judge?: Promise<Embedder | undefined>;
   /** Why the configured sentence encoder could not load, in Locus's words (for responses). */
   private encoderUnavailable?: string;
   private words?: Promise<Lexicon | undefined>;
@@ -227,11 +230,7 @@ export class Infrastructure {
     this.offline ??= (async () => {
       if (this.config.ai.embedder !== "encoder") return this.localEmbedder();
       try {
-        const encoder = await SentenceEncoder.load({
-          ...(this.config.ai.modelsDir ? { modelsDir: this.config.ai.modelsDir } : {}),
-        });
-        this.closers.push(() => encoder.close());
-        return encoder;
+        return await this.loadSentenceModel(SENTENCE_MODEL);
       } catch (err) {
         this.logger.error(
           { err },
@@ -249,6 +248,16 @@ export class Infrastructure {
       }
     })();
     return this.offline;
+  }
+
+  /** One of the pinned sentence models from LOCUS_MODELS_DIR, closed with the process. */
+  private async loadSentenceModel(model: SentenceModel): Promise<SentenceEncoder> {
+    const encoder = await SentenceEncoder.load({
+      model,
+      ...(this.config.ai.modelsDir ? { modelsDir: this.config.ai.modelsDir } : {}),
+    });
+    this.closers.push(() => encoder.close());
+    return encoder;
   }
 
   /**
@@ -281,10 +290,36 @@ export class Infrastructure {
     return { local, remote };
   }
 
+  /**
+   * The answer judge of the extractive summary (JUDGE_MODEL, see ExtractiveSummarizer's `judge`),
+   * one per process, with LOCUS_EMBEDDER=encoder: where the sentence encoder cannot run, neither
+   * can it. One that cannot load leaves the summary judged by its embedder alone, and /readyz says
+   * `answer_judge: degraded` with the reason in the log; nothing stops.
+   */
+  answerJudge(): Promise<Embedder | undefined> {
+    this.judge ??= (async () => {
+      if (this.config.ai.embedder !== "encoder") return undefined;
+      try {
+        return await this.loadSentenceModel(JUDGE_MODEL);
+      } catch (err) {
+        this.logger.error(
+          { err },
+          `the answer judge ${JUDGE_MODEL.name} cannot load: ai summaries answer more questions the documents do not answer`,
+        );
+        this.addOptionalCheck("answer_judge", () =>
+          Promise.reject(err instanceof Error ? err : new Error(String(err))),
+        );
+        return undefined;
+      }
+    })();
+    return this.judge;
+  }
+
   /** The summary engines of ai search: the extractive one always, a chat model when configured. */
   async summarizers(): Promise<{ local: Summarizer; remote?: Summarizer }> {
     const embedder = await this.localEmbedder();
     const lexicon = await this.lexicon();
+    const judge = await this.answerJudge();
     // Sentences are compared with the question by the offline engine (the sentence encoder when it
     // is the one: on the dev questions about real manuals it stated 14 of 20 answers where the word
     // vectors stated 12, false answers 1 of 8 either way); single words by the word vectors.
@@ -292,6 +327,7 @@ export class Infrastructure {
       wordWeight: (word) => embedder.weight(word),
       wordVector: (word) => embedder.wordVector(word),
       ...(lexicon ? { lexicon } : {}),
+      ...(judge ? { judge } : {}),
     });
     const { ai, openai } = this.config;
     if (ai.summarizer !== "openai") return { local };

@@ -15,6 +15,9 @@ import {
   type Client,
   type LocusProcess,
 } from "@locus/testing";
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_MODELS_DIR, SENTENCE_MODEL } from "@locus/embedder";
 import { schemaErrors } from "./openapi-validator.ts";
 
 /**
@@ -22,7 +25,8 @@ import { schemaErrors } from "./openapi-validator.ts";
  * the file is ready once its passages are searchable by keyword, the meaning stage (the encoder
  * group) then gives them vectors, and a question in other words finds its page; and without the
  * model files Locus still starts and answers, on the word vectors, saying it is degraded in
- * /readyz, on the dashboard and in every ai response.
+ * /readyz, on the dashboard and in every ai response; without the summary's answer judge alone,
+ * it keeps the encoder and says so in /readyz.
  */
 interface AiBody {
   results: { content: string; locator: { page?: number } }[];
@@ -129,6 +133,7 @@ describe("with the model", () => {
     const readyz = await internalReadyz(locus);
     expect(readyz.status).toBe("ready");
     expect(readyz.checks).not.toHaveProperty("sentence_encoder");
+    expect(readyz.checks).not.toHaveProperty("answer_judge");
   });
 });
 
@@ -183,7 +188,7 @@ describe("without the model files", () => {
       expect(JSON.stringify(body)).not.toContain(noModel);
       expect(await internalReadyz(locus)).toMatchObject({
         status: "ready",
-        checks: { sentence_encoder: "degraded" },
+        checks: { sentence_encoder: "degraded", answer_judge: "degraded" },
       });
 
       const signUp = await fetch(`${locus.baseUrl}/dashboard/api/signup`, {
@@ -197,6 +202,32 @@ describe("without the model files", () => {
       await locus.stop();
       removeDataDir(locus.dataDir);
       removeDataDir(noModel);
+    }
+  }, 120_000);
+
+  it("without the answer judge's alone: keeps the encoder, answers, and says answer_judge is degraded", async () => {
+    const encoderOnly = tempDataDir("locus-no-judge-");
+    for (const f of Object.values(SENTENCE_MODEL.files))
+      copyFileSync(join(DEFAULT_MODELS_DIR, f.name), join(encoderOnly, f.name));
+    const locus = await startLocus({
+      env: { LOCUS_EMBEDDER: "encoder", LOCUS_MODELS_DIR: encoderOnly, LOCUS_METRICS_PORT: "0" },
+    });
+    try {
+      const { key } = await createUserWithKey(locus.dataDir, { plan: "pro" });
+      const c = client(locus.baseUrl, key);
+      await uploadStatementsEncoded(c);
+      // Asked in the statement's own words: the encoder alone finds it answers.
+      const body = (await askAi(c, PAIRS[0]!.statement)) as AiBody & { answered: boolean };
+      expect(body.vector_source).toBe("all-MiniLM-L6-v2");
+      expect(body.fallbacks).toBeUndefined();
+      expect(body.answered).toBe(true);
+      const readyz = await internalReadyz(locus);
+      expect(readyz).toMatchObject({ status: "ready", checks: { answer_judge: "degraded" } });
+      expect(readyz.checks).not.toHaveProperty("sentence_encoder");
+    } finally {
+      await locus.stop();
+      removeDataDir(locus.dataDir);
+      removeDataDir(encoderOnly);
     }
   }, 120_000);
 });

@@ -17,9 +17,17 @@ export interface Embedder {
    * set on development questions for each engine, see VectorMatching.
    */
   readonly matching: VectorMatching;
-  /** One vector for each text, in order. A text with nothing to go on gets a zero vector. */
-  embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * One vector for each text, in order. A text with nothing to go on gets a zero vector. `kind`
+   * says whether the texts are questions or what questions are matched against (passages, the
+   * summary's sentences): a model trained for search may read the two differently (bge puts an
+   * instruction before questions); the others ignore it.
+   */
+  embed(texts: readonly string[], signal?: AbortSignal, kind?: TextKind): Promise<Float32Array[]>;
 }
+
+/** What texts given to an Embedder are: see Embedder.embed. Passages unless said. */
+export type TextKind = "passages" | "questions";
 
 /**
  * `floor`: a passage found only by its vector, less similar than this to the question, is not a

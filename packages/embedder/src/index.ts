@@ -5,6 +5,7 @@ export {
   normalise,
   remoteFailure,
   type Embedder,
+  type TextKind,
   type VectorMatching,
 } from "./embedder.ts";
 export {
@@ -21,7 +22,10 @@ export {
   DEFAULT_MAVEN_REPOSITORY,
   DEFAULT_MODELS_DIR,
   fetchSentenceModel,
+  JUDGE_MODEL,
   ModelUnavailableError,
   readSentenceModel,
   SENTENCE_MODEL,
+  SENTENCE_MODELS,
+  type SentenceModel,
 } from "./sentence-model.ts";

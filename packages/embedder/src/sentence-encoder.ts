@@ -1,11 +1,12 @@
 import * as tokenizers from "@huggingface/tokenizers";
 import type * as Ort from "onnxruntime-node";
-import { normalise, type Embedder } from "./embedder.ts";
+import { normalise, type Embedder, type TextKind, type VectorMatching } from "./embedder.ts";
 import {
   DEFAULT_MODELS_DIR,
   ModelUnavailableError,
   readSentenceModel,
   SENTENCE_MODEL,
+  type SentenceModel,
 } from "./sentence-model.ts";
 
 /** The part of @huggingface/tokenizers' Tokenizer that Locus uses. */
@@ -29,47 +30,47 @@ export interface SentenceEncoderOptions {
    * the others wait.
    */
   threads?: number;
+  /** Which pinned model (default SENTENCE_MODEL, the encoder of passages and questions). */
+  model?: SentenceModel;
 }
 
 /**
- * Meaning from a real sentence encoder (all-MiniLM-L6-v2, see SENTENCE_MODEL), run offline with
- * ONNX Runtime: each text is cut into word pieces, the model gives a vector per piece, and the
- * text's vector is their mean, scaled to unit length (how sentence-transformers pools this
- * model). "How long until I get my money back?" and "The refund will be paid within five days"
- * then score about 0.6 though they share no word, and an unrelated sentence about 0.
+ * Meaning from a real sentence encoder (all-MiniLM-L6-v2 unless another SentenceModel is given),
+ * run offline with ONNX Runtime: each text is cut into word pieces, the model gives a vector per
+ * piece, and the text's vector is pooled from them as the model's authors do (all-MiniLM: their
+ * mean), scaled to unit length. "How long until I get my money back?" and "The refund will be
+ * paid within five days" then score about 0.6 though they share no word, and an unrelated
+ * sentence about 0.
  *
  * Cost on one core: about 8 ms for a passage of 80 word pieces (~120 a second), 5 ms for a
- * question.
+ * question (all-MiniLM-L6-v2; bge-small-en-v1.5, twice as deep, takes about twice as long).
  */
 export class SentenceEncoder implements Embedder {
-  readonly name = SENTENCE_MODEL.name;
-  readonly space = SENTENCE_MODEL.space;
-  readonly dimensions = SENTENCE_MODEL.dimensions;
-  /**
-   * Set on the development questions only (bench/ai-tune.ts --set dev, 30 paraphrases among
-   * 100,000 real-text passages; bench/ai-answers.ts --set dev, 20 + 8 questions on real manuals).
-   * Floor: the dev answers' cosines start at 0.34, and 99% of unrelated pairs are below 0.32.
-   * Weight: the keyword list's first hits are often dictionary entries sharing a word with the
-   * question; hit@5 of the paraphrases was 9/30 with equal weights, 17 at 2, 22 at 3, 23 at 4
-   * (24 by the vectors alone), while the manual questions' retrieval stayed 15/20 throughout.
-   * Rank constant: the encoder's first neighbour is right far more often than the second, which
-   * fusion at K = 20 flattened (paraphrase hit@1 5/30, against 19 by the vectors alone); K = 5 put
-   * 12 first and K = 2 18, hit@5 23 and 24, the manual questions unchanged (15/20).
-   */
-  readonly matching = { floor: 0.3, weight: 3, rankConstant: 2 };
+  readonly name: string;
+  readonly space: string;
+  readonly dimensions: number;
+  readonly matching: VectorMatching;
 
   private constructor(
     private readonly session: Ort.InferenceSession,
     private readonly tokenizer: WordPieceTokenizer,
     private readonly ort: typeof Ort,
-  ) {}
+    private readonly model: SentenceModel,
+  ) {
+    this.name = model.name;
+    this.space = model.space;
+    this.dimensions = model.dimensions;
+    this.matching = model.matching;
+  }
 
   /**
    * The encoder, from the pinned files (checked by hash). ModelUnavailableError when the files are
-   * missing or the runtime cannot load on this machine: the caller degrades to word vectors.
+   * missing or the runtime cannot load on this machine: the caller degrades (ai search to the word
+   * vectors, the summary to no judge).
    */
   static async load(options: SentenceEncoderOptions = {}): Promise<SentenceEncoder> {
-    const files = await readSentenceModel(options.modelsDir ?? DEFAULT_MODELS_DIR);
+    const model = options.model ?? SENTENCE_MODEL;
+    const files = await readSentenceModel(options.modelsDir ?? DEFAULT_MODELS_DIR, model);
     let ort: typeof Ort;
     try {
       // Loaded here, not at the top: a machine the native runtime does not support still starts.
@@ -85,15 +86,16 @@ export class SentenceEncoder implements Embedder {
       graphOptimizationLevel: "all",
     });
     const tokenizer = new Tokenizer(JSON.parse(files.tokenizer.toString("utf8")) as object, {});
-    return new SentenceEncoder(session, tokenizer, ort);
+    return new SentenceEncoder(session, tokenizer, ort, model);
   }
 
   /** The text's word pieces, framed by [CLS] and [SEP] and cut to the model's length. */
   private pieces(text: string): number[] {
     const { ids } = this.tokenizer.encode(text);
-    if (ids.length <= SENTENCE_MODEL.maxTokens) return ids;
+    const { maxTokens } = this.model;
+    if (ids.length <= maxTokens) return ids;
     // Keep the closing [SEP]: the model was trained on framed texts.
-    return [...ids.slice(0, SENTENCE_MODEL.maxTokens - 1), ids[ids.length - 1] ?? 0];
+    return [...ids.slice(0, maxTokens - 1), ids[ids.length - 1] ?? 0];
   }
 
   /**
@@ -102,17 +104,23 @@ export class SentenceEncoder implements Embedder {
    * 0.992 to itself run alone); alone, a passage always gets the same vector, as its question
    * does, whichever neighbours it was indexed with. Batches of 8 were only 10% faster.
    */
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async embed(
+    texts: readonly string[],
+    _signal?: AbortSignal,
+    kind: TextKind = "passages",
+  ): Promise<Float32Array[]> {
+    const prefix = kind === "questions" ? (this.model.questionPrefix ?? "") : "";
     const vectors: Float32Array[] = [];
     for (const text of texts) {
-      const ids = this.pieces(text);
+      // A question with no words stays empty (a zero vector), not the instruction alone.
+      const ids = this.pieces(prefix && /[\p{L}\p{N}]/u.test(text) ? prefix + text : text);
       // [CLS] and [SEP] alone: a text with nothing to go on gets a zero vector.
       vectors.push(ids.length > 2 ? await this.run(ids) : new Float32Array(this.dimensions));
     }
     return vectors;
   }
 
-  /** One run of the model: the mean of the text's piece vectors, unit length. */
+  /** One run of the model: the text's vector pooled from its pieces' (see SentenceModel.pooling), unit length. */
   private async run(pieces: readonly number[]): Promise<Float32Array> {
     const { Tensor } = this.ort;
     const shape = [1, pieces.length];
@@ -124,6 +132,8 @@ export class SentenceEncoder implements Embedder {
     const hidden = output.last_hidden_state?.data;
     if (!(hidden instanceof Float32Array)) throw new Error("the sentence encoder gave no last_hidden_state");
     const d = this.dimensions;
+    // [CLS] is the first of the pieces' rows; copied out of the output tensor.
+    if (this.model.pooling === "first") return normalise(hidden.slice(0, d));
     const vector = new Float32Array(d);
     for (let base = 0; base < hidden.length; base += d)
       for (let k = 0; k < d; k++) vector[k] = vector[k]! + hidden[base + k]!;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   DEFAULT_MODELS_DIR,
   dot,
+  JUDGE_MODEL,
   ModelUnavailableError,
   SENTENCE_MODEL,
   SentenceEncoder,
@@ -17,6 +18,14 @@ import { describeEmbedderContract, paraphraseSimilarities } from "./embedder-con
 describeEmbedderContract(
   "the sentence encoder (all-MiniLM-L6-v2, real model)",
   () => SentenceEncoder.load(),
+  {
+    meaning: true,
+  },
+);
+
+describeEmbedderContract(
+  "the answer judge (bge-small-en-v1.5, real model)",
+  () => SentenceEncoder.load({ model: JUDGE_MODEL }),
   {
     meaning: true,
   },
@@ -52,6 +61,52 @@ describe("the sentence encoder", () => {
   });
 });
 
+describe("the answer judge", () => {
+  let judge: SentenceEncoder;
+  let encoder: SentenceEncoder;
+  beforeAll(async () => {
+    [judge, encoder] = await Promise.all([
+      SentenceEncoder.load({ model: JUDGE_MODEL }),
+      SentenceEncoder.load(),
+    ]);
+  });
+  afterAll(() => Promise.all([judge.close(), encoder.close()]));
+
+  it("is its own model and space, pooled by its first piece", () => {
+    expect(judge.name).toBe("bge-small-en-v1.5");
+    expect(judge.space).toBe(JUDGE_MODEL.space);
+    expect(judge.space).not.toBe(SENTENCE_MODEL.space);
+    expect(judge.dimensions).toBe(384);
+  });
+
+  it("reads a question with its search instruction, and nothing else with it", async () => {
+    const question = "When will my refund be paid?";
+    const [asQuestion] = await judge.embed([question], undefined, "questions");
+    const [asPassage] = await judge.embed([question]);
+    const [prefixed] = await judge.embed([JUDGE_MODEL.questionPrefix + question]);
+    expect(dot(asQuestion!, prefixed!)).toBeCloseTo(1, 5);
+    expect(dot(asQuestion!, asPassage!)).toBeLessThan(0.99);
+    // all-MiniLM-L6-v2 has no instruction: a question is read as any text.
+    const [minilmQuestion] = await encoder.embed([question], undefined, "questions");
+    const [minilmPassage] = await encoder.embed([question]);
+    expect(dot(minilmQuestion!, minilmPassage!)).toBeCloseTo(1, 5);
+  });
+
+  it("gives a question with nothing to go on a zero vector, not the instruction's", async () => {
+    const [empty] = await judge.embed(["   "], undefined, "questions");
+    expect(empty!.every((v) => v === 0)).toBe(true);
+  });
+
+  it("puts the passage that answers a question above one that only shares its topic", async () => {
+    const [question] = await judge.embed(["When will my refund be paid to my card?"], undefined, "questions");
+    const [answer, topic] = await judge.embed([
+      "The refund will be paid to your card within five business days after the returned item reaches our warehouse.",
+      "Refunds and card payments are handled by our customer service team.",
+    ]);
+    expect(dot(question!, answer!)).toBeGreaterThan(dot(question!, topic!));
+  });
+});
+
 describe("a missing or altered model", () => {
   let dir: string;
   beforeEach(async () => {
@@ -63,6 +118,12 @@ describe("a missing or altered model", () => {
     await expect(SentenceEncoder.load({ modelsDir: dir })).rejects.toThrow(ModelUnavailableError);
     await expect(SentenceEncoder.load({ modelsDir: dir })).rejects.toThrow(
       /all-minilm-l6-v2-q\.onnx is not in/,
+    );
+  });
+
+  it("names the judge's file when the judge is missing", async () => {
+    await expect(SentenceEncoder.load({ modelsDir: dir, model: JUDGE_MODEL })).rejects.toThrow(
+      /bge-small-en-v1\.5-q\.onnx is not in/,
     );
   });
 

@@ -1,20 +1,26 @@
-import { LocalEmbedder, loadLexicon, SentenceEncoder, type Embedder } from "@locus/embedder";
+import { JUDGE_MODEL, LocalEmbedder, loadLexicon, SentenceEncoder, type Embedder } from "@locus/embedder";
 import { startFakeOpenAi } from "@locus/testing";
 import { ExtractiveSummarizer, OpenAiSummarizer } from "../src/index.ts";
 import { CONTRACT_PASSAGES, describeSummarizerContract, formProblems } from "./summarizer-contract.ts";
 
-/** The extractive summary as Locus builds it: sentences compared by `sentences`, words by the word vectors. */
-async function extractive(sentences: (words: LocalEmbedder) => Promise<Embedder>) {
+/**
+ * The extractive summary as Locus builds it: sentences compared by `sentences`, words by the word
+ * vectors, and the answer judge when `judged`.
+ */
+async function extractive(sentences: (words: LocalEmbedder) => Promise<Embedder>, judged = false) {
   const words = await LocalEmbedder.load();
   const embedder = await sentences(words);
+  const judge = judged ? await SentenceEncoder.load({ model: JUDGE_MODEL }) : undefined;
   return {
     summarizer: new ExtractiveSummarizer(embedder, {
       wordWeight: (w) => words.weight(w),
       wordVector: (w) => words.wordVector(w),
       lexicon: await loadLexicon(),
+      ...(judge ? { judge } : {}),
     }),
     close: async () => {
       if (embedder instanceof SentenceEncoder) await embedder.close();
+      await judge?.close();
     },
   };
 }
@@ -30,6 +36,14 @@ describeSummarizerContract(
 describeSummarizerContract(
   "extractive, on the sentence encoder",
   () => extractive(() => SentenceEncoder.load()),
+  {
+    judgement: true,
+  },
+);
+
+describeSummarizerContract(
+  "extractive, on the sentence encoder with its answer judge (as Locus runs it)",
+  () => extractive(() => SentenceEncoder.load(), true),
   {
     judgement: true,
   },
