@@ -115,6 +115,8 @@ export class PassageWriter {
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
   private readonly failure: (err: unknown) => unknown;
+  /** The cluster has no `_delete_by_query` (see deleteBySearch): found on the first delete. */
+  private noDeleteByQuery = false;
 
   constructor(settings: PassageWriterSettings) {
     this.client = settings.client;
@@ -217,12 +219,26 @@ export class PassageWriter {
     }
   }
 
-  /** Deletes the file's passages (those matching `also` too, when given), in the user's shard. */
+  /**
+   * Deletes the file's passages (those matching `also` too, when given), in the user's shard:
+   * by `_delete_by_query`, or, on a cluster without the module that serves it, by search and
+   * bulk delete (see deleteBySearch).
+   */
   async deleteByQuery(
     file: FileRef,
     also: estypes.QueryDslQueryContainer | undefined,
     refresh: boolean,
   ): Promise<void> {
+    const query: estypes.QueryDslQueryContainer = {
+      bool: {
+        filter: [
+          { term: { user_id: file.userId } },
+          { term: { file_id: file.fileId } },
+          ...(also ? [also] : []),
+        ],
+      },
+    };
+    if (this.noDeleteByQuery) return this.deleteBySearch(file, query, refresh);
     try {
       const response = await this.client.deleteByQuery({
         index: this.alias,
@@ -230,15 +246,7 @@ export class PassageWriter {
         refresh,
         // A passage rewritten while the delete runs (a redelivery) is skipped, not an error.
         conflicts: "proceed",
-        query: {
-          bool: {
-            filter: [
-              { term: { user_id: file.userId } },
-              { term: { file_id: file.fileId } },
-              ...(also ? [also] : []),
-            ],
-          },
-        },
+        query,
       });
       const failure = response.failures?.[0];
       if (failure) {
@@ -249,9 +257,69 @@ export class PassageWriter {
         throw cause;
       }
     } catch (err) {
+      if (!lacksHandler(err)) throw this.failure(err);
+      this.noDeleteByQuery = true;
+      await this.deleteBySearch(file, query, refresh);
+    }
+  }
+
+  /**
+   * `_delete_by_query` is served by Elasticsearch's `reindex` module, which a cluster may lack
+   * (the distribution Elastic publishes on Maven Central, which Locus's test node runs, has not
+   * got it): the same deletion by searching the matching ids, a page at a time, and deleting them
+   * in bulk. Each full page is refreshed away before the next search, which sees only what a
+   * refresh has shown, as `_delete_by_query` does.
+   */
+  private async deleteBySearch(
+    file: FileRef,
+    query: estypes.QueryDslQueryContainer,
+    refresh: boolean,
+  ): Promise<void> {
+    try {
+      for (;;) {
+        const found = await this.client.search({
+          index: this.alias,
+          routing: file.userId,
+          size: DELETE_PAGE,
+          _source: false,
+          query,
+        });
+        const ids = found.hits.hits.flatMap((hit) => (hit._id === undefined ? [] : [hit._id]));
+        if (ids.length === 0) return;
+        const more = ids.length === DELETE_PAGE;
+        const response = await this.client.bulk({
+          index: this.alias,
+          refresh: more || refresh,
+          operations: ids.map((id) => ({ delete: { _id: id, routing: file.userId } })),
+        });
+        // A passage already gone (404) is what was wanted.
+        const failed = response.items.find((item) => {
+          const status = item.delete?.status ?? 500;
+          return status >= 300 && status !== 404;
+        })?.delete;
+        if (failed) {
+          const cause = new Error(
+            `bulk delete failed for a passage (${failed.status}): ${failed.error?.reason ?? failed.error?.type ?? "unknown"}`,
+          );
+          if (RETRYABLE.has(failed.status)) throw new LocusError("unavailable", UNAVAILABLE, { cause });
+          throw cause;
+        }
+        if (!more) return;
+      }
+    } catch (err) {
       throw this.failure(err);
     }
   }
+}
+
+/** Passages deleted per search and bulk request where `_delete_by_query` is missing. */
+const DELETE_PAGE = 1000;
+
+/** The cluster has no handler for the request's path: a module (here `reindex`) is not installed. */
+function lacksHandler(err: unknown): boolean {
+  if (!isResponseError(err) || ![400, 404, 405].includes(err.statusCode)) return false;
+  const body = err.body as { error?: unknown } | undefined;
+  return typeof body?.error === "string" && body.error.startsWith("no handler found for uri");
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -71,6 +71,19 @@ export const responseError = (statusCode: number, type: string, reason: string) 
     meta: {} as ConstructorParameters<typeof errors.ResponseError>[0]["meta"],
   });
 
+/**
+ * What a cluster answers for a path no installed module serves (`_delete_by_query` without the
+ * `reindex` module, as the Elasticsearch of Maven Central says it): the error is a sentence.
+ */
+export const noHandler = (req: Sent) =>
+  new errors.ResponseError({
+    body: { error: `no handler found for uri [${req.path}] and method [${req.method}]` },
+    statusCode: 400,
+    headers: {},
+    warnings: null,
+    meta: {} as ConstructorParameters<typeof errors.ResponseError>[0]["meta"],
+  });
+
 /** A minimal cluster: the alias exists (unless told otherwise) and every write succeeds. */
 export function defaultResponse(req: Sent, state: { aliasExists: boolean }): unknown {
   const { method, path } = req;

@@ -155,37 +155,45 @@ export class MockEngine {
     const index = this.indices.get(names[0]!)!;
     const lines = req.body as unknown[];
     const items: unknown[] = [];
+    /** One item of the response: what was done to a document, and how it went. */
+    const item = (kind: "index" | "delete", id: string, outcome: Record<string, unknown>) =>
+      items.push({ [kind]: { _index: names[0], _id: id, ...outcome } });
     for (let i = 0; i < lines.length; i += 2) {
+      // A delete is one line (no document follows it).
+      const remove = (lines[i] as { delete?: { _id: string } }).delete;
+      if (remove) {
+        const existed = index.docs.delete(remove._id);
+        item(
+          "delete",
+          remove._id,
+          existed ? { status: 200, result: "deleted" } : { status: 404, result: "not_found" },
+        );
+        i -= 1;
+        continue;
+      }
       const { index: action } = lines[i] as { index: { _id: string; routing?: string } };
       const source = lines[i + 1] as Source;
       const rejected = this.rejection(index, source);
       if (rejected) {
-        items.push({ index: { _index: names[0], _id: action._id, status: 400, error: rejected } });
+        item("index", action._id, { status: 400, error: rejected });
         continue;
       }
       if (index.mappings._routing?.required && action.routing === undefined) {
-        items.push({
-          index: {
-            _index: names[0],
-            _id: action._id,
-            status: 400,
-            error: { type: "routing_missing_exception", reason: "routing is required" },
-          },
+        item("index", action._id, {
+          status: 400,
+          error: { type: "routing_missing_exception", reason: "routing is required" },
         });
         continue;
       }
       const existed = index.docs.has(action._id);
       index.docs.set(action._id, { id: action._id, routing: action.routing ?? "", source });
-      items.push({
-        index: {
-          _index: names[0],
-          _id: action._id,
-          status: existed ? 200 : 201,
-          result: existed ? "updated" : "created",
-        },
-      });
+      item(
+        "index",
+        action._id,
+        existed ? { status: 200, result: "updated" } : { status: 201, result: "created" },
+      );
     }
-    const errors = items.some((item) => (item as { index: { error?: unknown } }).index.error !== undefined);
+    const errors = items.some((item) => (item as { index?: { error?: unknown } }).index?.error !== undefined);
     return { took: 1, errors, items };
   }
 
@@ -270,9 +278,15 @@ export class MockEngine {
           _index: h.index,
           _id: h.doc.id,
           _score: h.score,
-          _source: fields
-            ? Object.fromEntries(fields.filter((f) => f in h.doc.source).map((f) => [f, h.doc.source[f]]))
-            : h.doc.source,
+          ...(body._source === false
+            ? {}
+            : {
+                _source: fields
+                  ? Object.fromEntries(
+                      fields.filter((f) => f in h.doc.source).map((f) => [f, h.doc.source[f]]),
+                    )
+                  : h.doc.source,
+              }),
         })),
       },
     };
