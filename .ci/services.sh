@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure the services the tests talk to are up on this machine: PostgreSQL, RabbitMQ and
-# Redis on their standard local ports. Installs them from Debian's packages if they are missing,
-# starts any that is stopped, and waits until each answers.
+# Makes sure the services the tests talk to are up on this machine: PostgreSQL, RabbitMQ, Redis
+# and Elasticsearch on their standard local ports. Installs the first three from Debian's packages
+# if they are missing, starts any that is stopped, and waits until each answers. Elasticsearch is
+# Elastic's distribution from Maven Central on Java 17 (tools/elasticsearch/start.sh).
 set -euo pipefail
 
 need_install=()
@@ -63,3 +64,10 @@ if ! rabbitmq-diagnostics -q check_port_connectivity >/dev/null 2>&1; then
   if ! rabbitmq-server -detached; then echo "rabbitmq-server -detached failed; waiting for it anyway"; fi
 fi
 wait_for RabbitMQ 90 rabbitmq-diagnostics -q check_port_connectivity
+
+# One Elasticsearch node on 127.0.0.1:9200 (tools/elasticsearch/start.sh: fetched from Maven Central
+# and checked by SHA-256 on first use, Java 17 installed if missing, a fresh node each start).
+if ! curl -sf "http://127.0.0.1:9200/_cluster/health?wait_for_status=yellow&timeout=1s" >/dev/null 2>&1; then
+  bash "$(dirname "$0")/../tools/elasticsearch/start.sh"
+fi
+wait_for Elasticsearch 60 curl -sf "http://127.0.0.1:9200/_cluster/health?wait_for_status=yellow&timeout=1s"

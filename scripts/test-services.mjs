@@ -1,12 +1,13 @@
-// What the suites talk to besides Node: PostgreSQL, RabbitMQ and Redis (always), Elasticsearch
-// (its contract suite and the split e2e suite on it, when there is one). Each comes from, in order:
+// What the suites talk to besides Node: PostgreSQL, RabbitMQ, Redis and Elasticsearch (its
+// contract suite and the split e2e suite on it). Each comes from, in order:
 //   1. the environment (DATABASE_URL, AMQP_URL, REDIS_URL, ELASTICSEARCH_URL), as given;
-//   2. the machine, on its standard local port (PostgreSQL, RabbitMQ, Redis; CI's and this
-//      project's machines have them, started by .ci/services.sh);
+//   2. the machine, on its standard local port (CI's and this project's machines have them,
+//      started by .ci/services.sh; Elasticsearch by tools/elasticsearch/start.sh);
 //   3. a container started for this run with testcontainers, where a Docker engine answers (a
 //      contributor's laptop, CI elsewhere), removed when the run ends.
-// With none of the three, a suite that needs the service fails saying so, except Elasticsearch's,
-// which is skipped with the reason in its name (LOCUS_TEST_ELASTICSEARCH_ABSENT).
+// With none of the three, a suite that needs the service fails saying so; Elasticsearch's suites
+// skip their tests with the reason in the name (LOCUS_TEST_ELASTICSEARCH_ABSENT), and a skip that
+// scripts/allowed-skips.json does not list fails the run.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
@@ -73,8 +74,8 @@ export const SERVICES = {
         .withWaitStrategy(Wait.forHttp("/_cluster/health?wait_for_status=yellow", 9200))
         .withStartupTimeout(180_000),
     url: (host, port) => `http://${host}:${port}`,
-    // Never on the machines: only from the environment or a container.
-    machine: false,
+    // Its suites run only where ELASTICSEARCH_URL is set: the machine's node is named to them.
+    announce: true,
   },
 };
 
@@ -103,30 +104,33 @@ export async function provideServices(log = console.error) {
   const env = {};
   const containers = [];
   const onMachine = new Set();
+  // Whether it answers on its local port: then it is the machine's own.
+  const foundOnMachine = async (name) => {
+    const s = SERVICES[name];
+    if (!(await portOpen(s.port))) return false;
+    onMachine.add(name);
+    if (s.announce) env[s.env] = s.url("127.0.0.1", s.port);
+    return true;
+  };
   const wanted = [];
   for (const [name, s] of Object.entries(SERVICES)) {
     if (process.env[s.env]) continue;
-    if (s.machine !== false && (await portOpen(s.port))) {
-      onMachine.add(name);
-      continue;
-    }
-    wanted.push(name);
+    if (!(await foundOnMachine(name))) wanted.push(name);
   }
   // Root on a Debian machine without them: install and start the machine's own (as CI does).
-  const machineMissing = wanted.filter((name) => SERVICES[name].machine !== false);
   let engine = null;
   if (wanted.length > 0) engine = await containerEngine();
-  if (machineMissing.length > 0 && !engine?.client) {
+  if (wanted.length > 0 && !engine?.client) {
     if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
-      log(`${machineMissing.join(", ")} not answering: starting them with .ci/services.sh`);
+      log(`${wanted.join(", ")} not answering: starting them with .ci/services.sh`);
       spawnSync("bash", [".ci/services.sh"], { stdio: "inherit" });
-      for (const name of machineMissing) if (await portOpen(SERVICES[name].port)) onMachine.add(name);
+      for (const name of wanted) await foundOnMachine(name);
     } else {
       log(
-        `${machineMissing.join(", ")} not answering on 127.0.0.1, and no Docker engine to start them ` +
+        `${wanted.join(", ")} not answering on 127.0.0.1, and no Docker engine to start them ` +
           `(${engine?.reason}): the suites that need them will fail. Start them (on Debian, as root: ` +
-          "bash .ci/services.sh), or set " +
-          machineMissing.map((name) => SERVICES[name].env).join(", ") +
+          "bash .ci/services.sh; Elasticsearch alone: bash tools/elasticsearch/start.sh), or set " +
+          wanted.map((name) => SERVICES[name].env).join(", ") +
           ".",
       );
     }

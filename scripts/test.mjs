@@ -1,8 +1,11 @@
-// `pnpm test`: every test, in two phases.
-//   1. everything but the fault-injection suites, in parallel (jest's workers);
+// `pnpm test`: every test but the soaks, in two phases.
+//   1. everything but the fault-injection and soak suites, in parallel (jest's workers);
 //   2. the fault suites (*.faults.test.ts), one at a time, alone: they stop and start machine-wide
 //      services (RabbitMQ, PostgreSQL) that phase 1's suites use;
 //   3. a scan of every log line the run's Locus processes wrote, for keys, tokens and passwords.
+// `--soak` adds a phase after the faults: the soak suites (*.soak.test.ts), alone, which load the
+// whole machine for minutes (busy neighbours on every core). They are too long for every CI run;
+// `pnpm test:resilience` runs them, and so does `--tier soak`.
 // `--tier NAME` runs one tier of suites, told apart by their names (TIERS below): `pnpm test:unit`
 // (no service started or needed: for your own loop), `test:contract`, `test:e2e`, `test:faults`.
 // Other arguments go to jest in every phase (a path filter, -t, ...). Ends with one plain line,
@@ -25,16 +28,20 @@ import { provideServices } from "./test-services.mjs";
 const SUITES = "<rootDir>/{apps,packages,services}/*/test/**/";
 /**
  * The tiers, by the suite's file name: *.e2e.test.ts start Locus processes; *.faults.test.ts stop
- * and start machine-wide services; *.contract.test.ts hold an adapter or a service to its port's
- * contract against the real thing (a PostgreSQL, RabbitMQ, Redis or S3 server; both OCR engines
- * on real page images); every other *.test.ts is a unit suite, which needs none of them (SQLite,
+ * and start machine-wide services; *.soak.test.ts load every core for minutes; *.contract.test.ts
+ * hold an adapter or a service to its port's contract against the real thing (a PostgreSQL,
+ * RabbitMQ, Redis, S3 or Elasticsearch server; both OCR engines on real page images); every other *.test.ts is a unit suite, which needs none of them (SQLite,
  * the in-process bus, a temp folder, a Debian tool at most) and the tier runs in about a minute.
  */
 const TIERS = {
-  unit: { extra: ["--testPathIgnorePatterns", "\\.(e2e|faults|contract)\\.test\\.ts$"], services: false },
+  unit: {
+    extra: ["--testPathIgnorePatterns", "\\.(e2e|faults|soak|contract)\\.test\\.ts$"],
+    services: false,
+  },
   contract: { extra: ["--testMatch", `${SUITES}*.contract.test.ts`], services: true },
   e2e: { extra: ["--testMatch", `${SUITES}*.e2e.test.ts`], services: true },
   faults: { extra: ["--testMatch", `${SUITES}*.faults.test.ts`, "--runInBand"], services: true },
+  soak: { extra: ["--testMatch", `${SUITES}*.soak.test.ts`, "--runInBand"], services: true },
 };
 const tierAt = process.argv.indexOf("--tier");
 const tierName = tierAt >= 0 ? process.argv[tierAt + 1] : undefined;
@@ -43,11 +50,13 @@ if (tierName !== undefined && !tier) {
   console.error(`--tier must be one of ${Object.keys(TIERS).join(", ")}`);
   process.exit(2);
 }
-const args = process.argv.slice(2).filter((_, i) => tierAt < 0 || (i !== tierAt - 2 && i !== tierAt - 1));
+const withSoak = process.argv.includes("--soak");
+const args = process.argv
+  .slice(2)
+  .filter((arg, i) => arg !== "--soak" && (tierAt < 0 || (i !== tierAt - 2 && i !== tierAt - 1)));
 
-// PostgreSQL, RabbitMQ and Redis from the environment, the machine, or containers; Elasticsearch
-// from the environment or a container (scripts/test-services.mjs says how each is found). The unit
-// tier needs none, and starts none.
+// PostgreSQL, RabbitMQ, Redis and Elasticsearch from the environment, the machine, or containers
+// (scripts/test-services.mjs says how each is found). The unit tier needs none, and starts none.
 const services =
   tier && !tier.services
     ? { env: {}, onMachine: new Set(), stop: () => Promise.resolve() }
@@ -100,9 +109,10 @@ const phases = (
   tier
     ? [{ name: tierName, extra: tier.extra }]
     : [
-        { name: "main", extra: ["--testPathIgnorePatterns", "\\.faults\\.test\\.ts$"] },
+        { name: "main", extra: ["--testPathIgnorePatterns", "\\.(faults|soak)\\.test\\.ts$"] },
         // testMatch (not a path pattern), so that a path filter given as an argument narrows it.
         { name: "faults", extra: TIERS.faults.extra },
+        ...(withSoak ? [{ name: "soak", extra: TIERS.soak.extra }] : []),
       ]
 ).filter((phase) => {
   if (phase.name !== "faults" || faultsRunHere) return true;

@@ -11,6 +11,17 @@ export type HitSource = Pick<PassageDocument, "file_id" | "ord" | "content" | "l
 export const MAX_RESULT_WINDOW = 10_000;
 /** Elasticsearch's ceiling for `k` and `num_candidates` of a kNN search. */
 export const MAX_KNN_CANDIDATES = 10_000;
+/**
+ * How many more neighbours than asked for a kNN search gathers by their quantised vectors before it
+ * scores them again with the stored float vectors (`rescore_vector`, Elasticsearch 8.18 and
+ * later). Elasticsearch 8.14+ quantises a `dense_vector` to int8 in its HNSW graph by default
+ * (`int8_hnsw`, a quarter of the memory), and without a rescore the cosines it returns are the
+ * quantised ones: an orthogonal vector scored 0.0026 instead of 0 on a real node, and two close
+ * passages can swap. Rescored, the hits and their order are those of exact cosines over the
+ * gathered candidates, as SQLite and PostgreSQL give. Twice `k` costs a second pass over at most
+ * 2k float vectors, read from disk only for those.
+ */
+export const KNN_RESCORE_OVERSAMPLE = 2;
 
 /**
  * A file filter as unscored clauses on the passage's file fields (see passageIndexBody): ids and
@@ -89,7 +100,8 @@ export function rangesBody(
  * The kNN search request body (without index and routing) for a query of at most `size` hits
  * (1 to 10,000), of passages that pass the file filter: exported for the tests' exact
  * assertions. `num_candidates`, the neighbours each shard considers, is four times the hits wanted
- * (at least 100, at most Elasticsearch's 10,000): more candidates trade speed for recall.
+ * (at least 100, at most Elasticsearch's 10,000): more candidates trade speed for recall. The
+ * hits are rescored with the float vectors (see KNN_RESCORE_OVERSAMPLE).
  */
 export function vectorSearchBody(
   query: Pick<VectorQuery, "userId" | "slot" | "space" | "vector">,
@@ -105,6 +117,7 @@ export function vectorSearchBody(
       query_vector: Array.from(query.vector),
       k: size,
       num_candidates: Math.min(MAX_KNN_CANDIDATES, Math.max(100, size * 4)),
+      rescore_vector: { oversample: KNN_RESCORE_OVERSAMPLE },
       // Inside the kNN search: HNSW looks for the nearest among passages that pass, so `k` counts
       // only those (a filter applied to the hits afterwards would leave fewer than `k`).
       filter: [

@@ -8,6 +8,7 @@ import {
   ElasticsearchSearchIndex,
   type ElasticsearchSearchIndexOptions,
 } from "../src/elasticsearch-search-index.ts";
+import { KNN_RESCORE_OVERSAMPLE } from "../src/elasticsearch-queries.ts";
 import type { FileRef, IndexedPassage, PassageVectors, VectorQuery } from "../src/search-index.ts";
 import { EngineError, MockEngine } from "./elasticsearch-mock-engine.ts";
 
@@ -262,6 +263,7 @@ export const vectorSearchRequest = (
       query_vector: [...query.vector],
       k: size,
       num_candidates: numCandidates,
+      rescore_vector: { oversample: KNN_RESCORE_OVERSAMPLE },
       filter: [{ term: { user_id: query.userId } }, { term: { [`${query.slot}_space`]: query.space } }],
     },
   },

@@ -300,15 +300,29 @@ export class MockEngine {
       k,
       num_candidates: candidates,
       filter,
+      rescore_vector: rescore,
     } = knn as {
       field: string;
       query_vector: number[];
       k: number;
       num_candidates: number;
       filter?: unknown[];
+      rescore_vector?: { oversample?: unknown };
     };
     if (!(k >= 1) || !(candidates >= k) || candidates > 10_000) {
       throw engineError(400, "illegal_argument_exception", "k must be at least 1 and at most num_candidates");
+    }
+    // The engine's cosines are exact already, as a rescore makes Elasticsearch's: only the
+    // oversample's range (Elasticsearch 8.18+: 1 to 10, or 0 for none) is checked.
+    if (rescore !== undefined) {
+      const oversample = rescore.oversample;
+      if (typeof oversample !== "number" || !(oversample === 0 || (oversample >= 1 && oversample <= 10))) {
+        throw engineError(
+          400,
+          "illegal_argument_exception",
+          "[oversample] must be between [1.0] and [10.0] or 0",
+        );
+      }
     }
     if (index.mappings.properties[field]?.type !== "dense_vector") {
       throw engineError(400, "illegal_argument_exception", `[${field}] is not a dense_vector field`);

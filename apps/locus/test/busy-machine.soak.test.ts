@@ -34,7 +34,8 @@ import {
  *
  * Before #35 the recogniser was killed by a wall-clock limit while it waited for a core, the
  * chunks were skipped, and the recordings ended `ready` with their speech missing, or `failed`.
- * Runs with the fault suites, alone, so the neighbours slow no other suite.
+ * A soak suite: alone, after the fault suites, so the neighbours slow no other suite, and only in
+ * `pnpm test:resilience` (or `pnpm test:soak`): its four minutes do not fit every CI run.
  */
 const NEIGHBOURS = 6;
 const SPEECH_FIXTURES = ["asterisk-prompts-wide.ogg", "asterisk-prompts-tight.ogg"] as const;
