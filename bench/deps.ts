@@ -28,6 +28,7 @@ export {
   PostgresSearchIndex,
   SqliteSearchIndex,
   type ElasticsearchSearchIndexOptions,
+  type IndexedPassage,
   type PassageHit,
   type SearchIndex,
 } from "@locus/search-index";

@@ -68,8 +68,50 @@ export async function ownIndexes(admin: EsClient, prefix: string): Promise<strin
     .sort();
 }
 
+/**
+ * The cluster's name and version: from `GET /`, or, where a distribution has no root endpoint
+ * (Elastic's integration-test zip, which tools/elasticsearch/start.sh runs), from the nodes' info.
+ */
+async function versionFacts(admin: EsClient): Promise<{
+  name: string;
+  version: string;
+  buildFlavor: string;
+  luceneVersion: string;
+}> {
+  try {
+    const info = await admin.info();
+    return {
+      name: info.cluster_name,
+      version: info.version.number,
+      buildFlavor: info.version.build_flavor,
+      luceneVersion: info.version.lucene_version,
+    };
+  } catch (err) {
+    // That distribution answers `GET /` with 405 (only DELETE is routed there).
+    if (![400, 404, 405].includes((err as { statusCode?: number }).statusCode ?? 0)) throw err;
+    const nodes = await admin.nodes.info({ node_id: "_local" });
+    const node = Object.values(nodes.nodes)[0];
+    return {
+      name: nodes.cluster_name,
+      version: node?.version ?? "?",
+      buildFlavor: node?.build_flavor ?? "?",
+      luceneVersion: "?",
+    };
+  }
+}
+
+/** Each data node's JVM heap, used and most, from `_nodes/stats/jvm`. */
+export async function heapFacts(admin: EsClient): Promise<NonNullable<EsReport["heap"]>> {
+  const stats = await admin.nodes.stats({ metric: "jvm" });
+  return Object.values(stats.nodes).map((n) => ({
+    name: n.name ?? "?",
+    usedBytes: Number(n.jvm?.mem?.heap_used_in_bytes ?? 0),
+    maxBytes: Number(n.jvm?.mem?.heap_max_in_bytes ?? 0),
+  }));
+}
+
 export async function clusterFacts(admin: EsClient, options: EsBenchOptions): Promise<EsReport["cluster"]> {
-  const info = await admin.info();
+  const info = await versionFacts(admin);
   const health = await admin.cluster.health();
   let nodeList: EsReport["cluster"]["nodeList"] = null;
   try {
@@ -89,10 +131,7 @@ export async function clusterFacts(admin: EsClient, options: EsBenchOptions): Pr
   }
   return {
     endpoint: endpointLabel(options),
-    name: info.cluster_name,
-    version: info.version.number,
-    buildFlavor: info.version.build_flavor,
-    luceneVersion: info.version.lucene_version,
+    ...info,
     health: health.status,
     nodes: health.number_of_nodes,
     dataNodes: health.number_of_data_nodes,

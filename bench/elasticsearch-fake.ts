@@ -7,7 +7,8 @@
  * the benchmark's flow, its cleanup and its report; its figures mean nothing about Elasticsearch.
  *
  * Search is a plain term match (any query word, phrase boosted), filtered by `user_id`: enough for
- * the benchmark's checks (tenancy, planted phrases, absent words), not a model of BM25 or stemming.
+ * the benchmark's checks (tenancy, phrases, absent words), not a model of BM25 or stemming. A kNN
+ * search is exact cosine over the user's stored vectors.
  */
 import {
   BaseConnection,
@@ -108,6 +109,16 @@ export function answerRequest(
     return {
       status: 200,
       body: { cluster_name: "dry-run", status: "green", number_of_nodes: 1, number_of_data_nodes: 1 },
+    };
+  }
+  if (parts[0] === "_nodes" && parts[1] === "stats") {
+    return {
+      status: 200,
+      body: {
+        nodes: {
+          dry: { name: "dry-run-node", jvm: { mem: { heap_used_in_bytes: 0, heap_max_in_bytes: 0 } } },
+        },
+      },
     };
   }
   if (parts[0] === "_cat" && parts[1] === "nodes") {
@@ -238,6 +249,7 @@ export function answerRequest(
     }
     case "_search": {
       const request = json();
+      if (request.knn) return knnSearch(index, names[0]!, request);
       const bool = (request.query as Json).bool as { filter: Json[]; should: Json[] };
       const user = String(termValue(bool.filter, "user_id"));
       const match = (bool.should[0]!.match as { words: { query: string } }).words.query;
@@ -251,24 +263,8 @@ export function answerRequest(
         if (terms.length > 1 && doc.text.includes(phrase)) score += 2;
         hits.push({ doc, score });
       }
-      hits.sort((a, b) => b.score - a.score);
       const fields = (request._source as string[] | undefined) ?? Object.keys(hits[0]?.doc.source ?? {});
-      return {
-        status: 200,
-        body: {
-          took: 0,
-          timed_out: false,
-          hits: {
-            max_score: hits[0]?.score ?? null,
-            hits: hits.slice(0, Number(request.size ?? 10)).map(({ doc, score }) => ({
-              _index: names[0],
-              _id: doc.id,
-              _score: score,
-              _source: Object.fromEntries(fields.map((f) => [f, doc.source[f]])),
-            })),
-          },
-        },
-      };
+      return hitsAnswer(names[0]!, hits, Number(request.size ?? 10), fields);
     }
     case "_refresh":
       return { status: 200, body: { _shards: { total: 1, successful: 1, failed: 0 } } };
@@ -371,5 +367,47 @@ export function fakeConnection(cluster: FakeCluster): typeof BaseConnection {
         body: answer.body === undefined ? "" : JSON.stringify(answer.body),
       };
     }
+  };
+}
+
+/** `knn` in a search: the user's `k` nearest by exact cosine, scored as Elasticsearch scores cosine, (1 + cos) / 2. */
+function knnSearch(index: FakeIndex, name: string, request: Json): Answer {
+  const knn = request.knn as { field: string; query_vector: number[]; k: number; filter: Json[] };
+  const user = String(termValue(knn.filter, "user_id"));
+  const q = knn.query_vector;
+  const norm = (v: number[]) => Math.sqrt(v.reduce((n, x) => n + x * x, 0));
+  const hits: { doc: FakeDoc; score: number }[] = [];
+  for (const doc of index.byUser.get(user)?.values() ?? []) {
+    const v = doc.source[knn.field] as number[] | undefined;
+    if (!v || v.length !== q.length) continue;
+    const dot = v.reduce((n, x, i) => n + x * q[i]!, 0);
+    hits.push({ doc, score: (1 + dot / (norm(v) * norm(q))) / 2 });
+  }
+  return hitsAnswer(name, hits, knn.k, (request._source as string[] | undefined) ?? []);
+}
+
+/** A search's answer: the best `size` hits, each with the `_source` fields asked for. */
+function hitsAnswer(
+  index: string,
+  hits: { doc: FakeDoc; score: number }[],
+  size: number,
+  fields: string[],
+): Answer {
+  hits.sort((a, b) => b.score - a.score);
+  return {
+    status: 200,
+    body: {
+      took: 0,
+      timed_out: false,
+      hits: {
+        max_score: hits[0]?.score ?? null,
+        hits: hits.slice(0, size).map(({ doc, score }) => ({
+          _index: index,
+          _id: doc.id,
+          _score: score,
+          _source: Object.fromEntries(fields.map((f) => [f, doc.source[f]])),
+        })),
+      },
+    },
   };
 }

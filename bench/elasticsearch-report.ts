@@ -2,14 +2,17 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { seconds } from "./elasticsearch-cluster.ts";
-import { LIMIT, PASSAGES_PER_FILE, type ClassFigures, type EsReport } from "./elasticsearch-types.ts";
-import { fmt, REPORT_DIR, table } from "./report.ts";
 import {
-  PLANTS_PER_PHRASE,
-  QUERY_CLASS_DESCRIPTIONS,
-  QUERY_CLASSES,
-  type QueryClass,
-} from "./search-latency.ts";
+  KNN_LIMIT,
+  LIMIT,
+  PASSAGES_PER_FILE,
+  RECALL_AT,
+  RECALL_QUERIES,
+  type ClassFigures,
+  type EsReport,
+} from "./elasticsearch-types.ts";
+import { fmt, REPORT_DIR, table } from "./report.ts";
+import { QUERY_CLASS_DESCRIPTIONS, QUERY_CLASSES, type QueryClass } from "./search-latency.ts";
 import { round } from "./stats.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -18,9 +21,11 @@ import { round } from "./stats.ts";
 const gb = (bytes: number) => round(bytes / 1e9);
 const size = (bytes: number) => (bytes >= 1e9 ? `${gb(bytes)} GB` : `${round(bytes / 1e6)} MB`);
 
+/** The classes as realTextQueries draws them from each tenant's own passages. */
 const CLASS_DESCRIPTIONS: Record<QueryClass, string> = {
   ...QUERY_CLASS_DESCRIPTIONS,
-  phrase: `a planted 3-word phrase (in ${PLANTS_PER_PHRASE} passages of every tenant of at least ${PLANTS_PER_PHRASE * 4}, so in other tenants' too)`,
+  rare: "1 word of the least frequent 30% of the tenant's words (seen at least twice)",
+  phrase: "three consecutive words of one of the tenant's passages",
 };
 
 /** "How to read this for sizing", from the measured figures only. */
@@ -83,6 +88,29 @@ export function sizingNotes(r: EsReport): string[] {
         `These are single-client latencies; throughput under concurrent searches is not measured here.`,
     );
   }
+  const knn = r.knn?.tenants ?? [];
+  if (knn.length > 0 && r.dataset.vectors) {
+    const v = r.dataset.vectors;
+    notes.push(
+      `ai mode's vector half: sequential kNN searches of ${KNN_LIMIT} neighbours (the ${v.dims}-dimension vectors of ${v.model}, ` +
+        `rescored with the float vectors) had p95 ` +
+        knn
+          .map(
+            (t) =>
+              `${t.figures.latencyMs.p95} ms for a tenant of ${t.passages.toLocaleString("en")} passages (recall@${RECALL_AT} ${t.recall})`,
+          )
+          .join(", ") +
+        `. Elasticsearch keeps each vector twice, int8 in the HNSW graph (${v.dims} bytes) and float for rescoring ` +
+        `(${v.dims * 4} bytes): the graph should fit in the page cache, so plan about ${round((r.dataset.passages * v.dims * (1 + replicas)) / 1e9)} GB of RAM ` +
+        `outside the heap for these ${r.dataset.passages.toLocaleString("en")} passages (${round((v.dims * 1e6 * (1 + replicas)) / 1e9)} GB per million).`,
+    );
+  }
+  if (r.heap && r.heap.length > 0)
+    notes.push(
+      `Heap after loading and searching: ` +
+        r.heap.map((h) => `${h.name} ${size(h.usedBytes)} of ${size(h.maxBytes)}`).join(", ") +
+        `. Vectors and postings live outside the heap (memory-mapped files): the heap holds the node's caches and each request's work.`,
+    );
   if (r.cluster.dataNodes > 0 && load)
     notes.push(
       `Measured on ${r.cluster.nodes} node(s), ${r.cluster.dataNodes} data node(s), Elasticsearch ${r.cluster.version}, index with ` +
@@ -139,8 +167,14 @@ export function renderEsMarkdown(r: EsReport): string {
 
   out.push("## Dataset and loading", "");
   out.push(
-    `Passages of ~300 characters of Zipf-distributed words (the search benchmark's corpus, seeded), as the PDF extractor cuts them, ` +
-      `written through \`ElasticsearchSearchIndex.replaceFilePassages\` — ids \`<user>:<file>:<ord>\`, routed by user, bulk requests of up to ` +
+    `Real text nobody wrote for Locus (${r.dataset.text}), cut into passages as the extractors cut pages ` +
+      `(bench/real-text.ts): ${r.dataset.distinctPassages.toLocaleString("en")} distinct passages, each tenant a run of them ` +
+      `(tenants share texts when there are more passages than that, as users uploading the same public documents do)` +
+      (r.dataset.vectors
+        ? `, each with its vector from ${r.dataset.vectors.model} (${r.dataset.vectors.dims} dimensions; ` +
+          `${r.dataset.vectors.encodedNow.toLocaleString("en")} encoded in this run in ${r.dataset.vectors.encodeSeconds} s, the rest read from bench/.cache/es-vectors)`
+        : "") +
+      `; written through \`ElasticsearchSearchIndex.replaceFilePassages\` — ids \`<user>:<file>:<ord>\`, routed by user, bulk requests of up to ` +
       `${r.options.adapterBulkBatch} passages (so one per file here), the file's last request waiting for a refresh — with files from all tenants interleaved.`,
     "",
   );
@@ -166,7 +200,7 @@ export function renderEsMarkdown(r: EsReport): string {
         `${fmt(l.perFileMs.p50)} / ${fmt(l.perFileMs.p95)} / ${fmt(l.perFileMs.p99)} / ${fmt(l.perFileMs.max)}`,
       ],
       ["files retried after 503 or timeout", l.retriedFiles],
-      ["text generation (in the benchmark process)", `${l.generationSeconds} s`],
+      ["making the files' passages (in the benchmark process)", `${l.generationSeconds} s`],
       ["benchmark process CPU while loading", `${l.clientCpuCores} cores`],
     );
   }
@@ -253,11 +287,77 @@ export function renderEsMarkdown(r: EsReport): string {
       );
       out.push(
         `Slowest: ${t.slowest.map((q) => `"${q.q}" (${q.cls}, ${q.results} results) ${q.ms} ms`).join("; ")}. ` +
-          `Checks: results from another tenant's files: ${t.checks.tenancyLeaks}; phrase queries that found exactly the planted passages, ` +
-          `one with the phrase first: ${t.checks.phraseQueriesExact}; absent-word queries with no result: ${t.checks.absentQueriesEmpty}.`,
+          `Checks: results from another tenant's files: ${t.checks.tenancyLeaks}; phrase queries whose first result has the three words in order: ` +
+          `${t.checks.phraseQueriesFirst}; absent-word queries with no result: ${t.checks.absentQueriesEmpty}.`,
         "",
       );
     }
+  }
+  if (r.knn && r.knn.tenants.length > 0) {
+    out.push("## ai mode's kNN search through the adapter", "");
+    out.push(
+      `Sequential \`ElasticsearchSearchIndex.vectorSearch({ userId, slot: "local", space, vector, limit: ${KNN_LIMIT} })\` calls ` +
+        `(the neighbours ai mode asks for at limit 10), with the vectors of the paraphrase benchmark's 60 real questions in turn, after a warm-up. ` +
+        `Recall: for the first ${RECALL_QUERIES} questions, the share of the tenant's exact ${RECALL_AT} nearest passages (cosine over all its vectors, ` +
+        `computed in the benchmark) among the first ${RECALL_AT} results; score error: the largest difference between a result's score and its exact cosine.`,
+      "",
+    );
+    const rows = r.knn.tenants.map((t) => [
+      `${t.label} (#${t.rank})`,
+      t.passages.toLocaleString("en"),
+      t.figures.queries,
+      fmt(t.figures.latencyMs.p50),
+      fmt(t.figures.latencyMs.p95),
+      fmt(t.figures.latencyMs.p99),
+      fmt(t.figures.latencyMs.max),
+      t.figures.meanResults,
+      t.recall,
+      t.maxScoreError,
+      t.tenancyLeaks,
+    ]);
+    if (r.knn.overall)
+      rows.push([
+        "**all**",
+        "",
+        r.knn.overall.queries,
+        fmt(r.knn.overall.latencyMs.p50),
+        fmt(r.knn.overall.latencyMs.p95),
+        fmt(r.knn.overall.latencyMs.p99),
+        fmt(r.knn.overall.latencyMs.max),
+        r.knn.overall.meanResults,
+        "",
+        "",
+        "",
+      ]);
+    out.push(
+      table(
+        [
+          "tenant",
+          "passages",
+          "queries",
+          "p50 ms",
+          "p95 ms",
+          "p99 ms",
+          "max ms",
+          "mean results",
+          `recall@${RECALL_AT}`,
+          "max score error",
+          "results from another tenant",
+        ],
+        rows,
+      ),
+      "",
+    );
+  }
+  if (r.heap) {
+    out.push("## Heap", "");
+    out.push(
+      table(
+        ["node", "heap used after the searches", "heap max"],
+        r.heap.map((h) => [h.name, size(h.usedBytes), size(h.maxBytes)]),
+      ),
+      "",
+    );
   }
   if (r.dryRunRequests) {
     out.push("## Requests the fake cluster answered (dry run)", "");
@@ -315,9 +415,17 @@ export function esSummary(r: EsReport): string[] {
     const l = t.overall.latencyMs;
     lines.push(
       `  search, ${t.label} tenant (${t.passages.toLocaleString("en")} passages): p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms; ` +
-        `leaks ${t.checks.tenancyLeaks}, phrases ${t.checks.phraseQueriesExact}, absent ${t.checks.absentQueriesEmpty}`,
+        `leaks ${t.checks.tenancyLeaks}, phrases first ${t.checks.phraseQueriesFirst}, absent ${t.checks.absentQueriesEmpty}`,
     );
   }
+  for (const t of r.knn?.tenants ?? []) {
+    const l = t.figures.latencyMs;
+    lines.push(
+      `  kNN, ${t.label} tenant (${t.passages.toLocaleString("en")} passages): p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms; ` +
+        `recall@${RECALL_AT} ${t.recall}, score error ${t.maxScoreError}, leaks ${t.tenancyLeaks}`,
+    );
+  }
+  for (const h of r.heap ?? []) lines.push(`  heap, ${h.name}: ${size(h.usedBytes)} of ${size(h.maxBytes)}`);
   if (r.search.overall) {
     const l = r.search.overall.latencyMs;
     lines.push(

@@ -1,4 +1,4 @@
-// The Elasticsearch benchmark's tenants (Zipf-sized) and the order and content of their files.
+// The Elasticsearch benchmark's tenants (Zipf-sized) and the order of their files.
 import { rng } from "./corpus.ts";
 import { PASSAGES_PER_FILE, TENANT_ZIPF_EXPONENT, type TenantLabel } from "./elasticsearch-types.ts";
 
@@ -61,15 +61,12 @@ export function fileSchedule(sizes: readonly number[], seed: number): { tenant: 
   return slots.map((tenant) => ({ tenant, file: next[tenant]!++ }));
 }
 
-/** A file's text depends on its tenant and position only, whatever order files are written in. */
-export const fileSeed = (tenant: number, file: number) =>
-  (Math.imul(tenant + 1, 1_000_003) + Math.imul(file, 7919) + 17) >>> 0;
-
 export interface Tenant {
+  /** Position among the tenants, largest first (rank - 1): where its passages start (elasticsearch-corpus.ts). */
+  index: number;
   rank: number;
   userId: string;
   passages: number;
-  plants: Map<number, string>;
   /** Only for measured tenants: a result naming any other file is a tenancy leak. */
   fileIds: Set<string> | null;
 }

@@ -17,15 +17,28 @@ export interface EsBenchOptions {
   /** Primary shards and replicas of the benchmark's index; null: the cluster's defaults. */
   shards: number | null;
   replicas: number | null;
+  /** Every passage with its vector from the sentence encoder, and ai mode's kNN searches timed. */
+  vectors: boolean;
 }
 
-export const DEFAULT_ES_OPTIONS = { passages: 1_000_000, tenants: 100, queries: 500, concurrency: 4 };
+export const DEFAULT_ES_OPTIONS = {
+  passages: 1_000_000,
+  tenants: 100,
+  queries: 500,
+  concurrency: 4,
+  vectors: true,
+};
 
 export const PASSAGES_PER_FILE = 50;
 /** Tenant k (1-based) holds a share proportional to 1/k^s of the passages. */
 export const TENANT_ZIPF_EXPONENT = 1;
 export const LIMIT = DEFAULT_SEARCH_OPTIONS.limit;
-export const VOCABULARY_SIZE = DEFAULT_SEARCH_OPTIONS.vocabularySize;
+/** The neighbours ai mode asks the index for at limit 10: twice the results and one more (search-service.ts). */
+export const KNN_LIMIT = 2 * (10 + 1);
+/** kNN results compared with the exact nearest (by cosine over the tenant's vectors) for recall. */
+export const RECALL_AT = 10;
+/** kNN searches per measured tenant whose recall is measured (each an exact scan in the benchmark). */
+export const RECALL_QUERIES = 50;
 /** Unmeasured searches per measured tenant before the measured ones. */
 export const WARMUP_PER_TENANT = 50;
 /** Attempts for one file when the cluster answers "unavailable" (503, timeouts), as bus redelivery would. */
@@ -55,10 +68,25 @@ export interface TenantSearchResult {
   checks: {
     /** Results naming a file of another tenant: must be 0. */
     tenancyLeaks: number;
-    /** Phrase queries that found exactly the tenant's planted passages, one containing the phrase first. */
-    phraseQueriesExact: string;
+    /** Three consecutive words of one of the tenant's passages: queries whose first result has them in order. */
+    phraseQueriesFirst: string;
     absentQueriesEmpty: string;
   };
+}
+
+/** ai mode's vector half for one tenant: `vectorSearch` of the question's vector, KNN_LIMIT neighbours. */
+export interface TenantKnnResult {
+  label: TenantLabel;
+  rank: number;
+  passages: number;
+  warmupQueries: number;
+  figures: ClassFigures;
+  /** Results naming a file of another tenant: must be 0. */
+  tenancyLeaks: number;
+  /** Share of the exact RECALL_AT nearest that the first RECALL_AT results hold, over RECALL_QUERIES questions. */
+  recall: number;
+  /** Largest difference between a result's score and its exact cosine (mapped as the index maps it). */
+  maxScoreError: number;
 }
 
 export interface EsReport {
@@ -72,7 +100,7 @@ export interface EsReport {
     tenantZipfExponent: number;
     warmupQueriesPerTenant: number;
     limit: number;
-    vocabularySize: number;
+    knnLimit: number;
     adapterBulkBatch: number;
   };
   cluster: {
@@ -112,6 +140,11 @@ export interface EsReport {
     tenantPassages: { largest: number; median: number; smallest: number };
     /** Mean UTF-8 bytes of a passage's text. */
     sourceBytesPerPassage: number;
+    /** Where the text comes from (bench/real-text.ts), and how many distinct passages the tenants share. */
+    text: string;
+    distinctPassages: number;
+    /** The passages' vectors: the encoder, its dimensions, and how many it encoded in this run (the rest were cached). */
+    vectors: { model: string; space: string; dims: number; encodedNow: number; encodeSeconds: number } | null;
   };
   load: {
     seconds: number;
@@ -127,6 +160,10 @@ export interface EsReport {
     clientCpuCores: number;
   } | null;
   search: { tenants: TenantSearchResult[]; overall: ClassFigures | null };
+  /** ai mode's kNN searches, when the passages have vectors. */
+  knn: { tenants: TenantKnnResult[]; overall: ClassFigures | null } | null;
+  /** The data nodes' JVM heap after the searches (`_nodes/stats/jvm`), in bytes. */
+  heap: { name: string; usedBytes: number; maxBytes: number }[] | null;
   sizing: string[];
   cleanup: { deleted: string[]; leftover: string[]; error: string | null };
   errors: string[];

@@ -1,11 +1,14 @@
 /**
  * `pnpm bench --only elasticsearch`: sizing figures for an Elasticsearch cluster. Loads N passages
- * for M tenants (Zipf-sized: a few large, many small) through the real ElasticsearchSearchIndex,
- * in files of 50 passages, C files at a time, so the figures include Locus's bulk batching, routing
- * by user and wait-for-refresh per file; then times sequential quick searches through the adapter
- * for a small, a medium and the largest tenant; reads the index's size and document count from the
- * cluster; and writes bench/report/elasticsearch-<date>.md and .json with sizing notes derived
- * from what it measured.
+ * of real text (bench/real-text.ts; tenants share the pool's texts when N is larger, see
+ * elasticsearch-corpus.ts), each with its vector from the offline sentence encoder (encoded once
+ * and cached), for M tenants (Zipf-sized: a few large, many small) through the real
+ * ElasticsearchSearchIndex, in files of 50 passages, C files at a time, so the figures include
+ * Locus's bulk batching, routing by user and wait-for-refresh per file; then times sequential quick
+ * searches and ai mode's kNN searches (with their recall against the exact nearest) through the
+ * adapter for a small, a medium and the largest tenant; reads the index's size and document count
+ * and the nodes' heap from the cluster; and writes bench/report/elasticsearch-<date>.md and .json
+ * with sizing notes derived from what it measured.
  *
  * It only ever touches its own index: a random prefix `locus-bench-<hex>` (the adapter's alias and
  * its `<prefix>-v<N>` index), deleted by name at the end, on errors, on Ctrl-C and at the global
@@ -17,14 +20,15 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { assertRunning, defer, track } from "./cleanup.ts";
-import { buildVocabulary, rng } from "./corpus.ts";
-import { ElasticsearchSearchIndex, EsClient } from "./deps.ts";
+import { ElasticsearchSearchIndex, EsClient, PARAPHRASES, PARAPHRASES_DEV, SentenceEncoder } from "./deps.ts";
+import { esCorpus, poolVectors, tenantFile, type EsCorpus } from "./elasticsearch-corpus.ts";
 import {
   adminClientOptions,
   clusterFacts,
   connectionSettings,
   describeError,
   endpointLabel,
+  heapFacts,
   indexFacts,
   isUnavailable,
   ownIndexes,
@@ -33,28 +37,23 @@ import {
 } from "./elasticsearch-cluster.ts";
 import { fakeCluster, fakeConnection } from "./elasticsearch-fake.ts";
 import { sizingNotes } from "./elasticsearch-report.ts";
-import { measureTenant, mergeOverall } from "./elasticsearch-search.ts";
-import {
-  fileSchedule,
-  fileSeed,
-  measuredTenants,
-  tenantSizes,
-  type Tenant,
-} from "./elasticsearch-tenants.ts";
+import { measureKnn, measureTenant, mergeOverall } from "./elasticsearch-search.ts";
+import { fileSchedule, measuredTenants, tenantSizes, type Tenant } from "./elasticsearch-tenants.ts";
 import {
   ADAPTER_BULK_BATCH,
   DRY_RUN_NODE,
   FILE_ATTEMPTS,
+  KNN_LIMIT,
   LIMIT,
   PASSAGES_PER_FILE,
   TENANT_ZIPF_EXPONENT,
-  VOCABULARY_SIZE,
   WARMUP_PER_TENANT,
   type EsBenchOptions,
   type EsReport,
 } from "./elasticsearch-types.ts";
 import { machine } from "./report.ts";
-import { asAsync, filePassages, plantings, PLANTS_PER_PHRASE } from "./search-latency.ts";
+import { describeRealText } from "./real-text.ts";
+import { asAsync } from "./search-latency.ts";
 import { round, roundSummary, summarise } from "./stats.ts";
 
 // Everything this file exported before it was split: bench/run.ts imports from here.
@@ -81,7 +80,8 @@ export async function benchElasticsearch(
   loadAtStart: number,
 ): Promise<EsReport> {
   const started = performance.now();
-  const vocab = buildVocabulary(VOCABULARY_SIZE);
+  // The encoder first: the index's vector field takes its dimensions.
+  const encoder = options.vectors ? await SentenceEncoder.load() : null;
   const prefix = `locus-bench-${options.dryRun ? "dry-run-" : ""}${randomBytes(6).toString("hex")}`;
 
   let admin: EsClient;
@@ -89,6 +89,7 @@ export async function benchElasticsearch(
   let requests: Map<string, number> | null = null;
   const indexOptions = {
     indexPrefix: prefix,
+    ...(encoder?.dimensions ? { localVectorDims: encoder.dimensions } : {}),
     ...(options.shards !== null ? { shards: options.shards } : {}),
     ...(options.replicas !== null ? { replicas: options.replicas } : {}),
   };
@@ -120,7 +121,7 @@ export async function benchElasticsearch(
       tenantZipfExponent: TENANT_ZIPF_EXPONENT,
       warmupQueriesPerTenant: Math.min(WARMUP_PER_TENANT, options.queries),
       limit: LIMIT,
-      vocabularySize: VOCABULARY_SIZE,
+      knnLimit: KNN_LIMIT,
       adapterBulkBatch: ADAPTER_BULK_BATCH,
     },
     cluster: {
@@ -141,9 +142,14 @@ export async function benchElasticsearch(
       files: 0,
       tenantPassages: { largest: 0, median: 0, smallest: 0 },
       sourceBytesPerPassage: 0,
+      text: describeRealText(),
+      distinctPassages: 0,
+      vectors: null,
     },
     load: null,
     search: { tenants: [], overall: null },
+    knn: null,
+    heap: null,
     sizing: [],
     cleanup: { deleted: [], leftover: [], error: null },
     errors: [],
@@ -189,16 +195,29 @@ export async function benchElasticsearch(
     const existing = await ownIndexes(admin, prefix);
     if (existing.length > 0) throw new Error(`refusing to run: ${existing.join(", ")} already exist`);
 
-    // Tenants and their files.
+    // Tenants, their passages and their files.
     const sizes = tenantSizes(options.passages, options.tenants);
     const measured = measuredTenants(sizes);
     const tenants: Tenant[] = sizes.map((passages, i) => ({
+      index: i,
       rank: i + 1,
       userId: randomUUID(),
       passages,
-      plants: passages >= PLANTS_PER_PHRASE * 4 ? plantings(passages, PLANTS_PER_PHRASE) : new Map(),
       fileIds: measured.some((m) => m.rank === i + 1) ? new Set() : null,
     }));
+    const corpus: EsCorpus = { ...esCorpus(sizes, log), vectors: null };
+    report.dataset.distinctPassages = corpus.pool.length;
+    if (encoder) {
+      const { encodedNow, encodeSeconds, ...vectors } = await poolVectors(corpus.pool, encoder, log);
+      corpus.vectors = vectors;
+      report.dataset.vectors = {
+        model: encoder.name,
+        space: vectors.space,
+        dims: vectors.dims,
+        encodedNow,
+        encodeSeconds,
+      };
+    }
     const schedule = fileSchedule(sizes, 4242);
     report.dataset.files = schedule.length;
     report.dataset.tenantPassages = {
@@ -215,14 +234,14 @@ export async function benchElasticsearch(
     // Load.
     writing = true;
     const fileMs: number[] = [];
-    let generationMs = 0;
+    let generationMs = 0; // making each file's passages from the pool, between writes
     let sourceBytes = 0;
     let loaded = 0;
     let retriedFiles = 0;
     const cpuStart = process.cpuUsage();
     const loadStart = performance.now();
     let lastLog = loadStart;
-    const writeFile = async (tenant: Tenant, fileId: string, passages: ReturnType<typeof filePassages>) => {
+    const writeFile = async (tenant: Tenant, fileId: string, passages: ReturnType<typeof tenantFile>) => {
       const t0 = performance.now();
       for (let attempt = 1; ; attempt++) {
         try {
@@ -260,10 +279,9 @@ export async function benchElasticsearch(
             break;
           }
           const tenant = tenants[t]!;
-          const first = file * PASSAGES_PER_FILE;
-          const count = Math.min(PASSAGES_PER_FILE, tenant.passages - first);
+          const count = Math.min(PASSAGES_PER_FILE, tenant.passages - file * PASSAGES_PER_FILE);
           const g0 = performance.now();
-          const passages = filePassages(vocab, rng(fileSeed(t, file)), first, count, tenant.plants);
+          const passages = tenantFile(corpus, t, file, count);
           for (const p of passages) sourceBytes += Buffer.byteLength(p.content);
           generationMs += performance.now() - g0;
           const fileId = randomUUID();
@@ -300,13 +318,38 @@ export async function benchElasticsearch(
     try {
       for (const m of measured) {
         const tenant = tenants[m.rank - 1]!;
-        report.search.tenants.push(await measureTenant(index, vocab, tenant, m.label, options.queries, log));
+        report.search.tenants.push(await measureTenant(index, corpus, tenant, m.label, options.queries, log));
       }
       const all = report.search.tenants;
       if (all.length > 0) report.search.overall = mergeOverall(all);
     } catch (err) {
       report.errors.push(`search: ${describeError(err)}`);
       console.error(`elasticsearch: search phase failed: ${describeError(err)}`);
+    }
+    if (encoder) {
+      try {
+        // Real questions, as ai mode reads them: the paraphrase benchmark's, test and dev.
+        const questions = await encoder.embed(
+          [...PARAPHRASES, ...PARAPHRASES_DEV].map((p) => p.question),
+          undefined,
+          "questions",
+        );
+        const knn: NonNullable<EsReport["knn"]> = { tenants: [], overall: null };
+        report.knn = knn;
+        for (const m of measured) {
+          const tenant = tenants[m.rank - 1]!;
+          knn.tenants.push(await measureKnn(index, corpus, questions, tenant, m.label, options.queries, log));
+        }
+        if (knn.tenants.length > 0) knn.overall = mergeOverall(knn.tenants);
+      } catch (err) {
+        report.errors.push(`kNN search: ${describeError(err)}`);
+        console.error(`elasticsearch: kNN phase failed: ${describeError(err)}`);
+      }
+    }
+    try {
+      report.heap = await heapFacts(admin);
+    } catch (err) {
+      report.errors.push(`heap: ${describeError(err)}`);
     }
     try {
       assertRunning();

@@ -1,7 +1,7 @@
 // The bench report's split mode section: ingestion, quick and ai search through the gateway, ranking parity.
 import type { AiBenchResult } from "./ai-search.ts";
 import { REST_OF_MACHINE } from "./cpu.ts";
-import type { ParityResult } from "./parity.ts";
+import type { EngineParity, ParityResult } from "./parity.ts";
 import { classRow, fmt, round2, table } from "./report-format.ts";
 import type { SplitAiResult } from "./split-ai.ts";
 import { IDLE_STACKS, type SplitBenchResult } from "./split.ts";
@@ -260,16 +260,31 @@ function renderSplitAi(results: readonly SplitAiResult[], allInOne: AiBenchResul
 }
 
 function renderParity(p: ParityResult): string[] {
-  const share = (n: number) => `${n}/${p.queries} (${Math.round((n / p.queries) * 100)}%)`;
-  const out = ["### Ranking parity: the embedded index and PostgreSQL on the same passages", ""];
+  const out = [
+    "### Ranking parity: the embedded index, PostgreSQL and Elasticsearch on the same passages",
+    "",
+  ];
   out.push(
     `The ${p.manuals} real manuals of the quality benchmark (${p.passages} passages, extracted once) written into a ` +
-      "SQLite index (the all-in-one shape's) and a PostgreSQL one (the split shape's) as one user, and " +
-      `${p.queries} queries asked of both: the quality benchmark's PDF queries and every hand-written question ` +
-      "(bench/parity.ts). A result is its manual, page and lines. Both shapes match by the same terms and rank " +
-      "with BM25 on the user's own counts (packages/search-index/src/bm25.ts); a difference below is a bug.",
+      "SQLite index (the all-in-one shape's), a PostgreSQL one (the split shape's) and, where a node was named " +
+      "by ELASTICSEARCH_URL, an Elasticsearch one (the design's shared index), as one user, and " +
+      `${p.queries} queries asked of each: the quality benchmark's PDF queries and every hand-written question ` +
+      "(bench/parity.ts). A result is its manual, page and lines. SQLite and PostgreSQL match by the same terms and " +
+      "rank with BM25 on the user's own counts (packages/search-index/src/bm25.ts): a difference between them is " +
+      "a bug. Elasticsearch matches the same terms but ranks with its shard's counts and Lucene's idf.",
     "",
   );
+  out.push(...renderEngineParity(p, "PostgreSQL", p.queries));
+  if (p.elasticsearch)
+    out.push(...renderEngineParity(p.elasticsearch, `Elasticsearch ${p.elasticsearch.version}`, p.queries));
+  else out.push("Elasticsearch: not run (no ELASTICSEARCH_URL).", "");
+  return out;
+}
+
+/** One engine's figures against SQLite's. */
+function renderEngineParity(p: EngineParity, engine: string, queries: number): string[] {
+  const share = (n: number) => `${n}/${queries} (${Math.round((n / queries) * 100)}%)`;
+  const out = [`SQLite and ${engine}:`, ""];
   out.push(
     table(
       [
@@ -277,7 +292,7 @@ function renderParity(p: ParityResult): string[] {
         "same first five, in order",
         "same first result",
         "mean share of the first five in common",
-        "p50 ms SQLite / PostgreSQL",
+        `p50 ms SQLite / ${engine}`,
       ],
       [
         [
@@ -302,7 +317,7 @@ function renderParity(p: ParityResult): string[] {
           "same matched passages",
           "same first five, in order",
           "queries with a result the filter leaves out",
-          "p50 ms SQLite / PostgreSQL",
+          `p50 ms SQLite / ${engine}`,
         ],
         [
           [
@@ -318,7 +333,7 @@ function renderParity(p: ParityResult): string[] {
   }
   if (p.differences.length > 0) {
     out.push(
-      `First ${p.differences.length} queries ranked differently (first five, SQLite | PostgreSQL):`,
+      `First ${p.differences.length} queries ranked differently (first five, SQLite | ${engine}):`,
       "",
     );
     for (const d of p.differences)

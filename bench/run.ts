@@ -91,6 +91,9 @@ const USAGE = `Usage: pnpm bench [options]
   --tenants M              tenants, Zipf-sized (default ${DEFAULT_ES_OPTIONS.tenants})
   --concurrency C          files (of 50 passages) written at once (default ${DEFAULT_ES_OPTIONS.concurrency})
   --shards N, --replicas N the benchmark index's primary shards and replicas (default: the cluster's)
+  --no-vectors             passages without vectors, and no kNN searches (the vectors are the sentence
+                           encoder's, encoded once into bench/.cache/es-vectors: about an hour for the
+                           whole real-text pool on 2 cores, the first time)
   --dry-run                run the whole flow against an in-process fake cluster (checks the script;
                            the figures mean nothing; writes bench/report/elasticsearch-dry-run-<date>.*)
 `;
@@ -109,6 +112,7 @@ const { values } = parseArgs({
     shards: { type: "string" },
     replicas: { type: "string" },
     "dry-run": { type: "boolean" },
+    "no-vectors": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -152,7 +156,16 @@ if (
   );
   process.exit(2);
 }
-const esOnly = ["es-url", "passages", "tenants", "concurrency", "shards", "replicas", "dry-run"] as const;
+const esOnly = [
+  "es-url",
+  "passages",
+  "tenants",
+  "concurrency",
+  "shards",
+  "replicas",
+  "dry-run",
+  "no-vectors",
+] as const;
 const misplaced = esOnly.filter((name) => values[name] !== undefined);
 if (only !== "elasticsearch" && misplaced.length > 0) {
   process.stderr.write(`--${misplaced.join(", --")}: only with --only elasticsearch\n${USAGE}`);
@@ -187,6 +200,7 @@ if (only === "elasticsearch") {
     concurrency: positiveInt("concurrency", values.concurrency ?? String(DEFAULT_ES_OPTIONS.concurrency)),
     shards: values.shards === undefined ? null : positiveInt("shards", values.shards),
     replicas: values.replicas === undefined ? null : nonNegativeInt("replicas", values.replicas),
+    vectors: values["no-vectors"] !== true,
   };
   if (esOptions.passages < esOptions.tenants) {
     process.stderr.write(
