@@ -30,8 +30,9 @@ const SUITES = "<rootDir>/{apps,packages,services}/*/test/**/";
  * The tiers, by the suite's file name: *.e2e.test.ts start Locus processes; *.faults.test.ts stop
  * and start machine-wide services; *.soak.test.ts load every core for minutes; *.contract.test.ts
  * hold an adapter or a service to its port's contract against the real thing (a PostgreSQL,
- * RabbitMQ, Redis, S3 or Elasticsearch server; both OCR engines on real page images); every other *.test.ts is a unit suite, which needs none of them (SQLite,
- * the in-process bus, a temp folder, a Debian tool at most) and the tier runs in about a minute.
+ * RabbitMQ, Redis, S3 or Elasticsearch server; both OCR engines on real page images); every other
+ * *.test.ts is a unit suite, which needs none of them (SQLite, the in-process bus, a temp folder,
+ * a Debian tool at most) and the tier runs in about a minute.
  */
 const TIERS = {
   unit: {
