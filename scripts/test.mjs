@@ -7,7 +7,8 @@
 // whole machine for minutes (busy neighbours on every core). They are too long for every CI run;
 // `pnpm test:resilience` runs them, and so does `--tier soak`.
 // `--tier NAME` runs one tier of suites, told apart by their names (TIERS below): `pnpm test:unit`
-// (no service started or needed: for your own loop), `test:contract`, `test:e2e`, `test:faults`.
+// (no service started or needed: for your own loop), `test:engines` (Debian's tools and the models,
+// no service), `test:contract`, `test:e2e`, `test:faults`.
 // Other arguments go to jest in every phase (a path filter, -t, ...). Ends with one plain line,
 // "jest: N passed, N failed, N skipped", and a non-zero exit on any failure, when no test ran, or
 // when a test was skipped that scripts/allowed-skips.json does not list with its reason.
@@ -30,15 +31,25 @@ const SUITES = "<rootDir>/{apps,packages,services}/*/test/**/";
  * The tiers, by the suite's file name: *.e2e.test.ts start Locus processes; *.faults.test.ts stop
  * and start machine-wide services; *.soak.test.ts load every core for minutes; *.contract.test.ts
  * hold an adapter or a service to its port's contract against the real thing (a PostgreSQL,
- * RabbitMQ, Redis, S3 or Elasticsearch server; both OCR engines on real page images); every other
- * *.test.ts is a unit suite, which needs none of them (SQLite, the in-process bus, a temp folder,
- * a Debian tool at most) and the tier runs in about a minute.
+ * RabbitMQ, Redis, S3 or Elasticsearch server; both OCR engines on real page images);
+ * *.engines.test.ts drive a real engine on this machine but no server (Poppler, tesseract,
+ * LibreOffice, ffmpeg, pocketsphinx, pdf.js on long PDFs and in its threads, the ONNX models, child
+ * processes held to a processor budget, Locus built whole in the test's process); every other
+ * *.test.ts is a unit suite: logic on in-memory adapters (SQLite, the in-process bus, a temp
+ * folder), under 30 s on 2 cores.
  */
 const TIERS = {
   unit: {
-    extra: ["--testPathIgnorePatterns", "\\.(e2e|faults|soak|contract)\\.test\\.ts$"],
+    // Four workers on two cores: unit suites wait on timers and sockets about a third of the time
+    // (two workers kept 1.5 cores busy), so the extra two fill the gaps. 37 s with two, 26 s.
+    extra: [
+      "--testPathIgnorePatterns",
+      "\\.(e2e|faults|soak|contract|engines)\\.test\\.ts$",
+      "--maxWorkers=4",
+    ],
     services: false,
   },
+  engines: { extra: ["--testMatch", `${SUITES}*.engines.test.ts`], services: false },
   contract: { extra: ["--testMatch", `${SUITES}*.contract.test.ts`], services: true },
   e2e: { extra: ["--testMatch", `${SUITES}*.e2e.test.ts`], services: true },
   faults: { extra: ["--testMatch", `${SUITES}*.faults.test.ts`, "--runInBand"], services: true },

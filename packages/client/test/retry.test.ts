@@ -37,7 +37,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(async () => {
+  server.closeAllConnections(); // close alone waits for every open connection to end
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 beforeEach(() => {
   seen = [];
 });

@@ -1,5 +1,5 @@
 import { LocalEmbedder } from "../src/index.ts";
-import { describeEmbedderContract } from "./embedder-contract.ts";
+import { describeEmbedderContract } from "./embedder.contract.ts";
 
 /** The word-vector engine (what ai mode falls back on without the encoder), on the real word vectors. */
 describeEmbedderContract(

@@ -37,7 +37,8 @@ beforeAll(async () => {
       const answer = next(req);
       setTimeout(() => {
         if (res.destroyed) return;
-        res.writeHead(answer.status, { "content-type": "application/json" });
+        // A short retry hint: the SDK's own back-off would wait half a second and more per retry.
+        res.writeHead(answer.status, { "content-type": "application/json", "retry-after-ms": "10" });
         res.end(JSON.stringify(answer.body));
       }, answer.delayMs ?? 0);
     });
@@ -45,7 +46,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(async () => {
+  // close alone waits for every open connection to end: seconds, with the client's kept alive.
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 beforeEach(() => {
   seen = [];
   answers = [];

@@ -86,11 +86,14 @@ export async function startFakeOpenAi(
         return reply(res, fake.refuseNext.status, { error: { message: "Rate limit reached; slow down." } });
       }
       if (fake.behaviour === "hang") return;
-      if (fake.behaviour === "fail")
+      if (fake.behaviour === "fail") {
+        // The SDK's own back-off before a retry is half a second and more: the hint shortens it.
+        res.setHeader("retry-after-ms", "10");
         // With what upstream errors carry: a host and an account, which must never reach a client.
         return reply(res, 500, {
           error: { message: "The server had an error on gpu-node-7.internal.example for org-Secret42." },
         });
+      }
       if (typeof body.model !== "string" || body.model.length === 0)
         return error(res, 400, "model is required");
 

@@ -1,4 +1,4 @@
-import { createDeflate, deflateSync, gzipSync } from "node:zlib";
+import { constants as zlibConstants, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { wav16kHeader } from "./media-factory.ts";
 
 /**
@@ -90,33 +90,61 @@ export function pdfWithReferenceLoops(): Buffer {
   return Buffer.from(text.replace("/Root 1 0 R", `/Root 1 0 R /Prev ${xrefAt}`), "latin1");
 }
 
-/** Deflates `size` bytes of `fill` without holding them: the input is fed a megabyte at a time. */
-async function deflateRepeated(prefix: Buffer, size: number, fill: number): Promise<Buffer> {
-  const deflate = createDeflate({ level: 9 });
-  const out: Buffer[] = [];
-  deflate.on("data", (c: Buffer) => out.push(c));
-  const done = new Promise<void>((resolve, reject) => {
-    deflate.on("end", resolve);
-    deflate.on("error", reject);
-  });
-  deflate.write(prefix);
-  const chunk = Buffer.alloc(1024 * 1024, fill);
-  for (let left = size; left > 0; left -= chunk.length) {
-    if (!deflate.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) {
-      await new Promise((r) => deflate.once("drain", r));
-    }
+const ADLER_MODULUS = 65521;
+type AdlerSums = { a: number; b: number };
+
+/** Adler-32's two sums over `data` (what a zlib stream ends with: b << 16 | a). */
+function adlerSums(data: Uint8Array): AdlerSums {
+  let a = 1;
+  let b = 0;
+  for (const byte of data) {
+    a = (a + byte) % ADLER_MODULUS;
+    b = (b + a) % ADLER_MODULUS;
   }
-  deflate.end();
-  await done;
-  return Buffer.concat(out);
+  return { a, b };
+}
+
+/** The sums of X then Y, from X's sums, Y's sums and Y's length (zlib's adler32_combine). */
+function adlerThen(x: AdlerSums, y: AdlerSums, yLength: number): AdlerSums {
+  return {
+    a: (x.a + y.a - 1) % ADLER_MODULUS,
+    b: (x.b + y.b + (yLength % ADLER_MODULUS) * (x.a - 1)) % ADLER_MODULUS,
+  };
+}
+
+/**
+ * A zlib stream of `prefix` then `size` bytes of `fill`, made in milliseconds whatever `size` is.
+ * A megabyte of `fill` is compressed once, ending on a full flush (byte-aligned, and the blocks
+ * after it refer to nothing before it), and its bytes are repeated; the Adler-32 trailer is
+ * combined from the pieces' sums. Compressing the gigabyte itself took seconds per test.
+ */
+export function deflateRepeated(prefix: Buffer, size: number, fill: number): Buffer {
+  const chunk = Buffer.alloc(Math.min(size, 1024 * 1024), fill);
+  const flushed = { level: 9, finishFlush: zlibConstants.Z_FULL_FLUSH };
+  const wholeChunks = chunk.length === 0 ? 0 : Math.floor(size / chunk.length);
+  const rest = chunk.subarray(0, size - wholeChunks * chunk.length);
+  const chunkBytes = deflateRawSync(chunk, flushed);
+  let sums = adlerSums(prefix);
+  const chunkSums = adlerSums(chunk);
+  for (let i = 0; i < wholeChunks; i++) sums = adlerThen(sums, chunkSums, chunk.length);
+  sums = adlerThen(sums, adlerSums(rest), rest.length);
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32BE(((sums.b << 16) | sums.a) >>> 0);
+  return Buffer.concat([
+    Buffer.from([0x78, 0xda]), // zlib header: deflate, 32 KB window, best compression
+    deflateRawSync(prefix, flushed),
+    ...Array.from({ length: wholeChunks }, () => chunkBytes),
+    deflateRawSync(rest, { level: 9 }), // the final block
+    trailer,
+  ]);
 }
 
 /**
  * A PDF whose one page's content inflates to `inflatedBytes` (default 1 GiB) of blank space after
  * a line of text, compressed twice so the file stays a few kilobytes: a decompression bomb.
  */
-export async function pdfFlateBomb(inflatedBytes = 1024 ** 3): Promise<Buffer> {
-  const inner = await deflateRepeated(Buffer.from(`${textOps("Bomb")}\n`, "latin1"), inflatedBytes, 0x20);
+export function pdfFlateBomb(inflatedBytes = 1024 ** 3): Buffer {
+  const inner = deflateRepeated(Buffer.from(`${textOps("Bomb")}\n`, "latin1"), inflatedBytes, 0x20);
   // Two FlateDecode passes: the first gives the inner deflate stream, the second the page.
   const content = deflateSync(inner, { level: 9 });
   return rawPdf([

@@ -1,7 +1,7 @@
 import { JUDGE_MODEL, LocalEmbedder, loadLexicon, SentenceEncoder, type Embedder } from "@locus/embedder";
 import { startFakeOpenAi } from "@locus/testing";
 import { ExtractiveSummarizer, OpenAiSummarizer } from "../src/index.ts";
-import { CONTRACT_PASSAGES, describeSummarizerContract, formProblems } from "./summarizer-contract.ts";
+import { CONTRACT_PASSAGES, describeSummarizerContract, formProblems } from "./summarizer.contract.ts";
 
 /**
  * The extractive summary as Locus builds it: sentences compared by `sentences`, words by the word

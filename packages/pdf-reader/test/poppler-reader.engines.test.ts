@@ -344,7 +344,7 @@ describe(titled("extractPdf with Poppler's tools (poppler-utils, real)"), () => 
       // A tool that would leave a mark if it ran.
       const mark = join(dir, "ran");
       const spy = fakeTool(dir, "pdfinfo-spy", `touch "${mark}"; exit 1`);
-      const code = await passagesOf(await pdfFlateBomb(), {
+      const code = await passagesOf(pdfFlateBomb(), {
         tools: { ...tools(), pdfinfo: spy },
         limits: LIMITS,
       }).then(

@@ -9,7 +9,7 @@ import {
   SENTENCE_MODEL,
   SentenceEncoder,
 } from "../src/index.ts";
-import { describeEmbedderContract, paraphraseSimilarities } from "./embedder-contract.ts";
+import { describeEmbedderContract, paraphraseSimilarities } from "./embedder.contract.ts";
 
 /**
  * The sentence encoder on its real model, as `pnpm install` fetched it (pinned, checked by hash).
