@@ -174,31 +174,39 @@ export class ExtractionJob<Data = Buffer> {
     const data = await this.read(blobs, blobKey);
     let lastReport = Date.now();
     // Extraction is most of the work; indexing takes the last few percent.
-    let share = 0;
+    let progress = 0;
     const pending: Promise<void>[] = [];
     const extraction = this.extract(
       data,
       (done) => {
-        share = 0.9 * Math.min(1, done);
+        progress = 0.9 * Math.min(1, done);
         if (Date.now() - lastReport < PROGRESS_INTERVAL_MS) return;
         lastReport = Date.now();
-        pending.push(bus.publish("file.progress", { fileId, userId, progress: share }));
+        pending.push(bus.publish("file.progress", { fileId, userId, progress }));
       },
       { mimeType: message.mimeType, fileId, userId },
     );
     // A page or a chunk can take minutes without a word of progress: say the work is alive.
-    const stopHeartbeat = startHeartbeat(bus, { fileId, userId }, () => share, this.deps.heartbeatMs);
+    const stopHeartbeat = startHeartbeat(bus, { fileId, userId }, () => progress, this.deps.heartbeatMs);
     let passageCount = 0;
     let summary: ExtractionSummary = { pageCount: null };
     async function* lines(): AsyncGenerator<string> {
-      for (;;) {
-        const next = await extraction.next();
-        if (next.done) {
-          summary = next.value;
-          return;
+      let extracted = false;
+      try {
+        for (;;) {
+          const next = await extraction.next();
+          if (next.done) {
+            summary = next.value;
+            extracted = true;
+            return;
+          }
+          passageCount += 1;
+          yield `${JSON.stringify(next.value)}\n`;
         }
-        passageCount += 1;
-        yield `${JSON.stringify(next.value)}\n`;
+      } finally {
+        // A store that fails midway closes this stream early: the extraction must end with it (its
+        // finally stops ffmpeg, gives a PDF thread back), not wait at its next passage for good.
+        if (!extracted) await extraction.return(summary);
       }
     }
     const extractionKey = extractionBlobKey(userId, fileId);

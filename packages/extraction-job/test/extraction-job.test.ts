@@ -104,6 +104,49 @@ it("hands a streamed file to its extractor as the blob store's stream, and close
   expect(seen[0]!.stream.destroyed).toBe(true);
 });
 
+it("ends the extraction when storing it fails midway: the extractor's decoder or thread is not left waiting", async () => {
+  /** A store that takes the upload, then fails after the first line of an extraction. */
+  class StoreFailingMidway extends LocalBlobStore {
+    override async put(key: string, body: Readable): Promise<{ sizeBytes: number }> {
+      if (!key.includes("extraction")) return super.put(key, body);
+      for await (const _line of body) throw new Error("the storage went away");
+      return { sizeBytes: 0 };
+    }
+  }
+  const blobs = new StoreFailingMidway(join(dir, "failing"));
+  const bus = new InProcessBus(logger);
+  const userId = randomUUID();
+  const fileId = randomUUID();
+  await blobs.put(fileBlobKey(userId, fileId), Readable.from([Buffer.from("%PDF-1.7 ...")]));
+  let ended = false;
+  const job = new ExtractionJob({ blobs, bus, logger, kindName: "PDF" }, async function* () {
+    try {
+      for (let page = 1; ; page += 1) {
+        await new Promise((resolve) => setImmediate(resolve)); // reading the page
+        yield { content: `Page ${page}.`, locator: { page, line: 1, line_end: 1, source: "text" } };
+      }
+    } finally {
+      ended = true; // where a real extractor stops its ffmpeg or gives its thread back
+    }
+  });
+  await expect(
+    job.handle({
+      topic: "file.uploaded.pdf",
+      message: {
+        fileId,
+        userId,
+        kind: "pdf",
+        blobKey: fileBlobKey(userId, fileId),
+        mimeType: "application/pdf",
+      },
+      attempt: 1,
+      final: false,
+    }),
+  ).rejects.toThrow("the storage went away");
+  await bus.close();
+  expect(ended).toBe(true);
+});
+
 it("tells its observer what each extracted file held, and fails a refused file with its stages so far", async () => {
   const blobs = new LocalBlobStore(join(dir, "observed"));
   const bus = new InProcessBus(logger);

@@ -109,32 +109,39 @@ export async function* transcribeSound(
   // One builder for the whole recording: passages overlap across chunk boundaries too.
   const passages = new SpeechPassages();
   let decodedS: number;
-  for (;;) {
-    const next = await chunks.next();
-    if (next.done) {
-      decodedS = next.value;
-      break;
+  // Read by hand (the chunks' final value is the decoded length), so closed by hand: a chunk that
+  // fails must end the decoder too, or its ffmpeg is left waiting on a full pipe, a process lost
+  // per failed recording (the engines tier's jest worker would not exit).
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) {
+        decodedS = next.value;
+        break;
+      }
+      const chunk = next.value;
+      if (info.durationS) progress(Math.min(1, (chunk.startS + chunk.durationS) / info.durationS));
+      if (chunk.silent) continue;
+      const segments = await transcribeChunk(chunk, options);
+      yield* passages.add(
+        segments.map((s) => ({
+          ...s,
+          start: chunk.startS + s.start,
+          end: chunk.startS + s.end,
+          ...(s.words
+            ? {
+                words: s.words.map((w) => ({
+                  ...w,
+                  start: chunk.startS + w.start,
+                  end: chunk.startS + w.end,
+                })),
+              }
+            : {}),
+        })),
+      );
     }
-    const chunk = next.value;
-    if (info.durationS) progress(Math.min(1, (chunk.startS + chunk.durationS) / info.durationS));
-    if (chunk.silent) continue;
-    const segments = await transcribeChunk(chunk, options);
-    yield* passages.add(
-      segments.map((s) => ({
-        ...s,
-        start: chunk.startS + s.start,
-        end: chunk.startS + s.end,
-        ...(s.words
-          ? {
-              words: s.words.map((w) => ({
-                ...w,
-                start: chunk.startS + w.start,
-                end: chunk.startS + w.end,
-              })),
-            }
-          : {}),
-      })),
-    );
+  } finally {
+    await chunks.return(0);
   }
   yield* passages.finish();
   if (info.durationS !== null && decodedS < info.durationS * TRUNCATED_SHARE - 1) {

@@ -1,9 +1,22 @@
+import { execFileSync } from "node:child_process";
 import { recording, speak } from "@locus/testing";
 import { PocketsphinxSpeechToText, type SpeechSegment, type SpeechToText } from "@locus/speech-to-text";
 import type { ExtractedPassage } from "@locus/contracts";
 import { CHUNK_ATTEMPTS, MediaReadError, transcribeRecording, transcriptOf } from "../src/index.ts";
 
 const quiet = { warn: () => undefined };
+
+/** The ffmpeg processes this test process started that still run, waited for up to two seconds. */
+async function ffmpegChildren(): Promise<string[]> {
+  let names: string[] = [];
+  for (let waited = 0; waited <= 2000; waited += 100) {
+    const ps = execFileSync("ps", ["-o", "comm=", "--ppid", String(process.pid)], { encoding: "utf8" });
+    names = ps.split("\n").filter((name) => name.includes("ffmpeg"));
+    if (names.length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return names;
+}
 
 async function run(audio: Buffer, speech: SpeechToText) {
   const passages: ExtractedPassage[] = [];
@@ -92,5 +105,7 @@ describe("transcribeRecording (real ffmpeg and pocketsphinx)", () => {
       /could not transcribe the speech from 0:0\d to 0:0\d of this recording \(tried 2 times: engine crashed on this chunk\)/,
     );
     expect(calls).toBe(1 + CHUNK_ATTEMPTS);
+    // The decoder ended with the recording: it was left waiting on its pipe before.
+    expect(await ffmpegChildren()).toEqual([]);
   }, 30_000);
 });
