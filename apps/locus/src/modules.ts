@@ -12,7 +12,7 @@ import { createGatewayRouter, multipartErrors } from "@locus/gateway";
 import type { ErrorMapper } from "@locus/http";
 import { startEncoderModule } from "@locus/encoder";
 import { startIndexerModule } from "@locus/indexer";
-import type { Logger, ModuleDescriptor, Stoppable, Target } from "@locus/runtime";
+import type { Logger, ModuleDescriptor, RunningModule, Target } from "@locus/runtime";
 import {
   ObservedSearch,
   SearchHttpClient,
@@ -27,7 +27,7 @@ import type { Infrastructure } from "./infrastructure.ts";
  * A started module of this process: what it serves on the process's port, and what it offers the
  * modules started after it (the gateway uses the files and search services when they run here).
  */
-export interface LocusModule extends Stoppable {
+export interface LocusModule extends RunningModule {
   /** Routes this module serves. */
   routers?: Router[];
   /** How errors of its own kinds become HTTP answers. */

@@ -1,7 +1,7 @@
 import { createServer, type RequestListener, type Server } from "node:http";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 
-export interface HttpServer extends Stoppable {
+export interface HttpServer extends RunningModule {
   server: Server;
   /** The port actually bound (useful when configured as 0). */
   port: number;

@@ -32,9 +32,10 @@ export type {
 } from "./webhook-store.ts";
 
 /**
- * Users, sessions, API keys, file records (and the outbox of their messages) and usage: one port
- * per aggregate, for consumers that need only some of them, and this whole store with its lifecycle. Embedded: SQLite; split:
- * Postgres. Both through one Kysely data layer and one set of migrations.
+ * Users, sessions, API keys, file records (and the outbox of their messages), usage, and webhook
+ * endpoints with their deliveries: one port per aggregate, for consumers that need only some of
+ * them, and this whole store with its lifecycle. Embedded: SQLite; split: Postgres. Both through
+ * one Kysely data layer and one set of migrations.
  */
 export interface MetadataStore
   extends UserStore, SessionStore, ApiKeyStore, FileStore, OutboxStore, UsageStore, WebhookStore {

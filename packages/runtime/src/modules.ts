@@ -1,7 +1,7 @@
 import type { Logger } from "./logger.ts";
 
-/** Something that runs until stopped: a module once started. */
-export interface Stoppable {
+/** A module once started: runs until stopped, and may warm up or wait for the others to start. */
+export interface RunningModule {
   stop(): Promise<void>;
   /**
    * Work a module began at its start and finishes while the modules after it start (a warm-up):
@@ -17,7 +17,7 @@ export interface Stoppable {
 }
 
 /** The modules started so far, by name: what a module's start may use of those before it. */
-export interface StartedModules<Name extends string, Module extends Stoppable> {
+export interface StartedModules<Name extends string, Module extends RunningModule> {
   get(name: Name): Module | undefined;
 }
 
@@ -28,14 +28,17 @@ export interface StartedModules<Name extends string, Module extends Stoppable> {
  * manager starts the closure of the requested targets in that order and stops them in reverse,
  * like Loki's module manager.
  */
-export interface ModuleDescriptor<Name extends string = string, Module extends Stoppable = Stoppable> {
+export interface ModuleDescriptor<
+  Name extends string = string,
+  Module extends RunningModule = RunningModule,
+> {
   name: Name;
   dependsOn: readonly Name[];
   after?: readonly Name[];
   start(started: StartedModules<Name, Module>): Promise<Module>;
 }
 
-export class ModuleManager<Name extends string, Module extends Stoppable = Stoppable> {
+export class ModuleManager<Name extends string, Module extends RunningModule = RunningModule> {
   private readonly running: { name: Name; module: Module }[] = [];
   private readonly byName: Map<Name, ModuleDescriptor<Name, Module>>;
 

@@ -9,7 +9,8 @@ import { BM25_B, BM25_K1 } from "./bm25.ts";
 /**
  * Version of the mapping and analysis below. Bump it with any change to them: the physical index is
  * `<prefix>-v<N>`, and a deployment moves to a new version with `rebuild()` (a fresh index, loaded
- * from stored extractions, swapped in behind the alias), never by editing a live mapping.
+ * from stored extractions, swapped in behind the alias), never by editing a live mapping. What
+ * each version changed: docs/decisions/001-elasticsearch-passage-index.md.
  */
 export const ELASTICSEARCH_MAPPING_VERSION = 4;
 
@@ -26,8 +27,7 @@ export const DEFAULT_LOCAL_DIMS = 100;
  * again, so a query's terms are exactly the indexed ones in every backend. Elasticsearch's own
  * analysis would differ (the standard tokenizer splits CJK runs into single characters; its
  * stemmers are not the same code). No stop-word filter: the shared `queryTerms` is the one
- * stop-word policy, and a query of only stop words must match. (Version 2 stemmed and folded
- * here, and boosted exact forms and phrases, which no other backend did.)
+ * stop-word policy, and a query of only stop words must match.
  * - `content`: the passage as given, returned verbatim, not indexed: a second inverted index of
  *   the same text would double the index for nothing a search uses (see `search` on highlighting).
  * - `locator`: typed for range queries and sorting later; `bbox` is kept in `_source` only.
@@ -37,8 +37,7 @@ export const DEFAULT_LOCAL_DIMS = 100;
  *   metadata as filters compare it (metadataTerms: numbers and booleans as their strings, a list
  *   as an array), so `metadata.<key>` is a keyword subfield for `term` queries; flattened maps
  *   every key as one field, so no user's keys can grow the mapping. A file indexed without
- *   attributes has none of the three, and only filters on file ids alone find it. (Version 3
- *   mapped an unused `kind` instead: version 4 needs `rebuild()`.)
+ *   attributes has none of the three, and only filters on file ids alone find it.
  * - `local_vector` and `remote_vector`: each passage's vectors (see PassageVectors), indexed for
  *   approximate kNN (HNSW) with cosine similarity, each beside its space (`local_space`,
  *   `remote_space`, keywords) that a vector search filters on. `local_vector` has `localVectorDims`

@@ -1,7 +1,7 @@
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
 import type { Embedder } from "@locus/embedder";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import { writesVectorsLater, type SearchIndex } from "@locus/search-index";
 import { Attr, inSpan } from "@locus/telemetry";
 import { PassageEncoder, type EncoderObserver } from "./passage-encoder.ts";
@@ -23,7 +23,7 @@ export interface EncoderDeps {
  * vector ranking as they are encoded. A file that keeps failing here stays ready and found by
  * keyword; its message goes to the group's dead letters, where an operator can replay it.
  */
-export async function startEncoderModule(deps: EncoderDeps): Promise<Stoppable> {
+export async function startEncoderModule(deps: EncoderDeps): Promise<RunningModule> {
   const { index } = deps;
   if (!writesVectorsLater(index)) {
     throw new Error(

@@ -2,7 +2,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { transcribeRecording, useFfmpeg } from "@locus/media-reader";
 import { ExtractionJob, streamedBlob, type ExtractionObserver } from "@locus/extraction-job";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 
 export interface ExtractorAudioDeps {
@@ -26,7 +26,7 @@ export interface ExtractorAudioDeps {
  * `timestamp` and `timestamp_end`. When the speech engine cannot run here, the start says so, and
  * every recording fails with that reason instead of waiting.
  */
-export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promise<Stoppable> {
+export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promise<RunningModule> {
   const ffmpeg = await useFfmpeg(deps.ffmpegPath);
   deps.logger.info(
     { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },

@@ -4,7 +4,7 @@ import type { ExtractionObserver } from "@locus/extraction-job";
 import { ExtractionPool, scanReader, type ScannedPageOptions } from "@locus/extractor-pdf";
 import type { OfficeConverter } from "@locus/office-converter";
 import type { PopplerTools } from "@locus/pdf-reader";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import { documentExtractionJob, type MacroPolicy } from "./document-extractor.ts";
 
 export interface ExtractorDocumentDeps {
@@ -34,7 +34,7 @@ export interface ExtractorDocumentDeps {
  * is missing, text formats are still read and office documents fail with `converter_unavailable`;
  * start-up says so once.
  */
-export async function startExtractorDocumentModule(deps: ExtractorDocumentDeps): Promise<Stoppable> {
+export async function startExtractorDocumentModule(deps: ExtractorDocumentDeps): Promise<RunningModule> {
   const available = await deps.converter.check();
   if (available.ok)
     deps.logger.info({ libreoffice: available.version }, "office documents are converted by LibreOffice");

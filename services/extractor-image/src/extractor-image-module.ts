@@ -2,7 +2,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import { extractImage, type ImageLimits, type OcrEngine, type OcrPassageOptions } from "@locus/ocr-reader";
 import { ExtractionJob, type ExtractionObserver } from "@locus/extraction-job";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 
 export interface ExtractorImageDeps {
   blobs: BlobStore;
@@ -24,7 +24,7 @@ export interface ExtractorImageDeps {
  * with page, line and bbox locators. An image that cannot be read fails its file with the reason;
  * the process lives on.
  */
-export async function startExtractorImageModule(deps: ExtractorImageDeps): Promise<Stoppable> {
+export async function startExtractorImageModule(deps: ExtractorImageDeps): Promise<RunningModule> {
   const job = new ExtractionJob(
     {
       blobs: deps.blobs,

@@ -2,7 +2,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { ExtractionObserver } from "@locus/extraction-job";
 import type { PopplerTools } from "@locus/pdf-reader";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import { ExtractionPool } from "./extraction-pool.ts";
 import { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";
 
@@ -24,7 +24,7 @@ export interface ExtractorPdfDeps {
   scans?: ScannedPageOptions | undefined;
 }
 
-export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<Stoppable> {
+export async function startExtractorPdfModule(deps: ExtractorPdfDeps): Promise<RunningModule> {
   const pool = new ExtractionPool({
     threads: deps.concurrency,
     pageTimeoutMs: deps.pageTimeoutMs,

@@ -3,7 +3,7 @@ import type { Bus } from "@locus/bus";
 import { useFfmpeg } from "@locus/media-reader";
 import type { OcrEngine } from "@locus/ocr-reader";
 import { ExtractionJob, streamedBlob, type ExtractionObserver } from "@locus/extraction-job";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 import { readVideo } from "./read-video.ts";
@@ -36,7 +36,7 @@ export interface ExtractorVideoDeps {
  * as a recording does: it is never `ready` with what it says missing. One without sound, or whose
  * sound is silent, is still read for what it shows.
  */
-export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<Stoppable> {
+export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<RunningModule> {
   const ffmpeg = await useFfmpeg(deps.ffmpegPath);
   deps.logger.info(
     { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },

@@ -2,7 +2,7 @@ import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { ServiceIdentity } from "@locus/http";
 import type { MetadataStore, Plan } from "@locus/metadata-store";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import type { Router } from "express";
 import { filesInternalRouter } from "./files-http.ts";
 import { FilesService } from "./files-service.ts";
@@ -44,7 +44,7 @@ export interface FilesModuleDeps {
   meaningStage?: boolean;
 }
 
-export interface FilesModule extends Stoppable {
+export interface FilesModule extends RunningModule {
   service: FilesService;
   /** Preview links (when Locus serves them) and, in the split shape, the internal interface. */
   routers: Router[];

@@ -210,7 +210,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
       const apis = apisFor(principal);
       const fileId = fileIdFor(req, apis);
       await apis.files.delete(principal.user.id, fileId);
-      res.json({ message: "File deleted", id: fileId, ...apis.mark } satisfies FileDeletedDto);
+      res.json({ message: "File deleted", id: fileId, ...apis.sandboxField } satisfies FileDeletedDto);
     })
     .all(methodNotAllowed("GET, HEAD, DELETE"));
 
@@ -228,7 +228,7 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         ...(link.originalUrl ? { original_url: link.originalUrl } : {}),
         expires_at: link.expiresAt.toISOString(),
         expires_in: link.expiresIn,
-        ...apis.mark,
+        ...apis.sandboxField,
       } satisfies PreviewUrlDto);
     })
     .all(methodNotAllowed("GET, HEAD"));

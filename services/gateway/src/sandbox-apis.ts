@@ -33,8 +33,11 @@ export interface GatewayApis {
   search: SearchApi;
   /** A file id accepted besides UUIDs: the sandbox's example id, which is not one (the docs say so). */
   exampleFileId: string | null;
-  /** Added to the answers the gateway builds itself (a deletion, a preview link): the sandbox's mark. */
-  mark: { sandbox?: true };
+  /**
+   * Spread into the answers the gateway builds itself (a deletion, a preview link): `sandbox: true`
+   * for test keys, nothing for live ones.
+   */
+  sandboxField: { sandbox?: true };
 }
 
 /** The APIs for each principal, chosen once per request: test keys get the sandbox, never live data. */
@@ -42,12 +45,17 @@ export function apisChooser(
   live: { files: FilesApi; search: SearchApi },
   maxUploadBytes: number,
 ): (principal: Principal) => GatewayApis {
-  const liveApis: GatewayApis = { files: live.files, search: live.search, exampleFileId: null, mark: {} };
+  const liveApis: GatewayApis = {
+    files: live.files,
+    search: live.search,
+    exampleFileId: null,
+    sandboxField: {},
+  };
   const sandboxApis: GatewayApis = {
     files: new SandboxFilesApi(maxUploadBytes),
     search: new SandboxSearchApi(),
     exampleFileId: SANDBOX_FILE_ID,
-    mark: { sandbox: true },
+    sandboxField: { sandbox: true },
   };
   return (principal) => (principal.sandbox ? sandboxApis : liveApis);
 }

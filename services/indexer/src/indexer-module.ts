@@ -2,7 +2,7 @@ import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import { abandonFile, type Bus } from "@locus/bus";
 import type { MetadataStore } from "@locus/metadata-store";
-import type { Logger, Stoppable } from "@locus/runtime";
+import type { Logger, RunningModule } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { PassageIndexer, type IndexerObserver } from "./passage-indexer.ts";
 import type { PassageEmbedders } from "./passage-vectors.ts";
@@ -22,7 +22,7 @@ export interface IndexerDeps {
   observer?: IndexerObserver | undefined;
 }
 
-export async function startIndexerModule(deps: IndexerDeps): Promise<Stoppable> {
+export async function startIndexerModule(deps: IndexerDeps): Promise<RunningModule> {
   const indexer = new PassageIndexer(
     deps.blobs,
     deps.index,

@@ -101,8 +101,8 @@ export class SearchService implements SearchApi {
     // whether another page follows), then cut. Consecutive passages share a line, so one match
     // can surface twice: fetch extra to make up for the duplicates dropped in present().
     const offset = request.offset ?? 0;
-    const ranked = { ...request, limit: offset + request.limit + 1 };
-    const pool = Math.min(ranked.limit * 2, MAX_POOL);
+    const throughPageEnd = { ...request, limit: offset + request.limit + 1 };
+    const pool = Math.min(throughPageEnd.limit * 2, MAX_POOL);
     const page = (presented: Presented[]) => {
       const results = presented.slice(offset, offset + request.limit).map((p) => p.result);
       const next = offset + request.limit;
@@ -111,8 +111,8 @@ export class SearchService implements SearchApi {
       return { results, count: results.length, next_offset: more ? next : null };
     };
     if (request.mode === "quick") {
-      const hits = await this.keywordHits(ranked, pool);
-      return { ...page(await this.present(ranked, hits)), mode: "quick" };
+      const hits = await this.keywordHits(throughPageEnd, pool);
+      return { ...page(await this.present(throughPageEnd, hits)), mode: "quick" };
     }
     // ai mode fuses two rankings by rank, and fusion depends on how long each list is: every page
     // reads the same lengths, set by `limit` alone (never the offset), so the pages are slices of one
@@ -120,14 +120,14 @@ export class SearchService implements SearchApi {
     // let weaker vector neighbours in: to MAX_POOL, p50 at 100k passages went 42 -> 159 ms and
     // paraphrase hit@5 7/30 -> 4/30 (bench --only ai).
     const aiPool = Math.max(Math.min(request.limit * 2, 200), 50);
-    const { presented, fallbacks, vectorSource } = await this.rankAi(ranked, aiPool);
+    const { presented, fallbacks, vectorSource } = await this.rankAi(throughPageEnd, aiPool);
     const found = page(presented);
-    // The summary answers the question once, from the best results: on the first page, whose
-    // results its citations point into. Later pages carry results only.
+    // The summary answers once, on the first page, from that page's best results (at most
+    // SUMMARY_PASSAGES), so that its citations point into the results it comes with. Later pages
+    // carry results only.
     if (offset > 0) {
       return { ...found, mode: "ai", vector_source: vectorSource, ...fallbacksField(fallbacks) };
     }
-    // The summary draws on this page's results only: its citations point into them.
     const answer = await this.answer(request.q, request.userId, presented.slice(0, request.limit), fallbacks);
     return { ...found, mode: "ai", ...answer, vector_source: vectorSource, ...fallbacksField(fallbacks) };
   }

@@ -1,7 +1,7 @@
 import type { Bus } from "@locus/bus";
 import type { ServiceIdentity } from "@locus/http";
 import type { MetadataStore } from "@locus/metadata-store";
-import type { Logger, Stoppable, WebhookAddressKind } from "@locus/runtime";
+import type { Logger, RunningModule, WebhookAddressKind } from "@locus/runtime";
 import type { Router } from "express";
 import { AddressGuard, type Resolver } from "./address-guard.ts";
 import { DeliveryWorker, type DeliveryObserver } from "./delivery-worker.ts";
@@ -33,7 +33,7 @@ export interface WebhooksModuleDeps {
 /** Deliveries removed per statement, so one pass never holds a long lock. */
 const PRUNE_BATCH = 500;
 
-export interface WebhooksModule extends Stoppable {
+export interface WebhooksModule extends RunningModule {
   service: WebhooksService;
   routers: Router[];
 }
