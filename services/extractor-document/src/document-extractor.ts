@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { FileRejectedError, renditionBlobKey, type ExtractedPassage } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import { ExtractionJob, type ExtractionJobDeps, type ExtractionSummary } from "@locus/extraction-job";
-import type { ExtractionPool, ScanReader } from "@locus/extractor-pdf";
+import type { ExtractionPool, ScanReader } from "@locus/pdf-extraction";
 import { inspectOfficeDocument, type OfficeConverter } from "@locus/office-converter";
 import { readTextFile, TextReadError, type TextFormat } from "@locus/text-reader";
 

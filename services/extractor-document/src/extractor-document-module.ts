@@ -1,7 +1,7 @@
 import type { BlobStore } from "@locus/blob-store";
 import type { Bus } from "@locus/bus";
 import type { ExtractionObserver } from "@locus/extraction-job";
-import { ExtractionPool, scanReader, type ScannedPageOptions } from "@locus/extractor-pdf";
+import { ExtractionPool, scanReader, type ScannedPageOptions } from "@locus/pdf-extraction";
 import type { OfficeConverter } from "@locus/office-converter";
 import type { PopplerTools } from "@locus/pdf-reader";
 import type { Logger, RunningModule } from "@locus/runtime";

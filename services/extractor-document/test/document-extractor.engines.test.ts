@@ -12,7 +12,7 @@ import {
 } from "@locus/contracts";
 import { LocalBlobStore, readExtraction } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
-import { ExtractionPool } from "@locus/extractor-pdf";
+import { ExtractionPool } from "@locus/pdf-extraction";
 import { OfficeConverter } from "@locus/office-converter";
 import { createLogger } from "@locus/runtime";
 import { makeTextDocument, pdfPageLines } from "@locus/testing";

@@ -3,8 +3,8 @@ import type { Bus } from "@locus/bus";
 import type { ExtractionObserver } from "@locus/extraction-job";
 import type { PopplerTools } from "@locus/pdf-reader";
 import type { Logger, RunningModule } from "@locus/runtime";
-import { ExtractionPool } from "./extraction-pool.ts";
-import { pdfExtractionJob, type ScannedPageOptions } from "./pdf-extractor.ts";
+import { ExtractionPool, type ScannedPageOptions } from "@locus/pdf-extraction";
+import { pdfExtractionJob } from "./pdf-extractor.ts";
 
 export interface ExtractorPdfDeps {
   blobs: BlobStore;

@@ -1,9 +1,8 @@
 import { on } from "node:events";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import type { ExtractedPassage } from "@locus/contracts";
+import { FileRejectedError, type ExtractedPassage } from "@locus/contracts";
 import type { PdfReadError, PopplerLimits, PopplerTools, ScannedPage } from "@locus/pdf-reader";
-import { FileRejectedError } from "@locus/extraction-job";
 import type { ExtractionTask, ExtractorMessage, WarmUpTask, WorkerMessage } from "./extraction-worker.ts";
 
 export interface PoolOptions {
