@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { hashPassword, passwordProblem } from "@locus/dashboard";
-import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/gateway";
+import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/metadata-store";
 import type { KeyType, MetadataStore, Plan } from "@locus/metadata-store";
 import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
 import { FileType } from "@locus/contracts";

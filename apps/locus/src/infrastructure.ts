@@ -28,7 +28,7 @@ import {
   PocketsphinxSpeechToText,
   type SpeechToText,
 } from "@locus/speech-to-text";
-import { memoryCounters, redisCounters, type LimiterCounters } from "@locus/gateway";
+import { memoryCounters, redisCounters, type LimiterCounters } from "@locus/http";
 import { ServiceIdentity } from "@locus/http";
 import { LocusMetrics } from "@locus/metrics";
 import {

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateApiKey } from "@locus/gateway";
+import { generateApiKey } from "@locus/metadata-store";
 import { loadConfig } from "@locus/runtime";
 import { client, makePdf, pageWith, uploadAndWait, type Client } from "@locus/testing";
 import { buildLocus, type Locus } from "../src/index.ts";

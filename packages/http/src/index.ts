@@ -6,3 +6,4 @@ export * from "./service-identity.ts";
 export * from "./request-context.ts";
 export * from "./client-address.ts";
 export * from "./listed-files.ts";
+export * from "./limiter-counters.ts";

@@ -4,9 +4,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { Router, type Request, type Response } from "express";
 import { Errors, LocusError } from "@locus/contracts";
-import { clientAddress, listedFiles } from "@locus/http";
-import { generateApiKey, type LimiterCounters } from "@locus/gateway";
-import type { ApiKey, MetadataStore, Plan } from "@locus/metadata-store";
+import { clientAddress, listedFiles, type LimiterCounters } from "@locus/http";
+import { generateApiKey, type ApiKey, type MetadataStore, type Plan } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type {
   DashboardKey,

@@ -1,6 +1,6 @@
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { LocusError } from "@locus/contracts";
-import { memoryCounters, type LimiterCounters } from "@locus/gateway";
+import { memoryCounters, type LimiterCounters } from "@locus/http";
 
 export interface SignInLimits {
   /** Attempts allowed per email address in a window (default 5). */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import type { LocusError } from "@locus/contracts";
-import { redisCounters } from "@locus/gateway";
+import { redisCounters } from "@locus/http";
 import { DEFAULT_SIGNIN_LIMITS, DEFAULT_SIGNUP_LIMITS, PasswordWork, SignInLimiter } from "../src/index.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -17,7 +17,7 @@ import {
 } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
-import type { LimiterCounters } from "./limiter-counters.ts";
+import type { LimiterCounters } from "@locus/http";
 import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_NAME } from "./sandbox.ts";
 import { apisChooser, type GatewayApis } from "./sandbox-apis.ts";

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import { Errors } from "@locus/contracts";
 import type { ApiKey, ApiKeyStore, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
-import { hashApiKey, keyTypeOf } from "./api-keys.ts";
+import { hashApiKey, keyTypeOf } from "@locus/metadata-store";
 
 export interface Principal {
   user: User;

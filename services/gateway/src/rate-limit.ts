@@ -3,7 +3,7 @@ import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible"
 import { Errors } from "@locus/contracts";
 import type { Plan } from "@locus/metadata-store";
 import { principalOf } from "./authenticate.ts";
-import { memoryCounters, type LimiterCounters } from "./limiter-counters.ts";
+import { memoryCounters, type LimiterCounters } from "@locus/http";
 
 /**
  * Requests per second per account, by plan, on every endpoint. Headers follow the IETF RateLimit

@@ -8,7 +8,7 @@ import express from "express";
 import { errorHandler } from "@locus/http";
 import { createSqliteMetadataStore, type KeyType, type KyselyMetadataStore } from "@locus/metadata-store";
 import { createLogger } from "@locus/runtime";
-import { generateApiKey, hashApiKey } from "../src/api-keys.ts";
+import { generateApiKey, hashApiKey } from "@locus/metadata-store";
 import { authenticate, principalOf } from "../src/authenticate.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { KeyType } from "@locus/metadata-store";
+import type { KeyType } from "./api-key-store.ts";
 
 /** sk_live_ or sk_test_, then 32 characters of base64url (192 random bits). */
 const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{32}$/;
