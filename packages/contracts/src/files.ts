@@ -11,6 +11,19 @@ import { Locator } from "./locator.ts";
 export const FileType = z.enum(["pdf", "image", "audio", "video", "document"]);
 export type FileType = z.infer<typeof FileType>;
 
+/** The longest a file's name may be, in characters, once cleaned (cleanFileName). */
+export const MAX_NAME_LENGTH = 1024;
+
+/**
+ * Control characters never belong in a name shown back to people or put in a header; nor do the
+ * invisible direction marks and overrides, which make "invoice\u202efdp.exe" display as
+ * "invoiceexe.pdf".
+ */
+export function cleanFileName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  return name.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
+}
+
 export const FileStatus = z.enum(["pending", "processing", "ready", "failed"]);
 export type FileStatus = z.infer<typeof FileStatus>;
 

@@ -20,6 +20,24 @@ export const WEBHOOK_LIMITS = {
   deliveriesLimitDefault: 20,
 } as const;
 
+/**
+ * Why this URL can never be a webhook receiver (its scheme, credentials in it), or null when its
+ * form is fine: the check every webhooks API makes before anything else, the sandbox's included.
+ * Where the host may point (the SSRF rules) is the webhooks service's AddressGuard.
+ */
+export function webhookUrlFormProblem(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be an absolute http or https URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
+  if (url.username || url.password) return "must not carry a user name or password";
+  if (!url.hostname) return "must name a host";
+  return null;
+}
+
 export const WebhookEventType = FileEventType.describe(
   "`file.ready`: a file was processed and can be searched; `file.failed`: it could not be (see its `error`); " +
     "`file.deleted`: it was deleted (the record as it was).",

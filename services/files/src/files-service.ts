@@ -2,9 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
+  cleanFileName,
   extractionBlobKey,
   fileBlobKey,
   Errors,
+  MAX_NAME_LENGTH,
   OFFICE_MIME_TYPES,
   publicLocator,
   renditionBlobKey,
@@ -27,8 +29,6 @@ import type { OutboxRelay } from "./outbox-relay.ts";
 import type { FilesObserver } from "./status-consumer.ts";
 import { sniffKind, SNIFF_BYTES } from "./sniff-kind.ts";
 import { ByteLimit, peekStream } from "./stream-utils.ts";
-
-export const MAX_NAME_LENGTH = 1024;
 
 export interface FilesServiceOptions {
   maxUploadBytes: number;
@@ -79,16 +79,6 @@ export const processingRequest = (record: FileRecord): FileUploaded => ({
 
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 const startOfNextMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
-
-/**
- * Control characters never belong in a name shown back to people or put in a header; nor do the
- * invisible direction marks and overrides, which make "invoice\u202efdp.exe" display as
- * "invoiceexe.pdf".
- */
-export function cleanFileName(name: string): string {
-  // eslint-disable-next-line no-control-regex
-  return name.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "").trim();
-}
 
 /**
  * File records and their bytes: upload, list, read, delete, preview. Owns the record's status,

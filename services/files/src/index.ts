@@ -3,7 +3,7 @@ export type { FileListOptions, FileListPage, FilesApi, PreviewLink, UploadInput 
 export { FilesHttpClient, filesInternalRouter } from "./files-http.ts";
 export { startFilesModule, type FilesModule, type FilesModuleDeps } from "./files-module.ts";
 export type { FilesObserver } from "./status-consumer.ts";
-export { cleanFileName, FilesService, MAX_NAME_LENGTH, processingRequest } from "./files-service.ts";
+export { FilesService, processingRequest } from "./files-service.ts";
 export { sniffKind } from "./sniff-kind.ts";
 export {
   BlobStorePreviewLinks,

@@ -1,4 +1,5 @@
 import {
+  MAX_NAME_LENGTH,
   apiJsonSchemas,
   apiSchemaRef,
   METADATA_LIMITS,
@@ -6,7 +7,6 @@ import {
   SEARCH_LIMITS,
   type ApiSchemaName,
 } from "@locus/contracts";
-import { MAX_NAME_LENGTH } from "@locus/files";
 import { LIST_LIMITS } from "./validation.ts";
 import { webhookPaths } from "./openapi-webhooks.ts";
 

@@ -1,13 +1,13 @@
 import {
+  cleanFileName,
   Errors,
+  MAX_NAME_LENGTH,
   PREVIEW_TTL_SECONDS,
   type FilePassagesDto,
   type FileRecordDto,
   type SearchResponseDto,
 } from "@locus/contracts";
 import {
-  cleanFileName,
-  MAX_NAME_LENGTH,
   sniffKind,
   type FileListOptions,
   type FileListPage,

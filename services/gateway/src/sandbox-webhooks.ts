@@ -1,5 +1,6 @@
 import {
   Errors,
+  webhookUrlFormProblem,
   type WebhookDeliveryPageDto,
   type WebhookDeliverySummaryDto,
   type WebhookEndpointChangeInput,
@@ -7,7 +8,7 @@ import {
   type WebhookEndpointInput,
   type WebhookEndpointWithSecretDto,
 } from "@locus/contracts";
-import { AddressGuard, type WebhooksApi } from "@locus/webhooks";
+import type { WebhooksApi } from "@locus/webhooks";
 
 /**
  * The webhooks API of test keys: answers shaped like live ones, marked `sandbox: true`, built from
@@ -56,7 +57,7 @@ function sandboxDelivery(): WebhookDeliverySummaryDto {
 export class SandboxWebhooksApi implements WebhooksApi {
   /** Only the URL's form: a test key never causes a DNS lookup or a request. */
   urlProblem(url: string): Promise<string | null> {
-    const problem = AddressGuard.urlProblem(url);
+    const problem = webhookUrlFormProblem(url);
     return Promise.resolve(problem ? `The URL ${problem}` : null);
   }
 

@@ -116,20 +116,6 @@ export class AddressGuard {
     this.allowed = new Set<AddressKind>(["public", ...allow]);
   }
 
-  /** Why this URL can never be a receiver (scheme, credentials), or null when its form is fine. */
-  static urlProblem(raw: string): string | null {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return "must be an absolute http or https URL";
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
-    if (url.username || url.password) return "must not carry a user name or password";
-    if (!url.hostname) return "must name a host";
-    return null;
-  }
-
   /**
    * The address to connect to for `url`'s host; throws RefusedAddressError when the host does not
    * resolve, or when any of its addresses is of a kind not allowed (one bad answer is enough: a

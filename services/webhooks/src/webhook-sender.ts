@@ -2,7 +2,8 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { performance } from "node:perf_hooks";
-import { AddressGuard, RefusedAddressError, type ResolvedTarget } from "./address-guard.ts";
+import { webhookUrlFormProblem } from "@locus/contracts";
+import { RefusedAddressError, type AddressGuard, type ResolvedTarget } from "./address-guard.ts";
 
 /** How one attempt ended: the receiver's status (null when none came), and why it failed. */
 export interface SendResult {
@@ -30,7 +31,7 @@ export class WebhookSender {
   async send(rawUrl: string, body: string, headers: Record<string, string>): Promise<SendResult> {
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
-    const problem = AddressGuard.urlProblem(rawUrl);
+    const problem = webhookUrlFormProblem(rawUrl);
     if (problem) return { ok: false, statusCode: null, error: `The URL ${problem}.`, durationMs: took() };
     const url = new URL(rawUrl);
     let target: ResolvedTarget;

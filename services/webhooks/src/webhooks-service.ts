@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   Errors,
   WEBHOOK_LIMITS,
+  webhookUrlFormProblem,
   type WebhookDeliveryPageDto,
   type WebhookDeliverySummaryDto,
   type WebhookEndpointChangeInput,
@@ -10,7 +11,7 @@ import {
   type WebhookEndpointWithSecretDto,
 } from "@locus/contracts";
 import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from "@locus/metadata-store";
-import { AddressGuard, RefusedAddressError } from "./address-guard.ts";
+import { RefusedAddressError, type AddressGuard } from "./address-guard.ts";
 import { newWebhookSecret } from "./signing.ts";
 import type { WebhooksApi } from "./webhooks-api.ts";
 
@@ -56,7 +57,7 @@ export class WebhooksService implements WebhooksApi {
   ) {}
 
   async urlProblem(url: string): Promise<string | null> {
-    const form = AddressGuard.urlProblem(url);
+    const form = webhookUrlFormProblem(url);
     if (form) return `The URL ${form}`;
     try {
       await this.guard.check(new URL(url));

@@ -1,3 +1,4 @@
+import { webhookUrlFormProblem } from "@locus/contracts";
 import { loadConfig } from "@locus/runtime";
 import { AddressGuard, addressKind, RefusedAddressError } from "../src/address-guard.ts";
 
@@ -85,11 +86,11 @@ describe("webhook address guard", () => {
   });
 
   it("refuses URLs that are not http(s) or carry credentials", () => {
-    expect(AddressGuard.urlProblem("https://hooks.example.com/x?token=1")).toBeNull();
-    expect(AddressGuard.urlProblem("ftp://example.com/")).toMatch(/http or https/);
-    expect(AddressGuard.urlProblem("file:///etc/passwd")).toMatch(/http or https/);
-    expect(AddressGuard.urlProblem("https://user:pw@example.com/")).toMatch(/user name or password/);
-    expect(AddressGuard.urlProblem("not a url")).toMatch(/absolute/);
+    expect(webhookUrlFormProblem("https://hooks.example.com/x?token=1")).toBeNull();
+    expect(webhookUrlFormProblem("ftp://example.com/")).toMatch(/http or https/);
+    expect(webhookUrlFormProblem("file:///etc/passwd")).toMatch(/http or https/);
+    expect(webhookUrlFormProblem("https://user:pw@example.com/")).toMatch(/user name or password/);
+    expect(webhookUrlFormProblem("not a url")).toMatch(/absolute/);
   });
 
   it("reads LOCUS_WEBHOOK_ALLOW_ADDRESSES: none by default, a comma list, unknown kinds refused", () => {
