@@ -223,7 +223,7 @@ export function moduleDescriptors(
           embedders: config.meaningStage ? {} : await infra.embedders("indexing"),
           bus: await infra.messageBus(),
           logger: log("indexer"),
-          store: await infra.metadataStore(),
+          files: await infra.metadataStore(),
           maxAttempts: config.maxAttempts,
           heartbeatMs,
           observer: infra.metrics,

@@ -75,17 +75,26 @@ export interface FilePage {
   nextCursor: string | null;
 }
 
+/**
+ * What other services may read of the files aggregate, which the files service alone writes: the
+ * indexer asks whether a file still exists, search joins its hits to their files. A shared read
+ * model, on purpose (docs/decisions/008-file-records-read-model.md).
+ */
+export interface FileRecordReader {
+  /** Any user's file: for workers that act on messages, never for request handlers. */
+  getFileById(fileId: string): Promise<FileRecord | null>;
+  /** The user's files among `fileIds` (others' and missing ones left out), in no order. */
+  getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]>;
+}
+
 /** The files aggregate: the record of every uploaded file and how far its processing got. */
-export interface FileStore {
+export interface FileStore extends FileRecordReader {
   /**
    * Records a new file, with the bus messages its creation calls for (`outbox`, see OutboxStore),
    * in one transaction: both are stored or neither.
    */
   createFile(record: FileRecord, outbox?: readonly NewOutboxEntry[]): Promise<void>;
   getFile(userId: string, fileId: string): Promise<FileRecord | null>;
-  /** Any user's file: for workers that act on messages, never for request handlers. */
-  getFileById(fileId: string): Promise<FileRecord | null>;
-  getFiles(userId: string, fileIds: readonly string[]): Promise<FileRecord[]>;
   /** Newest first; with a filter, only the files that pass it (the cursor pages within the same filter). */
   listFiles(
     userId: string,

@@ -14,6 +14,7 @@ export type {
   FileExpectation,
   FilePage,
   FileRecord,
+  FileRecordReader,
   FileStore,
   FileUpdate,
 } from "./file-store.ts";

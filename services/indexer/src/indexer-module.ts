@@ -1,7 +1,7 @@
 import { CONSUMER_GROUPS } from "@locus/contracts";
 import type { BlobStore } from "@locus/blob-store";
 import { abandonFile, type Bus } from "@locus/bus";
-import type { MetadataStore } from "@locus/metadata-store";
+import type { FileRecordReader } from "@locus/metadata-store";
 import type { Logger, RunningModule } from "@locus/runtime";
 import type { SearchIndex } from "@locus/search-index";
 import { PassageIndexer, type IndexerObserver } from "./passage-indexer.ts";
@@ -14,7 +14,7 @@ export interface IndexerDeps {
   bus: Bus;
   logger: Logger;
   /** File records: a file deleted while it was processed is not indexed. */
-  store: Pick<MetadataStore, "getFileById">;
+  files: FileRecordReader;
   maxAttempts: number;
   /** How often a file being indexed says it is alive (embedding a large file can take minutes). */
   heartbeatMs?: number | undefined;
@@ -29,7 +29,7 @@ export async function startIndexerModule(deps: IndexerDeps): Promise<RunningModu
     deps.embedders,
     deps.bus,
     deps.logger,
-    deps.store,
+    deps.files,
     deps.heartbeatMs,
     deps.observer,
   );

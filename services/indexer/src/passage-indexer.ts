@@ -8,7 +8,7 @@ import {
 } from "@locus/contracts";
 import { readExtraction, type BlobStore } from "@locus/blob-store";
 import { giveUpOnFile, startHeartbeat, type Bus, type Delivery } from "@locus/bus";
-import type { FileRecord, MetadataStore } from "@locus/metadata-store";
+import type { FileRecord, FileRecordReader } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { FileAttributes, SearchIndex } from "@locus/search-index";
 import { Attr, inSpan } from "@locus/telemetry";
@@ -42,14 +42,14 @@ export class PassageIndexer {
     private readonly embedders: PassageEmbedders,
     private readonly bus: Bus,
     private readonly logger: Logger,
-    private readonly store: Pick<MetadataStore, "getFileById">,
+    private readonly files: FileRecordReader,
     private readonly heartbeatMs?: number,
     private readonly observer?: IndexerObserver,
   ) {}
 
   /** The file's record while it still exists (and is the same user's); null once it is gone. */
   private async liveRecord(fileId: string, userId: string) {
-    const record = await this.store.getFileById(fileId);
+    const record = await this.files.getFileById(fileId);
     return record !== null && record.userId === userId ? record : null;
   }
 

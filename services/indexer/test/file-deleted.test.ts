@@ -37,7 +37,7 @@ beforeAll(async () => {
     embedders: { local: new LocalEmbedder(await loadWordVectors()) },
     bus,
     logger,
-    store,
+    files: store,
     maxAttempts: 1,
   });
 });

@@ -56,7 +56,7 @@ export function fuse(
  * ai mode's ranking: the keyword (BM25) hits, the question's nearest passages by vector (those
  * below the engine's floor left out) and the keyword hits that hold every word of the query, fused
  * by reciprocal rank with the engine's weight on the vectors (VectorMatching: each engine's are set
- * on development questions). SearchService ranks with it, and bench/ai-tune.ts measures it, so the
+ * on development questions). SearchService ranks with it, and bench/ai/ai-tune.ts measures it, so the
  * tuning figure is the product's.
  *
  * The third list is what a user who types a few exact words in ai mode expects: the passage that

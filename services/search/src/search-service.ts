@@ -11,7 +11,7 @@ import {
 } from "@locus/contracts";
 import { dot, EmbedderError, type Embedder } from "@locus/embedder";
 import { queryStems, sentenceSpans, toCodePoints } from "@locus/passages";
-import type { FileRecord, FileStore } from "@locus/metadata-store";
+import type { FileRecord, FileRecordReader } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import { Attr, inSpan } from "@locus/telemetry";
 import type { PassageHit, SearchIndex, VectorSlot } from "@locus/search-index";
@@ -91,7 +91,7 @@ interface Presented {
 export class SearchService implements SearchApi {
   constructor(
     private readonly index: SearchIndex,
-    private readonly store: FileStore,
+    private readonly files: FileRecordReader,
     private readonly ai: AiEngines,
     private readonly logger?: Logger,
   ) {}
@@ -338,7 +338,7 @@ export class SearchService implements SearchApi {
     const entries = ranked.map((r) => ("hit" in r ? r : { hit: r, score: r.score }));
     const files = new Map<string, FileRecord>(
       (
-        await this.store.getFiles(
+        await this.files.getFiles(
           request.userId,
           entries.map((e) => e.hit.fileId),
         )
