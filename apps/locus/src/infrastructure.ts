@@ -91,6 +91,7 @@ export class Infrastructure {
   private noticesChecked?: { at: number; notices: Promise<string[]> };
   private converter?: OfficeConverter;
   private cpu?: FairScheduler;
+  private speech?: SpeechToText;
 
   /** This process's metrics: every module reports to them, /metrics serves them. */
   readonly metrics = new LocusMetrics();
@@ -185,10 +186,12 @@ export class Infrastructure {
 
   /**
    * The configured speech-to-text engine (checked by the audio extractor when it starts), timing
-   * each chunk for metrics.
+   * each chunk for metrics: one per process, which the audio and video extractors and the
+   * dashboard's notices share.
    */
   speechToText(): SpeechToText {
-    return new ObservedSpeechToText(this.speechEngine(), this.metrics, this.config.speech.engine);
+    this.speech ??= new ObservedSpeechToText(this.speechEngine(), this.metrics, this.config.speech.engine);
+    return this.speech;
   }
 
   private speechEngine(): SpeechToText {
