@@ -144,6 +144,10 @@ it("ends the extraction when storing it fails midway: the extractor's decoder or
     }),
   ).rejects.toThrow("the storage went away");
   await bus.close();
+  // The stream's close reaches the extraction a moment after the store's error reaches the job.
+  for (let waited = 0; !ended && waited < 2000; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   expect(ended).toBe(true);
 });
 
