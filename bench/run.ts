@@ -7,15 +7,13 @@
  */
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { benchAiAnswers, DEFAULT_AI_ANSWERS_OPTIONS, type AiAnswersResult } from "./ai-answers.ts";
-import { benchAiSearch, DEFAULT_AI_OPTIONS, type AiBenchResult } from "./ai-search.ts";
-import { cleanupAll, shutDown } from "./cleanup.ts";
-import { benchDocuments, DEFAULT_DOCUMENTS_OPTIONS, type DocumentsBenchResult } from "./documents.ts";
+import { benchAiAnswers, DEFAULT_AI_ANSWERS_OPTIONS, type AiAnswersResult } from "./ai/ai-answers.ts";
+import { benchAiSearch, DEFAULT_AI_OPTIONS, type AiBenchResult } from "./ai/ai-search.ts";
 import {
-  benchDocumentsQuality,
-  DEFAULT_DOCUMENTS_QUALITY_OPTIONS,
-  type DocumentsQualityResult,
-} from "./documents-quality.ts";
+  benchDocuments,
+  DEFAULT_DOCUMENTS_OPTIONS,
+  type DocumentsBenchResult,
+} from "./documents/documents.ts";
 import {
   benchElasticsearch,
   DEFAULT_ES_OPTIONS,
@@ -23,36 +21,38 @@ import {
   esSummary,
   writeEsReport,
   type EsBenchOptions,
-} from "./elasticsearch.ts";
-import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media.ts";
-import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr.ts";
-import { benchParity } from "./parity.ts";
-import { benchSplitAi } from "./split-ai.ts";
+} from "./elasticsearch/elasticsearch.ts";
+import { cleanupAll, shutDown } from "./harness/cleanup.ts";
+import { machine } from "./harness/machine.ts";
+import type { Section } from "./harness/targets.ts";
+import { benchMedia, DEFAULT_MEDIA_OPTIONS, type MediaBenchResult } from "./media/media.ts";
+import { benchOcr, DEFAULT_OCR_OPTIONS, type OcrBenchResult } from "./ocr/ocr.ts";
 import {
   benchPdfIngestion,
   DEFAULT_PDF_OPTIONS,
   type PdfBenchResult,
   type PdfEngine,
-} from "./pdf-ingestion.ts";
-import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality.ts";
-import { targetSummaryLines, withOrigins } from "./provenance.ts";
+} from "./pdf/pdf-ingestion.ts";
 import {
-  carryOver,
-  evaluateTargets,
-  machine,
-  reportTargets,
-  writeReport,
-  type Report,
-  type Section,
-} from "./report.ts";
-import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search-latency.ts";
+  benchDocumentsQuality,
+  DEFAULT_DOCUMENTS_QUALITY_OPTIONS,
+  type DocumentsQualityResult,
+} from "./quality/documents-quality.ts";
+import { benchQuality, DEFAULT_QUALITY_OPTIONS, type QualityBenchResult } from "./quality/quality.ts";
+import { targetSummaryLines, withOrigins } from "./reporting/provenance.ts";
+import type { Report } from "./reporting/report.ts";
+import { evaluateTargets } from "./reporting/report-targets.ts";
+import { carryOver, reportTargets, writeReport } from "./reporting/report-writer.ts";
+import { benchSearchSize, DEFAULT_SEARCH_OPTIONS, type SearchSizeResult } from "./search/search-latency.ts";
+import { benchParity } from "./split/parity.ts";
+import { benchSplitAi } from "./split/split-ai.ts";
 import {
   benchSplitIngestion,
   benchSplitSearch,
   compareWithAllInOne,
   DEFAULT_SPLIT_OPTIONS,
   emptySplitResult,
-} from "./split.ts";
+} from "./split/split.ts";
 
 const ES_TIMEOUT_MIN = 360;
 const USAGE = `Usage: pnpm bench [options]

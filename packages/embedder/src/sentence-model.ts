@@ -48,8 +48,8 @@ export const SENTENCE_MODEL = {
   pooling: "mean",
   licence: "Apache-2.0",
   /**
-   * Set on the development questions only (bench/ai-tune.ts --set dev, 30 paraphrases among
-   * 100,000 real-text passages; bench/ai-answers.ts --set dev, 20 + 8 questions on real manuals).
+   * Set on the development questions only (bench/ai/ai-tune.ts --set dev, 30 paraphrases among
+   * 100,000 real-text passages; bench/ai/ai-answers.ts --set dev, 20 + 8 questions on real manuals).
    * Floor: the dev answers' cosines start at 0.34, and 99% of unrelated pairs are below 0.32.
    * Weight: the keyword list's first hits are often dictionary entries sharing a word with the
    * question; hit@5 of the paraphrases was 9/30 with equal weights, 17 at 2, 22 at 3, 23 at 4

@@ -5,7 +5,7 @@
  * question has one right answer. Used by the ai-mode tests and by `pnpm bench`.
  *
  * Two sets of thirty, on sixty different topics: PARAPHRASES_DEV, to tune ai mode's ranking on
- * (bench/ai-tune.ts), and PARAPHRASES, the test set, whose figures are the ones reported. The
+ * (bench/ai/ai-tune.ts), and PARAPHRASES, the test set, whose figures are the ones reported. The
  * test set once chose today's constants; from now on nothing is tuned on it.
  */
 export interface Paraphrase {

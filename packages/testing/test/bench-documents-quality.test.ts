@@ -5,8 +5,8 @@ import {
   documentLineHit,
   documentLinesAway,
   type DocumentQualityFixtures,
-} from "../../../bench/documents-quality-truth.ts";
-import { tokensOf } from "../../../bench/quality-truth.ts";
+} from "../../../bench/quality/documents-quality-truth.ts";
+import { tokensOf } from "../../../bench/quality/quality-truth.ts";
 
 /**
  * The line queries of `pnpm bench --only documents-quality` (bench/fixtures/documents/queries.json):

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inspectOfficeDocument } from "../../office-converter/src/index.ts";
-import { withPeakRss } from "../../../bench/process-memory.ts";
+import { withPeakRss } from "../../../bench/harness/process-memory.ts";
 
 /**
  * The real office documents of `pnpm bench --only documents` (bench/fixtures/documents): each is
@@ -51,7 +51,7 @@ function holder(mb: number) {
   return { ready, end: () => (child.stdin.end(), ended) };
 }
 
-describe("withPeakRss (bench/process-memory.ts)", () => {
+describe("withPeakRss (bench/harness/process-memory.ts)", () => {
   test("counts the processes started during the step and leaves out those already running", async () => {
     const before = holder(300);
     await before.ready;

@@ -5,11 +5,12 @@ import {
   targetRows,
   targetSummaryLines,
   withOrigins,
-} from "../../../bench/provenance.ts";
-import type { Report, Target } from "../../../bench/report.ts";
+} from "../../../bench/reporting/provenance.ts";
+import type { Report } from "../../../bench/reporting/report.ts";
+import type { Target } from "../../../bench/harness/targets.ts";
 
 /**
- * `pnpm bench --only pdf` keeps the other sections of the last report (bench/provenance.ts): they
+ * `pnpm bench --only pdf` keeps the other sections of the last report (bench/reporting/provenance.ts): they
  * must say when and at which commit they were measured, and their targets get no verdict.
  */
 const figures = (what: string) => ({ what }) as never;

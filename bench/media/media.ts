@@ -1,0 +1,249 @@
+import { readFile } from "node:fs/promises";
+import type { ExtractedPassage } from "@locus/contracts";
+import { join } from "node:path";
+import { FIXTURES_DIR } from "../harness/paths.ts";
+import { buildVocabulary, rng } from "../corpus/corpus.ts";
+import {
+  client,
+  createUserWithKey,
+  encodeAudio,
+  makeTextImage,
+  makeVideo,
+  createOcrEngine,
+  type OcrEngine,
+  PocketsphinxSpeechToText,
+  readVideo,
+  recording,
+  speak,
+  transcribeRecording,
+  transcriptOf,
+} from "../harness/deps.ts";
+import { since, withServer, withTempDir } from "../harness/harness.ts";
+import { ingest } from "../pdf/pdf-ingestion.ts";
+import { median, round } from "../harness/stats.ts";
+
+/**
+ * Media figures: the speech engine's real-time factor (processing seconds per second of audio,
+ * through the whole pipeline: ffmpeg decode, chunks at pauses, pocketsphinx), its word error rate
+ * on a real human recording and on synthetic speech, a 10-minute recording through the server, and
+ * video frames read by OCR per second.
+ */
+export interface MediaBenchOptions {
+  /** Sentences of synthetic speech in the real-time-factor recording (~5 s each with pauses). */
+  sentences: number;
+  rounds: number;
+  /** Length of the recording sent through the server. */
+  longRecordingMinutes: number;
+  /** Slides of the video, 5 s each. */
+  videoSlides: number;
+}
+
+export const DEFAULT_MEDIA_OPTIONS: MediaBenchOptions = {
+  sentences: 12,
+  rounds: 3,
+  longRecordingMinutes: 10,
+  videoSlides: 12,
+};
+
+export interface WerResult {
+  recording: string;
+  reference: string;
+  hypothesis: string;
+  words: number;
+  errors: number;
+  /** (substitutions + deletions + insertions) / reference words. */
+  wer: number;
+}
+
+export interface MediaBenchResult {
+  speech: {
+    engine: string;
+    audioS: number;
+    rounds: { ms: number; rtf: number }[];
+    medianRtf: number;
+    /** Why the OpenAI-compatible engine has no figure here. */
+    openai: string;
+  };
+  wer: WerResult[];
+  longRecording: { audioS: number; serverReadyMs: number; passages: number };
+  video: { seconds: number; framesRead: number; ms: number; framesPerSecond: number; realTimeFactor: number };
+}
+
+const FIXTURES = FIXTURES_DIR;
+/** What is said in fixtures/alsa-speaker-test.wav. */
+export const HUMAN_REFERENCE =
+  "front center front left front right rear center rear left rear right side left side right";
+
+const words = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}' ]+/gu, " ")
+    .split(/\s+/)
+    .filter(Boolean);
+
+/** Word-level edit distance: substitutions, deletions and insertions to turn `hyp` into `ref`. */
+export function wordErrors(reference: string, hypothesis: string): { words: number; errors: number } {
+  const r = words(reference);
+  const h = words(hypothesis);
+  let prev = Array.from({ length: h.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= r.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= h.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return { words: r.length, errors: prev[h.length]! };
+}
+
+function sentences(seed: number, count: number): string[] {
+  const vocab = buildVocabulary(300).words.slice(0, 300);
+  const random = rng(seed);
+  return Array.from({ length: count }, () => {
+    const n = 8 + Math.floor(random() * 6);
+    return Array.from({ length: n }, () => vocab[Math.floor(random() * vocab.length)]!).join(" ") + ".";
+  });
+}
+
+async function spoken(texts: string[], pauseS: number): Promise<Buffer> {
+  const parts: (Buffer | number)[] = [];
+  for (const text of texts) parts.push(await speak(text), pauseS);
+  return recording(parts);
+}
+
+async function transcript(
+  audio: Buffer,
+  speech: PocketsphinxSpeechToText,
+): Promise<{ text: string; ms: number }> {
+  const started = performance.now();
+  const passages: ExtractedPassage[] = [];
+  const quiet = { warn: () => undefined };
+  for await (const p of transcribeRecording(
+    audio,
+    "audio/wav",
+    { speech, logger: quiet, maxDurationS: 86_400 },
+    () => undefined,
+  ))
+    passages.push(p);
+  // Passages overlap by a couple of seconds: each word said once.
+  return { text: transcriptOf(passages), ms: since(started) };
+}
+
+export async function benchMedia(
+  options: MediaBenchOptions,
+  log: (line: string) => void,
+): Promise<MediaBenchResult> {
+  const speech = new PocketsphinxSpeechToText();
+  await speech.check();
+
+  // Real-time factor through the whole pipeline.
+  const texts = sentences(31, options.sentences);
+  const audio = await spoken(texts, 1);
+  const audioS = (audio.length - 44) / 32_000;
+  const rounds: { ms: number; rtf: number }[] = [];
+  let synthetic = "";
+  for (let r = 0; r < options.rounds; r++) {
+    const { text, ms } = await transcript(audio, speech);
+    synthetic = text;
+    rounds.push({ ms: round(ms), rtf: Math.round((ms / 1000 / audioS) * 1000) / 1000 });
+    log(`media: pocketsphinx, ${round(audioS)} s of speech in ${round(ms)} ms`);
+  }
+
+  // Word error rates: a real human voice (the fixture) and the synthetic speech above.
+  const human = await readFile(join(FIXTURES, "alsa-speaker-test.wav"));
+  const heard = await transcript(human, speech);
+  const wer = [
+    {
+      recording: "human voice (fixtures/alsa-speaker-test.wav)",
+      reference: HUMAN_REFERENCE,
+      hypothesis: heard.text,
+    },
+    { recording: "flite synthetic voice (slt)", reference: texts.join(" "), hypothesis: synthetic },
+  ].map((w) => {
+    const e = wordErrors(w.reference, w.hypothesis);
+    return { ...w, ...e, wer: Math.round((e.errors / e.words) * 1000) / 1000 };
+  });
+  for (const w of wer) log(`media: WER ${w.recording}: ${w.errors}/${w.words}`);
+
+  // A long recording through the running server, upload to ready.
+  // Sentences until the recording is at least as long as asked (their lengths vary).
+  const longParts: (Buffer | number)[] = [];
+  let longSoFar = 0;
+  for (let i = 0; longSoFar < options.longRecordingMinutes * 60; i++) {
+    const [text] = sentences(1000 + i, 1);
+    const part = await speak(text ?? "");
+    longParts.push(part, 1);
+    longSoFar += (part.length - 44) / 32_000 + 1;
+  }
+  const long = recording(longParts);
+  const longS = (long.length - 44) / 32_000;
+  const mp3 = await encodeAudio(long, "mp3");
+  const longRecording = await withTempDir("locus-bench-media-", (dir) =>
+    withServer(dir, {}, async (server) => {
+      const { key } = await createUserWithKey(server.dataDir, { plan: "pro" });
+      const c = client(server.baseUrl, key);
+      const run = await ingest(c, mp3, "long.mp3", 500, 30 * 60_000);
+      log(`media: ${round(longS)} s recording ready in ${run.serverReadyMs} ms (server clock)`);
+      return { audioS: round(longS), serverReadyMs: run.serverReadyMs, passages: run.passageCount };
+    }),
+  );
+
+  // Video frames read by OCR: a silent slide video, through the video extractor's reading.
+  const slides = await Promise.all(
+    Array.from({ length: options.videoSlides }, async (_, i) => ({
+      image: (await makeTextImage({ lines: sentences(500 + i, 4), width: 1280, height: 720, fontPx: 30 }))
+        .data,
+      seconds: 5,
+    })),
+  );
+  const video = await makeVideo({ slides, format: "mp4", width: 1280, height: 720 });
+  // The engine the server chooses by default: the tesseract command when installed, else tesseract.js.
+  const engine = createOcrEngine({ languages: ["eng"], workers: 2 });
+  let framesRead = 0;
+  const counting = Object.assign(Object.create(engine) as OcrEngine, {
+    recognize: (image: Buffer) => {
+      framesRead += 1;
+      return engine.recognize(image);
+    },
+  });
+  const started = performance.now();
+  try {
+    const reading = readVideo(
+      video,
+      "video/mp4",
+      {
+        speech,
+        engine: counting,
+        logger: { warn: () => undefined },
+        maxDurationS: 86_400,
+        minConfidence: 0.5,
+      },
+      () => undefined,
+    );
+    for await (const passage of reading) void passage;
+  } finally {
+    await engine.close();
+  }
+  const ms = since(started);
+  const seconds = options.videoSlides * 5;
+  log(`media: ${seconds} s video, ${framesRead} frames read in ${round(ms)} ms`);
+  return {
+    speech: {
+      engine: "pocketsphinx (Debian 0.8+5prealpha, en-us)",
+      audioS: round(audioS),
+      rounds,
+      medianRtf: median(rounds.map((r) => r.rtf)),
+      openai:
+        "not measured: it depends on the server it calls (no OpenAI-compatible transcription server can run on this machine; the tests use a local stand-in that answers at once)",
+    },
+    wer,
+    longRecording,
+    video: {
+      seconds,
+      framesRead,
+      ms: round(ms),
+      framesPerSecond: Math.round((framesRead / (ms / 1000)) * 100) / 100,
+      realTimeFactor: Math.round((ms / 1000 / seconds) * 1000) / 1000,
+    },
+  };
+}
