@@ -7,6 +7,8 @@ import { fileBlobKey, type FileStages } from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus } from "@locus/bus";
 import { createLogger } from "@locus/runtime";
+// The helper alone: the package's index loads every factory and server into this unit suite.
+import { pollUntil } from "@locus/testing/polling";
 import { ExtractionJob, FileRejectedError, streamedBlob } from "../src/index.ts";
 
 const logger = createLogger("test", "silent");
@@ -145,10 +147,12 @@ it("ends the extraction when storing it fails midway: the extractor's decoder or
   ).rejects.toThrow("the storage went away");
   await bus.close();
   // The stream's close reaches the extraction a moment after the store's error reaches the job.
-  for (let waited = 0; !ended && waited < 2000; waited += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  expect(ended).toBe(true);
+  expect(
+    await pollUntil(
+      () => ended,
+      (value) => value,
+    ),
+  ).toBe(true);
 });
 
 it("tells its observer what each extracted file held, and fails a refused file with its stages so far", async () => {

@@ -1,21 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { recording, speak } from "@locus/testing";
+import { pollUntil, recording, speak } from "@locus/testing";
 import { PocketsphinxSpeechToText, type SpeechSegment, type SpeechToText } from "@locus/speech-to-text";
 import type { ExtractedPassage } from "@locus/contracts";
 import { CHUNK_ATTEMPTS, MediaReadError, transcribeRecording, transcriptOf } from "../src/index.ts";
 
 const quiet = { warn: () => undefined };
 
-/** The ffmpeg processes this test process started that still run, waited for up to two seconds. */
-async function ffmpegChildren(): Promise<string[]> {
-  let names: string[] = [];
-  for (let waited = 0; waited <= 2000; waited += 100) {
-    const ps = execFileSync("ps", ["-o", "comm=", "--ppid", String(process.pid)], { encoding: "utf8" });
-    names = ps.split("\n").filter((name) => name.includes("ffmpeg"));
-    if (names.length === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return names;
+/** The ffmpeg processes this test process started that still run. */
+function ffmpegChildren(): string[] {
+  const ps = execFileSync("ps", ["-o", "comm=", "--ppid", String(process.pid)], { encoding: "utf8" });
+  return ps.split("\n").filter((name) => name.includes("ffmpeg"));
 }
 
 async function run(audio: Buffer, speech: SpeechToText) {
@@ -106,6 +100,6 @@ describe("transcribeRecording (real ffmpeg and pocketsphinx)", () => {
     );
     expect(calls).toBe(1 + CHUNK_ATTEMPTS);
     // The decoder ended with the recording: it was left waiting on its pipe before.
-    expect(await ffmpegChildren()).toEqual([]);
+    expect(await pollUntil(ffmpegChildren, (names) => names.length === 0, { everyMs: 100 })).toEqual([]);
   }, 30_000);
 });

@@ -18,3 +18,4 @@ export * from "./prometheus.ts";
 export * from "./otlp-receiver.ts";
 export * from "./office-factory.ts";
 export * from "./hostile-documents.ts";
+export * from "./polling.ts";
