@@ -9,6 +9,7 @@ import {
   MAX_UPLOAD_BYTES_DEFAULT,
   MEDIA_FILE_TARGETS,
   OCR_RECOGNISER_MB,
+  OCR_TARGETS,
   OFFICE_CONVERSION_MB,
   OFFICE_CONVERSION_TARGETS,
   OFFICE_TMP_EXTRA,
@@ -148,11 +149,7 @@ export function checkWorkloads(
           }
           // The recognisers are shared by the image extractor, the video one's frames and the
           // scanned pages of PDFs (the PDF extractor's and office documents'): counted once.
-          if (
-            runs("extractor-image") ||
-            runs("extractor-video") ||
-            (PDF_READING_TARGETS.some(runs) && env.LOCUS_PDF_OCR !== "false")
-          ) {
+          if (OCR_TARGETS.some(runs) || (PDF_READING_TARGETS.some(runs) && env.LOCUS_PDF_OCR !== "false")) {
             // Unset or empty: Locus takes its default, which follows the node, not the limit.
             const set = env.LOCUS_OCR_WORKERS?.trim() ? Number(env.LOCUS_OCR_WORKERS) : undefined;
             heaps += (set ?? OCR_WORKERS_DEFAULT_MAX) * OCR_RECOGNISER_MB;

@@ -1,6 +1,7 @@
 // What Locus expects of a deployment: targets, queues, memory and /tmp figures, image env, config rules.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { EXTRACTOR_TARGETS, extractorTargetsRunning } from "../../packages/contracts/src/kinds.ts";
 import { ConfigError, loadConfig, TARGETS } from "../../packages/runtime/src/config.ts";
 
 const repoFile = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
@@ -34,16 +35,13 @@ export function requiredTargets(envs: Iterable<Record<string, string>>): string[
   return meaningStage ? [...REQUIRED_TARGETS, "encoder"] : [...REQUIRED_TARGETS];
 }
 
-/** Consumer groups, hence RabbitMQ queue names (services/<target>/src/*-module.ts). */
-export const QUEUE_GROUPS: Record<string, string> = {
-  "extractor-pdf": "extractor-pdf",
-  "extractor-image": "extractor-image",
-  "extractor-audio": "extractor-audio",
-  "extractor-video": "extractor-video",
-  "extractor-document": "extractor-document",
-  indexer: "indexer",
-  encoder: "encoder",
-};
+/**
+ * Consumer groups, hence RabbitMQ queue names, of the targets that work through a queue: each
+ * extractor's group is named as its target (EXTRACTORS), as are the indexer's and the encoder's.
+ */
+export const QUEUE_GROUPS: Record<string, string> = Object.fromEntries(
+  [...EXTRACTOR_TARGETS, "indexer", "encoder"].map((target) => [target, target]),
+);
 /** Targets other processes call over HTTP: each needs a Service (k8s) and a URL on the gateway. */
 export const CALLED_TARGETS: Record<string, string> = {
   files: "LOCUS_FILES_URL",
@@ -58,14 +56,7 @@ export const PDB_TARGETS = ["gateway", "files", "search"];
  * Targets scaled by KEDA on their queue (QUEUE_GROUPS): its depth (a rabbitmq trigger) and how long
  * the files started last had waited (a prometheus trigger on LAG_METRIC of their group).
  */
-export const KEDA_TARGETS = [
-  "extractor-pdf",
-  "extractor-image",
-  "extractor-audio",
-  "extractor-video",
-  "extractor-document",
-  "encoder",
-];
+export const KEDA_TARGETS: readonly string[] = [...EXTRACTOR_TARGETS, "encoder"];
 /** The metric the prometheus triggers scale on, and where Locus's metrics are declared. */
 export const LAG_METRIC = "locus_bus_consumer_lag_seconds";
 export const METRICS_SOURCE = repoFile("packages/metrics/src/metrics.ts");
@@ -97,7 +88,7 @@ export const OCR_WORKERS_DEFAULT_MAX = 4;
  */
 export const RECORDING_MB = { pocketsphinx: 150, buffers: 50 };
 /** Targets that transcribe sound, each LOCUS_EXTRACT_CONCURRENCY files at a time. */
-export const SPEECH_TARGETS = ["extractor-audio", "extractor-video"];
+export const SPEECH_TARGETS: readonly string[] = extractorTargetsRunning("speech");
 /**
  * Memory of ai search's word vectors (the local embedder, ~100 MB resident once loaded), in MB:
  * every process that embeds loads them at start, whatever LOCUS_EMBEDDER says.
@@ -121,9 +112,11 @@ export const JOB_COMMANDS: Record<string, { command: RegExp; what: string }> = {
  * with the OCR recognisers for pages without a text layer (LOCUS_PDF_OCR): the PDF extractor, and
  * the document extractor for the PDFs LibreOffice makes of office documents.
  */
-export const PDF_READING_TARGETS = ["extractor-pdf", "extractor-document"];
+export const PDF_READING_TARGETS: readonly string[] = extractorTargetsRunning("pdf");
+/** Targets that run the OCR recognisers on every file (images, a video's frames). */
+export const OCR_TARGETS: readonly string[] = extractorTargetsRunning("ocr");
 /** Targets that convert each office document in flight with a LibreOffice (soffice) process of its own. */
-export const OFFICE_CONVERSION_TARGETS = ["extractor-document"];
+export const OFFICE_CONVERSION_TARGETS: readonly string[] = extractorTargetsRunning("office");
 /**
  * Memory of one LibreOffice conversion, in MB: ~1 GiB at worst (a large spreadsheet, a
  * presentation full of pictures; measured: 240 MB resident on a 1,100-page DOCX, 500 MB two minutes
@@ -139,11 +132,11 @@ export const OFFICE_TMP_EXTRA = 32 * 2 ** 20;
  * Targets whose outgoing connections a NetworkPolicy must limit (LibreOffice parses untrusted
  * documents, which can link to other hosts): to the ports of what they run on, never plain HTTP.
  */
-export const EGRESS_LIMITED_TARGETS = ["extractor-document"];
+export const EGRESS_LIMITED_TARGETS: readonly string[] = OFFICE_CONVERSION_TARGETS;
 /** Ports an egress-limited pod must never be allowed to: plain HTTP, what linked content uses. */
 export const FORBIDDEN_EGRESS_PORTS = [80];
 /** Targets that write each file in flight whole to /tmp (os.tmpdir()) for ffmpeg. */
-export const MEDIA_FILE_TARGETS = ["extractor-audio", "extractor-video"];
+export const MEDIA_FILE_TARGETS: readonly string[] = extractorTargetsRunning("ffmpeg");
 /** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */
 export const EXTRACT_CONCURRENCY_DEFAULT = 2;
 export const MAX_UPLOAD_BYTES_DEFAULT = 100 * 2 ** 20;

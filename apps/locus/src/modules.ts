@@ -71,9 +71,9 @@ export function moduleDescriptors(
       : undefined;
   // Long work says it is alive four times per stall delay: the sweep never takes it for lost work.
   const heartbeatMs = Math.max(1000, Math.floor(config.stalledAfterMs / 4));
-  return [
-    {
-      name: "files",
+  // Every target but `all`, each once (the type says so: a target without its module does not compile).
+  const modules: { [T in Exclude<Target, "all">]: Omit<ModuleDescriptor<Target, LocusModule>, "name"> } = {
+    files: {
       dependsOn: [],
       start: async () => {
         const store = await infra.metadataStore();
@@ -104,8 +104,7 @@ export function moduleDescriptors(
         };
       },
     },
-    {
-      name: "extractor-pdf",
+    "extractor-pdf": {
       dependsOn: [],
       start: async () =>
         startExtractorPdfModule({
@@ -122,8 +121,7 @@ export function moduleDescriptors(
           scans: await pdfScans(),
         }),
     },
-    {
-      name: "extractor-document",
+    "extractor-document": {
       dependsOn: [],
       start: async () => {
         const converter = infra.officeConverter();
@@ -150,8 +148,7 @@ export function moduleDescriptors(
         });
       },
     },
-    {
-      name: "extractor-image",
+    "extractor-image": {
       dependsOn: [],
       start: async () =>
         startExtractorImageModule({
@@ -166,8 +163,7 @@ export function moduleDescriptors(
           observer: infra.metrics,
         }),
     },
-    {
-      name: "extractor-audio",
+    "extractor-audio": {
       dependsOn: [],
       start: async () => {
         const speech = infra.speechToText();
@@ -187,8 +183,7 @@ export function moduleDescriptors(
         });
       },
     },
-    {
-      name: "extractor-video",
+    "extractor-video": {
       dependsOn: [],
       start: async () => {
         const speech = infra.speechToText();
@@ -211,8 +206,7 @@ export function moduleDescriptors(
         });
       },
     },
-    {
-      name: "indexer",
+    indexer: {
       dependsOn: [],
       start: async () =>
         startIndexerModule({
@@ -229,8 +223,7 @@ export function moduleDescriptors(
           observer: infra.metrics,
         }),
     },
-    {
-      name: "encoder",
+    encoder: {
       dependsOn: [],
       start: async () =>
         config.meaningStage
@@ -244,8 +237,7 @@ export function moduleDescriptors(
             })
           : noop,
     },
-    {
-      name: "search",
+    search: {
       dependsOn: [],
       start: async () => {
         const service = new SearchService(
@@ -259,8 +251,7 @@ export function moduleDescriptors(
         return { ...noop, search, routers: identity ? [searchInternalRouter(search, identity)] : [] };
       },
     },
-    {
-      name: "webhooks",
+    webhooks: {
       dependsOn: [],
       start: async () => {
         const { webhooks: settings } = config;
@@ -279,8 +270,7 @@ export function moduleDescriptors(
         return { webhooks: module.service, routers: module.routers, stop: () => module.stop() };
       },
     },
-    {
-      name: "gateway",
+    gateway: {
       dependsOn: [],
       after: ["files", "search", "webhooks"],
       start: async (started) => {
@@ -340,22 +330,8 @@ export function moduleDescriptors(
         };
       },
     },
-    {
-      name: "all",
-      dependsOn: [
-        "files",
-        "search",
-        "extractor-pdf",
-        "extractor-image",
-        "extractor-audio",
-        "extractor-video",
-        "extractor-document",
-        "indexer",
-        "encoder",
-        "webhooks",
-        "gateway",
-      ],
-      start: () => Promise.resolve(noop),
-    },
-  ];
+  };
+  // `all`: every module above, started in this order (the gateway after what it uses).
+  const named = Object.entries(modules).map(([name, module]) => ({ name: name as Target, ...module }));
+  return [...named, { name: "all", dependsOn: named.map((m) => m.name), start: () => Promise.resolve(noop) }];
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FileFailureCodes } from "./errors.ts";
+import { FILE_KINDS } from "./kinds.ts";
 import { Locator } from "./locator.ts";
 
 /**
@@ -7,8 +8,8 @@ import { Locator } from "./locator.ts";
  * schemas (descriptions included), so a field added here is documented without another edit.
  */
 
-/** Kinds of file Locus knows. A kind is accepted for upload only while an extractor for it exists. */
-export const FileType = z.enum(["pdf", "image", "audio", "video", "document"]);
+/** Kinds of file Locus knows: those that have an extractor (EXTRACTORS). */
+export const FileType = z.enum(FILE_KINDS);
 export type FileType = z.infer<typeof FileType>;
 
 /** The longest a file's name may be, in characters, once cleaned (cleanFileName). */

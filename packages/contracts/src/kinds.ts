@@ -1,7 +1,48 @@
 import type { FileType } from "./files.ts";
 
-/** Kinds that have an extractor: only these are accepted for upload. */
-export const EXTRACTABLE_KINDS: readonly FileType[] = ["pdf", "image", "audio", "video", "document"];
+/**
+ * What an extractor runs to read its kind of file: each weighs on a deployment differently
+ * (deploy/manifest-checks sizes memory and /tmp from these).
+ * - `pdf`: a PDF reading thread per file in flight (pdf.js, Poppler), with OCR for pages without
+ *   a text layer unless LOCUS_PDF_OCR=false;
+ * - `ocr`: the OCR recognisers, on every file;
+ * - `speech`: a speech recogniser per file in flight;
+ * - `ffmpeg`: ffmpeg, on the file written whole to /tmp;
+ * - `office`: a LibreOffice process per file in flight, on untrusted documents that may link out.
+ */
+export type ExtractorEngine = "pdf" | "ocr" | "speech" | "ffmpeg" | "office";
+
+/**
+ * The one table of kinds of file and their extractors. A kind exists (FileType, and uploads of it
+ * are accepted) because it has an extractor here. Its target names the module, the process of the
+ * split shape, the bus's consumer group (and RabbitMQ queue) and the Deployment; the upload topics,
+ * consumer groups, LOCUS_TARGETS, the split launcher's ports, the all-in-one module and the
+ * deployment checks are derived from this table. Order: as FileType lists the kinds.
+ */
+export const EXTRACTORS = {
+  pdf: { target: "extractor-pdf", engines: ["pdf"] },
+  image: { target: "extractor-image", engines: ["ocr"] },
+  audio: { target: "extractor-audio", engines: ["speech", "ffmpeg"] },
+  video: { target: "extractor-video", engines: ["speech", "ffmpeg", "ocr"] },
+  document: { target: "extractor-document", engines: ["office", "pdf"] },
+} as const satisfies Record<string, { target: `extractor-${string}`; engines: readonly ExtractorEngine[] }>;
+
+export type ExtractorTarget = (typeof EXTRACTORS)[keyof typeof EXTRACTORS]["target"];
+
+/** Every kind of file, in the table's order (FileType is made of these). */
+export const FILE_KINDS = Object.keys(EXTRACTORS) as [
+  keyof typeof EXTRACTORS,
+  ...(keyof typeof EXTRACTORS)[],
+];
+
+/** Every extractor's target, in the table's order. */
+export const EXTRACTOR_TARGETS: readonly ExtractorTarget[] = Object.values(EXTRACTORS).map((e) => e.target);
+
+/** The targets whose extractor runs `engine`. */
+export const extractorTargetsRunning = (engine: ExtractorEngine): ExtractorTarget[] =>
+  Object.values(EXTRACTORS)
+    .filter((e) => (e.engines as readonly ExtractorEngine[]).includes(engine))
+    .map((e) => e.target);
 
 /** Image formats the image extractor reads, as sniffed from the bytes. */
 export const IMAGE_MIME_TYPES: ReadonlyMap<string, string> = new Map([

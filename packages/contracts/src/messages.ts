@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FileError, FileRecordDto, FileType } from "./files.ts";
+import { EXTRACTORS } from "./kinds.ts";
 
 /**
  * Every message on the bus, pinned to its payload. Consumers validate what they receive with these
@@ -96,12 +97,21 @@ export const FileEvent = z.object({
 });
 export type FileEvent = z.infer<typeof FileEvent>;
 
+/** Each kind's uploads travel on a topic of their own, which its extractor's group consumes. */
+export type UploadedTopic = `file.uploaded.${FileType}`;
+
+export function uploadedTopic(kind: FileType): UploadedTopic {
+  return `file.uploaded.${kind}`;
+}
+
+const uploadedTopics = Object.fromEntries(
+  FileType.options.map((kind) => [uploadedTopic(kind), FileUploaded]),
+) as {
+  [Kind in FileType as `file.uploaded.${Kind}`]: typeof FileUploaded;
+};
+
 export const MessageSchemas = {
-  "file.uploaded.pdf": FileUploaded,
-  "file.uploaded.image": FileUploaded,
-  "file.uploaded.audio": FileUploaded,
-  "file.uploaded.video": FileUploaded,
-  "file.uploaded.document": FileUploaded,
+  ...uploadedTopics,
   "file.progress": FileProgress,
   "file.extracted": FileExtracted,
   "file.indexed": FileIndexed,
@@ -114,8 +124,14 @@ export const MessageSchemas = {
 export type Topic = keyof typeof MessageSchemas;
 export type MessageOf<T extends Topic> = z.infer<(typeof MessageSchemas)[T]>;
 
-export function uploadedTopic(kind: FileType): Topic {
-  return `file.uploaded.${kind}`;
+/** Each extractor's group (named as its target) takes its kind's uploads. */
+function extractorGroups() {
+  return Object.fromEntries(
+    FileType.options.map((kind): [string, readonly string[]] => [
+      EXTRACTORS[kind].target,
+      [uploadedTopic(kind)],
+    ]),
+  ) as { [Kind in FileType as (typeof EXTRACTORS)[Kind]["target"]]: readonly [`file.uploaded.${Kind}`] };
 }
 
 /**
@@ -125,11 +141,7 @@ export function uploadedTopic(kind: FileType): Topic {
  */
 export const CONSUMER_GROUPS = {
   "files-status": ["file.progress", "file.indexed", "file.encoded", "file.failed"],
-  "extractor-pdf": ["file.uploaded.pdf"],
-  "extractor-image": ["file.uploaded.image"],
-  "extractor-audio": ["file.uploaded.audio"],
-  "extractor-video": ["file.uploaded.video"],
-  "extractor-document": ["file.uploaded.document"],
+  ...extractorGroups(),
   indexer: ["file.extracted", "file.deleted"],
   // The meaning stage: declared and consumed only where it runs (see meaningStageRuns).
   encoder: ["file.indexed"],

@@ -5,6 +5,7 @@ import {
   secondsBetween,
   FileRejectedError,
   type ExtractedPassage,
+  type ExtractorTarget,
   type FileStages,
   type FileType,
   type FileUploaded,
@@ -98,7 +99,7 @@ export class ExtractionJob<Data = Buffer> {
    * files at a time, failing a file after `maxAttempts` deliveries.
    */
   subscribe(
-    group: "extractor-pdf" | "extractor-image" | "extractor-audio" | "extractor-video" | "extractor-document",
+    group: ExtractorTarget,
     options: { concurrency: number; maxAttempts: number },
   ): Promise<void> {
     return this.deps.bus.subscribe(

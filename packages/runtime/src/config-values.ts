@@ -2,17 +2,15 @@
 // the schema in config.ts uses for numbers, flags, URLs, secrets, proxies, targets and languages.
 
 import { isIP } from "node:net";
+import { EXTRACTOR_TARGETS } from "@locus/contracts";
 import { z } from "zod";
 
+/** What LOCUS_TARGETS may name: everything, or a module (an extractor per kind of file: EXTRACTORS). */
 export const TARGETS = [
   "all",
   "gateway",
   "files",
-  "extractor-pdf",
-  "extractor-image",
-  "extractor-audio",
-  "extractor-video",
-  "extractor-document",
+  ...EXTRACTOR_TARGETS,
   "indexer",
   "encoder",
   "search",

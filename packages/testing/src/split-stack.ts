@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import amqp from "amqplib";
 import pg from "pg";
-import { DEFAULT_EMBEDDER, meaningStageRuns } from "@locus/runtime";
+import { DEFAULT_EMBEDDER, meaningStageRuns, splitLayout } from "@locus/runtime";
 import { spawnLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
 import { startSigningS3Server, type SigningS3Server } from "./signing-s3-server.ts";
 
@@ -21,10 +21,7 @@ export interface SplitStack extends LocusProcess {
   gatewayUrls: string[];
   /** Each service's own URL (its /healthz), by the launcher's name for it. */
   serviceUrls: Record<string, string>;
-  /**
-   * The current pid of a service (gateway, files, search, indexer, extractor-pdf[-N],
-   * extractor-image, extractor-audio, extractor-video, webhooks, extractor-document, encoder).
-   */
+  /** The current pid of a service, by the launcher's name for it (`gateway-2`, `extractor-pdf`…: splitLayout). */
   pidOf(service: string): number;
   /** kill -9 one service; the launcher starts it again after a second, as a supervisor would. */
   killService(service: string): void;
@@ -104,13 +101,16 @@ export async function startSplitStack(
   admin.destroy();
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
-  // The launcher's layout: gateway, files, search, indexer, the PDF extractors, the image, audio
-  // and video extractors, further gateways, webhooks, the document extractor, the encoder (where
-  // the meaning stage runs).
-  const workers = extractors + 3;
-  const port = await freePortBlock(4 + workers + gateways + 2);
-  const webhooksPort = port + 4 + workers + gateways - 1;
-  const documentExtractorPort = webhooksPort + 1;
+  // The launcher starts the encoder where the meaning stage runs.
+  const encodes = meaningStageRuns({
+    ai: { embedder: options.env?.LOCUS_EMBEDDER ?? DEFAULT_EMBEDDER },
+    adapters: { searchIndex: options.env?.LOCUS_SEARCH_INDEX ?? "postgres" },
+  });
+  // The launcher's layout: the ports it will use are free ones, each process on its own.
+  const layoutOf = (basePort: number) =>
+    splitLayout({ basePort, pdfExtractors: extractors, gateways, encoder: encodes });
+  const port = await freePortBlock(layoutOf(0).length);
+  const layout = layoutOf(port);
   const dataDir = tempDataDir("locus-split-");
   // What any process (the CLI included) needs to reach this stack's data and messages: an
   // operator's CLI gets the deployment's settings.
@@ -143,11 +143,6 @@ export async function startSplitStack(
     LOCUS_SPLIT_GATEWAYS: String(gateways),
     ...options.env,
   };
-  // The launcher starts the encoder where the meaning stage runs.
-  const encodes = meaningStageRuns({
-    ai: { embedder: options.env?.LOCUS_EMBEDDER ?? DEFAULT_EMBEDDER },
-    adapters: { searchIndex: env.LOCUS_SEARCH_INDEX },
-  });
   let locus: LocusProcess;
   try {
     locus = await spawnLocus({
@@ -219,42 +214,11 @@ export async function startSplitStack(
     return keys;
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
-  const gatewayName = (i: number) => (gateways === 1 ? "gateway" : `gateway-${i + 1}`);
-  const serviceUrls: Record<string, string> = {
-    [gatewayName(0)]: url(port),
-    files: url(port + 1),
-    search: url(port + 2),
-    indexer: url(port + 3),
-    ...Object.fromEntries(
-      Array.from({ length: extractors }, (_, i) => [
-        extractors === 1 ? "extractor-pdf" : `extractor-pdf-${i + 1}`,
-        url(port + 4 + i),
-      ]),
-    ),
-    "extractor-image": url(port + 4 + extractors),
-    "extractor-audio": url(port + 5 + extractors),
-    "extractor-video": url(port + 6 + extractors),
-    ...Object.fromEntries(
-      Array.from({ length: gateways - 1 }, (_, i) => [gatewayName(i + 1), url(port + 4 + workers + i)]),
-    ),
-    webhooks: url(webhooksPort),
-    "extractor-document": url(documentExtractorPort),
-    ...(encodes ? { encoder: url(documentExtractorPort + 1) } : {}),
-  };
-  const gatewayUrls = [
-    locus.baseUrl,
-    ...Array.from({ length: gateways - 1 }, (_, i) => `http://127.0.0.1:${port + 4 + workers + i}`),
-  ];
-  // Every other process (files, search, indexer, workers, further gateways, webhooks, the document
-  // extractor) answers a moment after the first gateway: wait for all, so a test's first request
-  // never meets a service still starting.
-  const others = [
-    ...Array.from({ length: 3 + workers }, (_, i) => `http://127.0.0.1:${port + 1 + i}`),
-    ...gatewayUrls.slice(1),
-    url(webhooksPort),
-    url(documentExtractorPort),
-    ...(encodes ? [url(documentExtractorPort + 1)] : []),
-  ];
+  const serviceUrls: Record<string, string> = Object.fromEntries(layout.map((p) => [p.name, url(p.port)]));
+  const gatewayUrls = layout.filter((p) => p.target === "gateway").map((p) => url(p.port));
+  // Every other process answers a moment after the first gateway: wait for all, so a test's
+  // first request never meets a service still starting.
+  const others = layout.filter((p) => p.port !== port).map((p) => url(p.port));
   // A service still silent at the deadline fails the start: a test run against a stack missing a
   // service would fail later, further from the cause.
   const deadline = Date.now() + HEALTH_WAIT_MS;

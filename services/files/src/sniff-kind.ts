@@ -1,14 +1,13 @@
 import { fileTypeFromBuffer } from "file-type";
 import {
   AUDIO_MIME_TYPES,
-  EXTRACTABLE_KINDS,
   IMAGE_MIME_TYPES,
   OFFICE_MIME_TYPES,
   TEXT_MIME_TYPES,
   VIDEO_MIME_TYPES,
   Errors,
   kindOfMimeType,
-  type FileType,
+  FileType,
 } from "@locus/contracts";
 
 /** Bytes read before deciding what a file is; enough for every signature file-type knows. */
@@ -187,9 +186,9 @@ export async function sniffKind(
     ["image", "audio", "video"].includes(kindOfMimeType(detected.mime) ?? "");
   if (mayBeText && looksLikeText(head, whole)) detected = { mime: textType(head, name) };
   const kind = detected ? kindOfMimeType(detected.mime) : null;
-  if (!detected || !kind || !EXTRACTABLE_KINDS.includes(kind)) {
+  if (!detected || !kind) {
     const what = detected ? `${detected.mime} files are` : "This kind of file is";
-    throw Errors.unsupportedMediaType(what, describe(EXTRACTABLE_KINDS));
+    throw Errors.unsupportedMediaType(what, describe(FileType.options));
   }
   return { kind, mimeType: detected.mime };
 }
