@@ -3,36 +3,32 @@ import multer from "multer";
 import { type FileDeletedDto, type PreviewUrlDto, type UploadedFileDto } from "@locus/contracts";
 import { inlineContentDisposition } from "@locus/blob-store";
 import type { FilesApi } from "@locus/files";
-import { methodNotAllowed } from "@locus/http";
 import type { ActivityKind, MetadataStore, Plan, User } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { SearchApi } from "@locus/search";
 import type { WebhooksApi } from "@locus/webhooks";
-import {
-  authenticate,
-  principalOf,
-  type KeyRefusal,
-  type Principal,
-  type SessionAuthenticator,
-} from "./authenticate.ts";
+import { authenticate, type KeyRefusal, type Principal, type SessionAuthenticator } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LimiterCounters } from "@locus/http";
 import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_NAME } from "./sandbox.ts";
-import { apisChooser, type GatewayApis } from "./sandbox-apis.ts";
-import { filterQuery, metadataAfterFile, parseFileFilter } from "./filter-params.ts";
+import { apisChooser } from "./sandbox-apis.ts";
+import { metadataAfterFile, notAnUpload } from "./upload-metadata.ts";
 import { metadataFieldCount, UploadStorage, type StoredUpload } from "./upload-storage.ts";
-import { mountWebhookRoutes } from "./webhooks-routes.ts";
+import { webhookRoutes } from "./webhooks-routes.ts";
 import {
-  missing,
-  notAnUpload,
-  parseFileId,
-  parseListParams,
-  parsePassagePageParams,
-  parseSearchParams,
-  RequestValidationError,
-} from "./validation.ts";
+  deleteFile,
+  filterQuery,
+  getFile,
+  getPreviewUrl,
+  listFilePassages,
+  listFiles,
+  search,
+  uploadFile,
+} from "./operations/files.ts";
+import { mountRoutes, on } from "./operations/routes.ts";
+import { missing, RequestValidationError } from "./operations/rules.ts";
 
 export interface GatewayDeps {
   store: MetadataStore;
@@ -109,21 +105,13 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
   // take X-Forwarded-Proto and X-Forwarded-Host from a trusted proxy (LOCUS_TRUST_PROXY) only.
   const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.host ?? "localhost"}`;
 
-  app
-    .route("/api/search")
-    .get(...guard, async (req, res) => {
-      const principal = principalOf(res);
-      const params = parseSearchParams(req.query);
-      const filter = parseFileFilter(req.query);
-      res.json(await apisFor(principal).search.search({ userId: principal.user.id, ...params, filter }));
+  mountRoutes(app, guard, [
+    on(search, async ({ q, limit, mode, offset, filter }, principal, _req, res) => {
+      const request = { userId: principal.user.id, q, limit, mode, offset, filter };
+      res.json(await apisFor(principal).search.search(request));
       countActivity(principal, "search");
-    })
-    .all(methodNotAllowed("GET, HEAD"));
-
-  app
-    .route("/api/files/upload")
-    .post(...guard, (req, res, next) => {
-      const principal = principalOf(res);
+    }),
+    on(uploadFile, (_input, principal, req, res, next) => {
       const { files } = apisFor(principal);
       let accepted = false;
       const upload = multer({
@@ -168,15 +156,8 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         }
         next(new RequestValidationError([missing(["body", "file"])]));
       });
-    })
-    .all(methodNotAllowed("POST"));
-
-  app
-    .route("/api/files")
-    .get(...guard, async (req, res) => {
-      const principal = principalOf(res);
-      const { limit, cursor } = parseListParams(req.query);
-      const filter = parseFileFilter(req.query);
+    }),
+    on(listFiles, async ({ limit, cursor, filter }, principal, req, res) => {
       const page = await apisFor(principal).files.list(principal.user.id, { limit, cursor, filter });
       if (page.nextCursor) {
         // The next page of the same list: the same filter, the cursor where this page ended.
@@ -187,42 +168,20 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         res.setHeader("X-Next-Cursor", page.nextCursor);
       }
       res.json(page.files);
-    })
-    .all(methodNotAllowed("GET, HEAD"));
-
-  // The sandbox's example id is not a UUID (the interface says so), so test keys may use it too.
-  const fileIdFor = (req: Request, apis: GatewayApis): string => {
-    const raw = String(req.params.file_id ?? "");
-    if (raw === apis.exampleFileId) return raw;
-    return parseFileId(raw);
-  };
-
-  app
-    .route("/api/files/:file_id")
-    .get(...guard, async (req, res) => {
-      const principal = principalOf(res);
+    }),
+    on(getFile, async ({ file_id }, principal, _req, res) => {
+      res.json(await apisFor(principal).files.get(principal.user.id, file_id));
+    }),
+    on(deleteFile, async ({ file_id }, principal, _req, res) => {
       const apis = apisFor(principal);
-      const fileId = fileIdFor(req, apis);
-      res.json(await apis.files.get(principal.user.id, fileId));
-    })
-    .delete(...guard, async (req, res) => {
-      const principal = principalOf(res);
+      await apis.files.delete(principal.user.id, file_id);
+      res.json({ message: "File deleted", id: file_id, ...apis.sandboxField } satisfies FileDeletedDto);
+    }),
+    on(getPreviewUrl, async ({ file_id }, principal, req, res) => {
       const apis = apisFor(principal);
-      const fileId = fileIdFor(req, apis);
-      await apis.files.delete(principal.user.id, fileId);
-      res.json({ message: "File deleted", id: fileId, ...apis.sandboxField } satisfies FileDeletedDto);
-    })
-    .all(methodNotAllowed("GET, HEAD, DELETE"));
-
-  app
-    .route("/api/files/:file_id/preview-url")
-    .get(...guard, async (req, res) => {
-      const principal = principalOf(res);
-      const apis = apisFor(principal);
-      const fileId = fileIdFor(req, apis);
       // The link lives only as long as the key (or dashboard session) that asked for it.
       const grant = principal.key ? { keyId: principal.key.id } : { sessionId: principal.sessionId ?? "" };
-      const link = await apis.files.previewLink(principal.user.id, fileId, baseUrl(req), grant);
+      const link = await apis.files.previewLink(principal.user.id, file_id, baseUrl(req), grant);
       res.json({
         url: link.url,
         ...(link.originalUrl ? { original_url: link.originalUrl } : {}),
@@ -230,21 +189,12 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         expires_in: link.expiresIn,
         ...apis.sandboxField,
       } satisfies PreviewUrlDto);
-    })
-    .all(methodNotAllowed("GET, HEAD"));
-
-  app
-    .route("/api/files/:file_id/passages")
-    .get(...guard, async (req, res) => {
-      const principal = principalOf(res);
-      const apis = apisFor(principal);
-      const fileId = fileIdFor(req, apis);
-      const page = parsePassagePageParams(req.query);
-      res.json(await apis.files.passages(principal.user.id, fileId, page));
-    })
-    .all(methodNotAllowed("GET, HEAD"));
-
-  mountWebhookRoutes(app, guard, deps.webhooks);
+    }),
+    on(listFilePassages, async ({ file_id, offset, limit }, principal, _req, res) => {
+      res.json(await apisFor(principal).files.passages(principal.user.id, file_id, { offset, limit }));
+    }),
+    ...webhookRoutes(deps.webhooks),
+  ]);
 
   return app;
 }

@@ -18,21 +18,12 @@ import {
 import type { User } from "@locus/metadata-store";
 import type { SearchApi, SearchRequest } from "@locus/search";
 import type { Principal } from "./authenticate.ts";
-import {
-  SANDBOX_FILE_ID,
-  sandboxFile,
-  sandboxFilePasses,
-  sandboxPassages,
-  sandboxSearch,
-  sandboxUpload,
-} from "./sandbox.ts";
+import { sandboxFile, sandboxFilePasses, sandboxPassages, sandboxSearch, sandboxUpload } from "./sandbox.ts";
 
 /** What answers a request: the live files and search services, or the sandbox for test keys. */
 export interface GatewayApis {
   files: FilesApi;
   search: SearchApi;
-  /** A file id accepted besides UUIDs: the sandbox's example id, which is not one (the docs say so). */
-  exampleFileId: string | null;
   /**
    * Spread into the answers the gateway builds itself (a deletion, a preview link): `sandbox: true`
    * for test keys, nothing for live ones.
@@ -48,13 +39,11 @@ export function apisChooser(
   const liveApis: GatewayApis = {
     files: live.files,
     search: live.search,
-    exampleFileId: null,
     sandboxField: {},
   };
   const sandboxApis: GatewayApis = {
     files: new SandboxFilesApi(maxUploadBytes),
     search: new SandboxSearchApi(),
-    exampleFileId: SANDBOX_FILE_ID,
     sandboxField: { sandbox: true },
   };
   return (principal) => (principal.sandbox ? sandboxApis : liveApis);

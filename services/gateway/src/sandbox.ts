@@ -10,7 +10,8 @@ import {
   type SearchResponseDto,
 } from "@locus/contracts";
 import { matchedWords, queryStems, toCodePoints } from "@locus/passages";
-import type { SearchParams } from "./validation.ts";
+import type { Input } from "./operations/operation.ts";
+import type { search } from "./operations/files.ts";
 
 /**
  * Test keys get these answers at once: shaped like live ones, marked `sandbox: true`, built from
@@ -74,6 +75,8 @@ export function sandboxFilePasses(filter: FileFilter | undefined): boolean {
     filter,
   );
 }
+
+type SearchParams = Pick<Input<typeof search>, "q" | "limit" | "mode" | "offset">;
 
 export function sandboxSearch(params: SearchParams & { filter?: FileFilter | undefined }): SearchResponseDto {
   const files = { original_name: SANDBOX_FILE_NAME, file_type: "pdf" as const };

@@ -4,8 +4,8 @@ import type { FileMetadata, FileRecordDto } from "@locus/contracts";
 import type { FilesApi } from "@locus/files";
 import { inRequestScope } from "@locus/http";
 import type { User } from "@locus/metadata-store";
-import { parseMetadataField } from "./filter-params.ts";
-import { lastValue } from "./validation.ts";
+import { parseMetadataField } from "./upload-metadata.ts";
+import { lastValue } from "./operations/rules.ts";
 
 type IncomingFile = Parameters<StorageEngine["_handleFile"]>[1];
 type Callback = Parameters<StorageEngine["_handleFile"]>[2];

@@ -1,5 +1,11 @@
 import { RequestValidationError } from "@locus/http";
-import { filterQuery, parseFileFilter, parseInstant, parseMetadataField } from "../src/filter-params.ts";
+import { filterQuery, listFiles } from "../src/operations/files.ts";
+import { parseRequest } from "../src/operations/operation.ts";
+import { parseInstant } from "../src/operations/rules.ts";
+import { parseMetadataField } from "../src/upload-metadata.ts";
+
+/** The filter of the file list's (and search's) declaration. */
+const parseFileFilter = (query: Record<string, unknown>) => parseRequest(listFiles, { query }).filter;
 
 const issuesOf = (run: () => unknown) => {
   try {
@@ -36,7 +42,7 @@ describe("parseFileFilter", () => {
   const id = "0b7e7a7e-6b0a-4c1e-9d3a-2f1c2b3a4d5e";
 
   it("is undefined when the query asks for nothing but the seed's parameters", () => {
-    expect(parseFileFilter({ q: "x", limit: "5", mode: "ai", offset: "10" })).toBeUndefined();
+    expect(parseFileFilter({ q: "x", limit: "5", mode: "ai", offset: "10", cursor: "c" })).toBeUndefined();
   });
 
   it("reads every condition, repeated ones as lists, UUIDs as pydantic does", () => {

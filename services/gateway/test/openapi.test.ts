@@ -56,8 +56,8 @@ describe("/openapi.json's schemas come from @locus/contracts", () => {
     expect(componentOf("FileType").enum).toEqual(FileType.options);
     expect(componentOf("FileStatus").enum).toEqual(FileStatus.options);
     expect(componentOf("SearchMode").enum).toEqual(SearchMode.options);
-    const search = openApiDocument.paths["/api/search"].get.parameters.find((p) => p.name === "mode");
-    expect(search?.schema).toMatchObject({ enum: SearchMode.options, default: "quick" });
+    const search = openApiDocument.paths["/api/search"]?.get?.parameters?.find((p) => p.name === "mode");
+    expect(search).toMatchObject({ schema: { enum: SearchMode.options, default: "quick" } });
   });
 
   it("refers only to schemas it has", () => {

@@ -1,10 +1,7 @@
 import { readFileSync } from "node:fs";
-import {
-  parseFileId,
-  parseSearchParams,
-  RequestValidationError,
-  type ValidationIssue,
-} from "../src/validation.ts";
+import { getFile, search } from "../src/operations/files.ts";
+import { parseRequest } from "../src/operations/operation.ts";
+import { RequestValidationError, type ValidationIssue } from "../src/operations/rules.ts";
 
 /**
  * Golden cases written by real pydantic (tools/pydantic-golden.py): every error Locus reports for
@@ -21,8 +18,8 @@ const golden = JSON.parse(
 
 function locusIssues(c: GoldenCase): ValidationIssue[] {
   try {
-    if (c.param === "file_id") parseFileId(c.input);
-    else parseSearchParams({ q: "x", [c.param]: c.input });
+    if (c.param === "file_id") parseRequest(getFile, { params: { file_id: c.input } });
+    else parseRequest(search, { query: { q: "x", [c.param]: c.input } });
     return [];
   } catch (err) {
     if (err instanceof RequestValidationError) return err.issues;

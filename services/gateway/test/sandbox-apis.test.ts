@@ -87,7 +87,7 @@ describe("the sandbox's APIs (test keys)", () => {
     const test = apisFor(principal(true));
     expect(test.files).toBeInstanceOf(SandboxFilesApi);
     expect(test.search).toBeInstanceOf(SandboxSearchApi);
-    expect(test).toMatchObject({ exampleFileId: SANDBOX_FILE_ID, sandboxField: { sandbox: true } });
-    expect(apisFor(principal(false))).toEqual({ ...live, exampleFileId: null, sandboxField: {} });
+    expect(test).toMatchObject({ sandboxField: { sandbox: true } });
+    expect(apisFor(principal(false))).toEqual({ ...live, sandboxField: {} });
   });
 });

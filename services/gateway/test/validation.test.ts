@@ -1,10 +1,17 @@
-import {
-  parseFileId,
-  parseListParams,
-  parseSearchParams,
-  parseUuid,
-  RequestValidationError,
-} from "../src/validation.ts";
+import { getFile, listFilePassages, listFiles, search } from "../src/operations/files.ts";
+import { parseRequest } from "../src/operations/operation.ts";
+import { parseUuid, RequestValidationError } from "../src/operations/rules.ts";
+
+/** The checks of each operation's declaration, applied to one place of a request. */
+const parseSearchParams = (query: Record<string, unknown>) => {
+  const { q, limit, mode, offset } = parseRequest(search, { query });
+  return { q, limit, mode, offset };
+};
+const parseListParams = (query: Record<string, unknown>) => {
+  const { limit, cursor } = parseRequest(listFiles, { query });
+  return { limit, cursor };
+};
+const parseFileId = (file_id: string) => parseRequest(getFile, { params: { file_id } }).file_id;
 
 function issuesOf(fn: () => unknown) {
   try {
@@ -101,6 +108,20 @@ describe("search parameters (pydantic v2 wording)", () => {
       mode: "ai",
       offset: 7,
     });
+  });
+
+  it("checks the path first, then the query, each in declaration order", () => {
+    const query = { limit: "0", offset: "-1" };
+    expect(issuesOf(() => parseRequest(listFilePassages, { params: { file_id: "x" }, query }))).toHaveLength(
+      1,
+    );
+    const params = { file_id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301" };
+    const issues = issuesOf(() => parseRequest(listFilePassages, { params, query }));
+    expect(issues.map((i) => [i.type, i.loc])).toEqual([
+      ["greater_than_equal", ["query", "offset"]],
+      ["greater_than_equal", ["query", "limit"]],
+    ]);
+    expect(parseRequest(listFilePassages, { params, query: {} })).toMatchObject({ offset: 0, limit: 100 });
   });
 
   it("bounds the file list's limit to 1..1000", () => {

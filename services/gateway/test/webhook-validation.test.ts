@@ -1,10 +1,23 @@
 import { RequestValidationError } from "@locus/http";
+import { parseRequest } from "../src/operations/operation.ts";
 import {
-  parseDeliveriesQuery,
-  parseIdParam,
-  parseWebhookChange,
-  parseWebhookCreate,
-} from "../src/webhook-validation.ts";
+  createWebhook,
+  getWebhook,
+  listWebhookDeliveries,
+  redeliverWebhook,
+  updateWebhook,
+} from "../src/operations/webhooks.ts";
+
+const ID = "6f9619ff-8b86-d011-b42d-00c04fc964ff";
+const parseWebhookCreate = (body: unknown) => parseRequest(createWebhook, { body }).body;
+const parseWebhookChange = (body: unknown) =>
+  parseRequest(updateWebhook, { params: { endpoint_id: ID }, body }).body;
+const parseIdParam = (endpoint_id: string) =>
+  parseRequest(getWebhook, { params: { endpoint_id } }).endpoint_id;
+const parseDeliveriesQuery = (query: Record<string, unknown>) => {
+  const { limit, before } = parseRequest(listWebhookDeliveries, { params: { endpoint_id: ID }, query });
+  return { limit, before };
+};
 
 /** What each bad body or parameter of /api/webhooks is answered with: pydantic v2's issues. */
 function issues(run: () => unknown) {
@@ -86,19 +99,31 @@ describe("webhook request validation", () => {
   });
 
   it("ids are UUIDs (any form pydantic takes), and the page size is 1 to 100", () => {
-    expect(parseIdParam("endpoint_id", "6F9619FF8B86D011B42D00C04FC964FF")).toBe(
-      "6f9619ff-8b86-d011-b42d-00c04fc964ff",
-    );
-    expect(issues(() => parseIdParam("endpoint_id", "nope"))[0]).toMatchObject({
+    expect(parseIdParam("6F9619FF8B86D011B42D00C04FC964FF")).toBe("6f9619ff-8b86-d011-b42d-00c04fc964ff");
+    expect(issues(() => parseIdParam("nope"))[0]).toMatchObject({
       type: "uuid_parsing",
       loc: ["path", "endpoint_id"],
       msg: "Input should be a valid UUID, invalid character: found `n` at 1",
     });
-    expect(parseDeliveriesQuery({})).toEqual({ limit: 20 });
+    expect(parseDeliveriesQuery({})).toEqual({ limit: 20, before: undefined });
     expect(parseDeliveriesQuery({ limit: "5", before: "abc" })).toEqual({ limit: 5, before: "abc" });
     expect(issues(() => parseDeliveriesQuery({ limit: "101" }))[0]).toMatchObject({
       type: "less_than_equal",
     });
     expect(issues(() => parseDeliveriesQuery({ limit: "x" }))[0]).toMatchObject({ type: "int_parsing" });
+    // pydantic's lax integers, as every other integer parameter takes them.
+    expect(parseDeliveriesQuery({ limit: " 1_0 " }).limit).toBe(10);
+    expect(parseDeliveriesQuery({ limit: "5.0" }).limit).toBe(5);
+  });
+
+  it("reports every bad id in the path at once, as FastAPI does; a test key may name the sandbox's", () => {
+    const params = { endpoint_id: "nope", delivery_id: "x" };
+    expect(issues(() => parseRequest(redeliverWebhook, { params })).map((i) => i.loc)).toEqual([
+      ["path", "endpoint_id"],
+      ["path", "delivery_id"],
+    ]);
+    const sandboxIds = { endpoint_id: "whep_sandbox_example", delivery_id: "whdl_sandbox_example" };
+    expect(parseRequest(redeliverWebhook, { params: sandboxIds }, true)).toMatchObject(sandboxIds);
+    expect(issues(() => parseRequest(redeliverWebhook, { params: sandboxIds }))).toHaveLength(2);
   });
 });
