@@ -7,3 +7,4 @@ export * from "./request-context.ts";
 export * from "./client-address.ts";
 export * from "./listed-files.ts";
 export * from "./limiter-counters.ts";
+export * from "./internal-service.ts";

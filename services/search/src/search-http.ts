@@ -1,51 +1,34 @@
-import { Router } from "express";
-import { FileFilter, LocusError, SearchResponseDto, type SearchMode } from "@locus/contracts";
-import { callerOf, ServiceClient, type ServiceIdentity } from "@locus/http";
-import type { SearchApi, SearchRequest } from "./search-service.ts";
+import type { Router } from "express";
+import { FileFilter, SearchMode, SearchResponseDto } from "@locus/contracts";
+import { internalService, wire, type ServiceIdentity } from "@locus/http";
+import type { SearchApi } from "./search-service.ts";
 
 /**
  * The search process's internal interface: the gateway validates the public request, then asks
  * here as the user its service token names. Never exposed publicly.
  */
-export function searchInternalRouter(search: SearchApi, identity: ServiceIdentity): Router {
-  const router = Router();
-  router.get("/internal/search", identity.require("search"), async (req, res) => {
-    const query = req.query as Record<string, string | undefined>;
-    res.json(
-      await search.search({
-        userId: callerOf(res),
-        q: query.q ?? "",
-        limit: Number(query.limit ?? 50),
-        mode: (query.mode ?? "quick") as SearchMode,
-        offset: Number(query.offset ?? 0),
-        filter: query.filter === undefined ? undefined : readFilter(query.filter),
-      }),
-    );
-  });
-  return router;
-}
+const internal = internalService<SearchApi>("search", (op) => ({
+  search: op({
+    method: "GET",
+    path: "/internal/search",
+    query: wire.query({
+      q: wire.text.default(""),
+      limit: wire.int.default(50),
+      mode: SearchMode.default("quick"),
+      offset: wire.int.optional(),
+      filter: wire.json(FileFilter).optional(),
+    }),
+    answer: SearchResponseDto,
+    send: ({ userId, offset, ...query }) => ({
+      user: userId,
+      query: { ...query, offset: offset || undefined },
+    }),
+    serve: (search, { user, query }) => search.search({ userId: user, ...query }),
+  }),
+}));
 
-/** The filter as the gateway sends it: JSON, checked against its schema (another version's would fail here). */
-function readFilter(encoded: string): FileFilter {
-  try {
-    return FileFilter.parse(JSON.parse(encoded));
-  } catch {
-    throw new LocusError("bad_request", "The filter sent by the gateway could not be read.");
-  }
-}
+export const searchInternalRouter = (search: SearchApi, identity: ServiceIdentity): Router =>
+  internal.router(identity, search);
 
 /** SearchApi over HTTP, for a gateway that runs apart from search; answers are checked against their schema. */
-export class SearchHttpClient implements SearchApi {
-  private readonly client: ServiceClient;
-
-  constructor(baseUrl: string, identity: ServiceIdentity) {
-    this.client = new ServiceClient(baseUrl, "search", identity);
-  }
-
-  search(request: SearchRequest): Promise<SearchResponseDto> {
-    const params = new URLSearchParams({ q: request.q, limit: String(request.limit), mode: request.mode });
-    if (request.offset) params.set("offset", String(request.offset));
-    if (request.filter) params.set("filter", JSON.stringify(request.filter));
-    return this.client.json(request.userId, `/internal/search?${params.toString()}`, SearchResponseDto);
-  }
-}
+export class SearchHttpClient extends internal.Client implements SearchApi {}
