@@ -88,7 +88,6 @@ export class Infrastructure {
    * would turn a degraded service into an outage).
    */
   private readonly optional = new Set<string>();
-  private noticesChecked?: { at: number; notices: Promise<string[]> };
   private converter?: OfficeConverter;
   private cpu?: FairScheduler;
   private speech?: SpeechToText;
@@ -108,42 +107,12 @@ export class Infrastructure {
   }
 
   /**
-   * What this deployment cannot do now, a sentence each, for the dashboard: recordings, when the
-   * speech engine is not there; office documents, when LibreOffice is not. Checked at most once a
-   * minute (the engine's files, or its key; the converter's answer is kept by the converter).
+   * The sentence encoder LOCUS_EMBEDDER=encoder chose, once it has been tried, and why it cannot
+   * run here (undefined: it runs); ai mode then runs on the word vectors.
    */
-  notices(): Promise<string[]> {
-    const now = Date.now();
-    if (!this.noticesChecked || now - this.noticesChecked.at > 60_000) {
-      const speech = this.speechToText()
-        .check()
-        .then(
-          () => [],
-          (err: unknown) => [
-            `Recordings cannot be transcribed on this server, so audio and video files fail: ${err instanceof Error ? err.message : String(err)}`,
-          ],
-        );
-      const office = this.officeConverter()
-        .check()
-        .then((available) =>
-          available.ok
-            ? []
-            : [`Office documents cannot be converted on this server, so they fail: ${available.reason}`],
-        );
-      const meaning =
-        this.config.ai.embedder === "encoder"
-          ? this.offlineEmbedder().then(() =>
-              this.encoderUnavailable
-                ? [
-                    `ai search is degraded: the sentence encoder ${SENTENCE_MODEL.name} cannot run because ${this.encoderUnavailable}, so questions are matched by word vectors, which miss most paraphrases.`,
-                  ]
-                : [],
-            )
-          : Promise.resolve([]);
-      const checked = Promise.all([speech, office, meaning]).then((lists) => lists.flat());
-      this.noticesChecked = { at: now, notices: checked };
-    }
-    return this.noticesChecked.notices;
+  async sentenceEncoderState(): Promise<{ model: string; unavailable: string | undefined }> {
+    await this.offlineEmbedder();
+    return { model: SENTENCE_MODEL.name, unavailable: this.encoderUnavailable };
   }
 
   /** The converter of office documents to PDF (LibreOffice, per LOCUS_SOFFICE_PATH), one per process. */

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { Router } from "express";
-import { dashboardRouter, DashboardSessions } from "@locus/dashboard";
+import { dashboardRouter, DashboardSessions, serverNotices } from "@locus/dashboard";
 import { DEFAULT_IMAGE_LIMITS, DEFAULT_OCR_PASSAGE_OPTIONS } from "@locus/ocr-reader";
 import { startExtractorAudioModule } from "@locus/extractor-audio";
 import { startExtractorDocumentModule } from "@locus/extractor-document";
@@ -69,8 +69,16 @@ export function moduleDescriptors(
           passages: await ocrPassages(),
         }
       : undefined;
-  // Long work says it is alive four times per stall delay: the sweep never takes it for lost work.
-  const heartbeatMs = Math.max(1000, Math.floor(config.stalledAfterMs / 4));
+  // What every module that works through the bus gets alike, the extractors and the indexer. Long
+  // work says it is alive four times per stall delay: the sweep never takes it for lost work.
+  const jobDeps = async (name: Target) => ({
+    blobs: infra.blobs(),
+    bus: await infra.messageBus(),
+    logger: log(name),
+    maxAttempts: config.maxAttempts,
+    heartbeatMs: Math.max(1000, Math.floor(config.stalledAfterMs / 4)),
+    observer: infra.metrics,
+  });
   // Every target but `all`, each once (the type says so: a target without its module does not compile).
   const modules: { [T in Exclude<Target, "all">]: Omit<ModuleDescriptor<Target, LocusModule>, "name"> } = {
     files: {
@@ -108,13 +116,8 @@ export function moduleDescriptors(
       dependsOn: [],
       start: async () =>
         startExtractorPdfModule({
-          blobs: infra.blobs(),
-          bus: await infra.messageBus(),
-          logger: log("extractor-pdf"),
+          ...(await jobDeps("extractor-pdf")),
           concurrency: config.extractConcurrency,
-          maxAttempts: config.maxAttempts,
-          heartbeatMs,
-          observer: infra.metrics,
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
           poppler: infra.pdfTools(),
@@ -131,15 +134,10 @@ export function moduleDescriptors(
           if (!available.ok) throw new Error(available.reason);
         });
         return startExtractorDocumentModule({
-          blobs: infra.blobs(),
-          bus: await infra.messageBus(),
-          logger: log("extractor-document"),
+          ...(await jobDeps("extractor-document")),
           converter,
           macros: config.documents.macros,
           concurrency: config.extractConcurrency,
-          maxAttempts: config.maxAttempts,
-          heartbeatMs,
-          observer: infra.metrics,
           maxTextBytes: config.maxUploadBytes,
           pageTimeoutMs: config.pdfPageTimeoutMs,
           maxHeapMb: config.extractMaxHeapMb,
@@ -152,15 +150,10 @@ export function moduleDescriptors(
       dependsOn: [],
       start: async () =>
         startExtractorImageModule({
-          blobs: infra.blobs(),
-          bus: await infra.messageBus(),
-          logger: log("extractor-image"),
+          ...(await jobDeps("extractor-image")),
           engine: infra.ocrEngine(),
           limits: { ...DEFAULT_IMAGE_LIMITS, maxPixels: config.ocr.maxImagePixels },
           passages: await ocrPassages(),
-          maxAttempts: config.maxAttempts,
-          heartbeatMs,
-          observer: infra.metrics,
         }),
     },
     "extractor-audio": {
@@ -170,16 +163,11 @@ export function moduleDescriptors(
         // Recordings fail with the engine's reason while it is missing; /readyz says it is.
         infra.addOptionalCheck("speech", () => speech.check());
         return startExtractorAudioModule({
-          blobs: infra.blobs(),
-          bus: await infra.messageBus(),
-          logger: log("extractor-audio"),
+          ...(await jobDeps("extractor-audio")),
           speech,
           maxDurationS: config.speech.maxDurationS,
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,
-          maxAttempts: config.maxAttempts,
-          heartbeatMs,
-          observer: infra.metrics,
         });
       },
     },
@@ -190,9 +178,7 @@ export function moduleDescriptors(
         // Recordings fail with the engine's reason while it is missing; /readyz says it is.
         infra.addOptionalCheck("speech", () => speech.check());
         return startExtractorVideoModule({
-          blobs: infra.blobs(),
-          bus: await infra.messageBus(),
-          logger: log("extractor-video"),
+          ...(await jobDeps("extractor-video")),
           speech,
           engine: infra.ocrEngine(),
           minConfidence: config.ocr.minConfidence,
@@ -200,9 +186,6 @@ export function moduleDescriptors(
           maxDurationS: config.speech.maxDurationS,
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,
-          maxAttempts: config.maxAttempts,
-          heartbeatMs,
-          observer: infra.metrics,
         });
       },
     },
@@ -210,17 +193,12 @@ export function moduleDescriptors(
       dependsOn: [],
       start: async () =>
         startIndexerModule({
-          blobs: infra.blobs(),
+          ...(await jobDeps("indexer")),
           index: await infra.searchIndex(),
           // With the meaning stage, passages are written without their offline vectors: the
           // encoder group adds them once the file is ready (and this process loads no model).
           embedders: config.meaningStage ? {} : await infra.embedders("indexing"),
-          bus: await infra.messageBus(),
-          logger: log("indexer"),
           files: await infra.metadataStore(),
-          maxAttempts: config.maxAttempts,
-          heartbeatMs,
-          observer: infra.metrics,
         }),
     },
     encoder: {
@@ -323,7 +301,13 @@ export function moduleDescriptors(
               signUpsPerHour: config.signUpsPerHour,
               limiterCounters: infra.limiterCounters(),
               previewOrigin: await infra.previewOrigin(),
-              notices: () => infra.notices(),
+              notices: serverNotices({
+                speech: () => infra.speechToText().check(),
+                officeConversion: () => infra.officeConverter().check(),
+                ...(config.ai.embedder === "encoder"
+                  ? { sentenceEncoder: () => infra.sentenceEncoderState() }
+                  : {}),
+              }),
             }),
           ],
           errorMappers: [multipartErrors(config.maxUploadBytes)],

@@ -81,6 +81,22 @@ export interface ExtractionJobDeps {
 }
 
 /**
+ * What every extractor module is given, the same for each kind: where the bytes and extractions
+ * live, the bus, its logger, how many deliveries a file gets, how often a file in hand says it is
+ * alive, and who is told what each file held. Each kind's module adds its engines and limits.
+ */
+export interface ExtractorModuleDeps {
+  blobs: BlobStore;
+  bus: Bus;
+  logger: Logger;
+  maxAttempts: number;
+  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
+  heartbeatMs?: number | undefined;
+  /** Told what each extracted file held (metrics). */
+  observer?: ExtractionObserver | undefined;
+}
+
+/**
  * What every extractor does around its own reading: fetch the bytes, report progress on the file
  * record, store the extraction in the blob store as JSON lines (one passage each; only its key
  * travels on the bus, so a 1,000-page file never has to fit in a message), and say how it ended.
@@ -98,10 +114,7 @@ export class ExtractionJob<Data = Buffer> {
    * Takes the uploads of one kind from the bus: the consumer group of that extractor, `concurrency`
    * files at a time, failing a file after `maxAttempts` deliveries.
    */
-  subscribe(
-    group: ExtractorTarget,
-    options: { concurrency: number; maxAttempts: number },
-  ): Promise<void> {
+  subscribe(group: ExtractorTarget, options: { concurrency: number; maxAttempts: number }): Promise<void> {
     return this.deps.bus.subscribe(
       {
         group,

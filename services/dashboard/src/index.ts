@@ -28,3 +28,4 @@ export type {
   DashboardUsage,
   DashboardUsageDay,
 } from "./api-types.ts";
+export { NOTICES_CHECKED_EVERY_MS, serverNotices, type CapabilityChecks } from "./server-notices.ts";

@@ -1,24 +1,14 @@
-import type { BlobStore } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
 import { transcribeRecording, useFfmpeg } from "@locus/media-reader";
-import { ExtractionJob, streamedBlob, type ExtractionObserver } from "@locus/extraction-job";
-import type { Logger, RunningModule } from "@locus/runtime";
+import { ExtractionJob, streamedBlob, type ExtractorModuleDeps } from "@locus/extraction-job";
+import type { RunningModule } from "@locus/runtime";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 
-export interface ExtractorAudioDeps {
-  blobs: BlobStore;
-  bus: Bus;
-  logger: Logger;
+export interface ExtractorAudioDeps extends ExtractorModuleDeps {
   speech: SpeechToText;
   maxDurationS: number;
   /** LOCUS_FFMPEG_PATH: the ffmpeg to read media with; unset, Debian's where installed, else npm's. */
   ffmpegPath?: string | undefined;
   concurrency: number;
-  maxAttempts: number;
-  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
-  heartbeatMs?: number | undefined;
-  /** Told what each extracted file held (metrics). */
-  observer?: ExtractionObserver | undefined;
 }
 
 /**

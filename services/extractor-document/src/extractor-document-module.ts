@@ -1,24 +1,15 @@
-import type { BlobStore } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
-import type { ExtractionObserver } from "@locus/extraction-job";
 import { ExtractionPool, scanReader, type ScannedPageOptions } from "@locus/pdf-extraction";
 import type { OfficeConverter } from "@locus/office-converter";
 import type { PopplerTools } from "@locus/pdf-reader";
-import type { Logger, RunningModule } from "@locus/runtime";
+import type { ExtractorModuleDeps } from "@locus/extraction-job";
+import type { RunningModule } from "@locus/runtime";
 import { documentExtractionJob, type MacroPolicy } from "./document-extractor.ts";
 
-export interface ExtractorDocumentDeps {
-  blobs: BlobStore;
-  bus: Bus;
-  logger: Logger;
+export interface ExtractorDocumentDeps extends ExtractorModuleDeps {
   converter: OfficeConverter;
   macros: MacroPolicy;
   /** Documents read at once: each office document has a LibreOffice process of its own. */
   concurrency: number;
-  maxAttempts: number;
-  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
-  heartbeatMs?: number | undefined;
-  observer?: ExtractionObserver | undefined;
   /** Larger text files are refused. */
   maxTextBytes: number;
   /** How the PDF renditions are read: as the PDF extractor reads PDFs (see ExtractorPdfDeps). */

@@ -1,22 +1,12 @@
-import type { BlobStore } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
 import { extractImage, type ImageLimits, type OcrEngine, type OcrPassageOptions } from "@locus/ocr-reader";
-import { ExtractionJob, type ExtractionObserver } from "@locus/extraction-job";
-import type { Logger, RunningModule } from "@locus/runtime";
+import { ExtractionJob, type ExtractorModuleDeps } from "@locus/extraction-job";
+import type { RunningModule } from "@locus/runtime";
 
-export interface ExtractorImageDeps {
-  blobs: BlobStore;
-  bus: Bus;
-  logger: Logger;
+export interface ExtractorImageDeps extends ExtractorModuleDeps {
   /** Shared with the PDF extractor of the same process; closed by whoever made it. */
   engine: OcrEngine;
   limits: ImageLimits;
   passages: OcrPassageOptions;
-  maxAttempts: number;
-  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
-  heartbeatMs?: number | undefined;
-  /** Told what each extracted file held (metrics). */
-  observer?: ExtractionObserver | undefined;
 }
 
 /**

@@ -1,21 +1,11 @@
-import type { BlobStore } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
-import type { ExtractionObserver } from "@locus/extraction-job";
 import type { PopplerTools } from "@locus/pdf-reader";
-import type { Logger, RunningModule } from "@locus/runtime";
+import type { ExtractorModuleDeps } from "@locus/extraction-job";
+import type { RunningModule } from "@locus/runtime";
 import { ExtractionPool, type ScannedPageOptions } from "@locus/pdf-extraction";
 import { pdfExtractionJob } from "./pdf-extractor.ts";
 
-export interface ExtractorPdfDeps {
-  blobs: BlobStore;
-  bus: Bus;
-  logger: Logger;
+export interface ExtractorPdfDeps extends ExtractorModuleDeps {
   concurrency: number;
-  maxAttempts: number;
-  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
-  heartbeatMs?: number | undefined;
-  /** Told what each extracted file held (metrics). */
-  observer?: ExtractionObserver | undefined;
   pageTimeoutMs: number;
   maxHeapMb: number;
   /** Poppler's tools to read PDFs with (pdf.js taking over where they fail); without, pdf.js alone. */

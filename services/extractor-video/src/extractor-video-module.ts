@@ -1,17 +1,12 @@
-import type { BlobStore } from "@locus/blob-store";
-import type { Bus } from "@locus/bus";
 import { useFfmpeg } from "@locus/media-reader";
 import type { OcrEngine } from "@locus/ocr-reader";
-import { ExtractionJob, streamedBlob, type ExtractionObserver } from "@locus/extraction-job";
-import type { Logger, RunningModule } from "@locus/runtime";
+import { ExtractionJob, streamedBlob, type ExtractorModuleDeps } from "@locus/extraction-job";
+import type { RunningModule } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
 import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
 import { readVideo } from "./read-video.ts";
 
-export interface ExtractorVideoDeps {
-  blobs: BlobStore;
-  bus: Bus;
-  logger: Logger;
+export interface ExtractorVideoDeps extends ExtractorModuleDeps {
   speech: SpeechToText;
   /** Shared with the image and PDF extractors of the same process. */
   engine: OcrEngine;
@@ -22,11 +17,6 @@ export interface ExtractorVideoDeps {
   /** LOCUS_FFMPEG_PATH: the ffmpeg to read media with; unset, Debian's where installed, else npm's. */
   ffmpegPath?: string | undefined;
   concurrency: number;
-  maxAttempts: number;
-  /** How often a file in hand says it is alive (see ExtractionJobDeps). */
-  heartbeatMs?: number | undefined;
-  /** Told what each extracted file held (metrics). */
-  observer?: ExtractionObserver | undefined;
 }
 
 /**
