@@ -1,8 +1,8 @@
 import express from "express";
 import { createProcessApp, type ErrorMapper } from "@locus/http";
-import { createLogger, ModuleManager, type LocusConfig, type Logger, type Target } from "@locus/runtime";
+import { createLogger, ModuleManager, type LocusConfig, type Logger } from "@locus/runtime";
 import { Infrastructure } from "./infrastructure.ts";
-import { moduleDescriptors, type LocusModule } from "./modules.ts";
+import { moduleDescriptors, type LocusModule, type ModuleName } from "./modules.ts";
 
 /** Locus as configured, built in this process: what `pnpm start` runs, and what tests drive. */
 export interface Locus {
@@ -32,14 +32,14 @@ export function buildLocus(
   logger: Logger = createLogger(config.serviceName, config.logLevel),
 ): Locus {
   const infra = new Infrastructure(config, logger);
-  const manager = new ModuleManager<Target, LocusModule>(moduleDescriptors(infra, logger), logger);
+  const manager = new ModuleManager<ModuleName, LocusModule>(moduleDescriptors(infra, logger), logger);
   const plan = manager.plan(config.targets);
   // Filled as the modules start: the app exists before them, so tests and the server hold one app.
   const moduleRoutes = express.Router();
   const errorMappers: ErrorMapper[] = [];
   const app = createProcessApp({
     logger: logger.child({ module: "http" }),
-    readiness: () => infra.readiness(),
+    readiness: () => infra.readiness.report(),
     routers: [moduleRoutes],
     errorMappers,
     trustProxy: config.trustProxy,
@@ -50,7 +50,7 @@ export function buildLocus(
   });
   const metricsApp = createProcessApp({
     logger: logger.child({ module: "metrics-http" }),
-    readiness: () => infra.readiness(),
+    readiness: () => infra.readiness.report(),
     routers: [],
     metrics: infra.metrics,
   });

@@ -37,6 +37,7 @@ import {
   type MetadataStore,
 } from "@locus/metadata-store";
 import { ConfigError, type LocusConfig, type Logger } from "@locus/runtime";
+import { Readiness } from "./readiness.ts";
 import {
   ElasticsearchSearchIndex,
   PostgresSearchIndex,
@@ -81,24 +82,21 @@ export class Infrastructure {
   private encoderUnavailable?: string;
   private words?: Promise<Lexicon | undefined>;
   private readonly closers: (() => Promise<void>)[] = [];
-  private readonly checks: Record<string, () => Promise<void>> = {};
-  /**
-   * Dependencies this process can serve without, less well: while one is away /readyz says
-   * "degraded" for it and the process stays ready (taking every replica out of service for it
-   * would turn a degraded service into an outage).
-   */
-  private readonly optional = new Set<string>();
   private converter?: OfficeConverter;
   private cpu?: FairScheduler;
   private speech?: SpeechToText;
 
   /** This process's metrics: every module reports to them, /metrics serves them. */
   readonly metrics = new LocusMetrics();
+  /** Each piece built here adds its check: what /readyz and the CLI's status report. */
+  readonly readiness: Readiness;
 
   constructor(
     readonly config: LocusConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.readiness = new Readiness(logger);
+  }
 
   private postgres() {
     const pg = this.config.postgres;
@@ -125,15 +123,6 @@ export class Infrastructure {
       cpu: this.cpuSlots(),
     });
     return this.converter;
-  }
-
-  /**
-   * A dependency this process serves without, less well: /readyz shows it ("degraded" while its
-   * check fails) and the process stays ready. The speech engine, where recordings are extracted.
-   */
-  addOptionalCheck(name: string, check: () => Promise<void>): void {
-    this.checks[name] = check;
-    this.optional.add(name);
   }
 
   /**
@@ -213,8 +202,10 @@ export class Infrastructure {
           err instanceof ModelUnavailableError
             ? "its model files are missing or not the pinned ones (pnpm install fetches them)"
             : "it could not be loaded on this machine";
-        this.addOptionalCheck("sentence_encoder", () =>
-          Promise.reject(err instanceof Error ? err : new Error(String(err))),
+        this.readiness.add(
+          "sentence_encoder",
+          () => Promise.reject(err instanceof Error ? err : new Error(String(err))),
+          { optional: true },
         );
         return this.localEmbedder();
       }
@@ -278,8 +269,10 @@ export class Infrastructure {
           { err },
           `the answer judge ${JUDGE_MODEL.name} cannot load: ai summaries answer more questions the documents do not answer`,
         );
-        this.addOptionalCheck("answer_judge", () =>
-          Promise.reject(err instanceof Error ? err : new Error(String(err))),
+        this.readiness.add(
+          "answer_judge",
+          () => Promise.reject(err instanceof Error ? err : new Error(String(err))),
+          { optional: true },
         );
         return undefined;
       }
@@ -391,13 +384,14 @@ export class Infrastructure {
     this.store ??= (async () => {
       const store = createMetadataStore(this.config);
       this.closers.push(() => store.close());
-      this.checks.metadata_store = () => store.check();
       // A gateway of the split shape stays ready through a database blip: out of service, every
       // replica at once would leave clients the load balancer's bare errors; in service, each
       // request gets Locus's own 503 with its reason, and requests that need no record still work
       // (the docs, the sandbox's previews). The files and search services, which cannot work
       // without it, still leave their Services.
-      if (this.config.split && this.config.targets.includes("gateway")) this.optional.add("metadata_store");
+      this.readiness.add("metadata_store", () => store.check(), {
+        optional: this.config.split && this.config.targets.includes("gateway"),
+      });
       await store.migrate();
       return store;
     })();
@@ -424,7 +418,7 @@ export class Infrastructure {
   blobs(): BlobStore {
     if (!this.blobStore) {
       const store = this.s3Store() ?? new LocalBlobStore(join(this.config.dataDir, "blobs"));
-      this.checks.blob_store = () => store.check();
+      this.readiness.add("blob_store", () => store.check());
       this.blobStore = store;
     }
     return this.blobStore;
@@ -497,7 +491,7 @@ export class Infrastructure {
         }
         return depths;
       });
-      this.checks.bus = () => observed.check();
+      this.readiness.add("bus", () => observed.check());
       return observed;
     })();
     return this.bus;
@@ -519,7 +513,7 @@ export class Infrastructure {
       const index = await this.createSearchIndex();
       await index.check();
       this.closers.push(() => index.close());
-      this.checks.search_index = () => index.check();
+      this.readiness.add("search_index", () => index.check());
       return index;
     })();
     return this.index;
@@ -604,11 +598,14 @@ export class Infrastructure {
       this.closers.push(async () => {
         await client.quit().catch(() => client.disconnect());
       });
-      this.checks.redis = async () => {
-        await client.ping();
-      };
       // Without Redis each gateway counts rate limits and sign-in attempts on its own.
-      this.optional.add("redis");
+      this.readiness.add(
+        "redis",
+        async () => {
+          await client.ping();
+        },
+        { optional: true },
+      );
       this.redisClient = client;
     }
     return this.redisClient;
@@ -641,23 +638,6 @@ export class Infrastructure {
       if ((err as NodeJS.ErrnoException).code === "EEXIST") return (await readFile(path, "utf8")).trim();
       throw err;
     }
-  }
-
-  /** State of what this process has built, for /readyz. */
-  async readiness(): Promise<Record<string, string>> {
-    const entries = await Promise.all(
-      Object.entries(this.checks).map(async ([name, check]) => {
-        try {
-          await check();
-          return [name, "ok"] as const;
-        } catch (err) {
-          const optional = this.optional.has(name);
-          this.logger.warn({ err, dependency: name, optional }, "readiness check failed");
-          return [name, optional ? "degraded" : "unavailable"] as const;
-        }
-      }),
-    );
-    return Object.fromEntries(entries);
   }
 
   /** Stops message delivery and waits for handlers in flight: the first step of a clean stop. */

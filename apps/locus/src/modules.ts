@@ -40,14 +40,71 @@ export interface LocusModule extends RunningModule {
 const noop = { stop: () => Promise.resolve() };
 
 /**
- * Every target and what it needs first. `all` is every module in one process, calling each other
- * directly; a single target runs alone and reaches the others through the bus and over HTTP.
+ * What the targets run on, each a module of its own: built once per process by Infrastructure (as
+ * its adapter is configured), started before the first module that declares it in `dependsOn`,
+ * and added to /readyz. A process builds only what its targets declare: an indexer never reaches
+ * the speech engine, a gateway never opens the search index.
+ */
+export const DEPENDENCIES = [
+  "metadata-store",
+  "blob-store",
+  "bus",
+  "search-index",
+  "ocr",
+  "speech",
+  "office-converter",
+] as const;
+export type Dependency = (typeof DEPENDENCIES)[number];
+export type ModuleName = Target | Dependency;
+
+type Descriptor = Omit<ModuleDescriptor<ModuleName, LocusModule>, "name">;
+
+/**
+ * Every target, every dependency, and what each needs first. `all` is every module in one
+ * process, calling each other directly; a single target runs alone and reaches the others through
+ * the bus and over HTTP.
  */
 export function moduleDescriptors(
   infra: Infrastructure,
   logger: Logger,
-): ModuleDescriptor<Target, LocusModule>[] {
+): ModuleDescriptor<ModuleName, LocusModule>[] {
   const { config } = infra;
+  // A dependency's module builds it (Infrastructure adds its readiness check); Infrastructure
+  // closes it, after the modules that use it have stopped and the bus has drained.
+  const built = (build: () => unknown): Descriptor => ({
+    dependsOn: [],
+    start: async () => {
+      await build();
+      return noop;
+    },
+  });
+  const dependencies: Record<Dependency, Descriptor> = {
+    "metadata-store": built(() => infra.metadataStore()),
+    "blob-store": built(() => infra.blobs()),
+    bus: built(() => infra.messageBus()),
+    "search-index": built(() => infra.searchIndex()),
+    // Finds the language models now: a missing package stops the start.
+    ocr: built(() => infra.ocrEngine()),
+    // Recordings fail with the engine's reason while it is missing; /readyz says it is.
+    speech: built(() => {
+      const speech = infra.speechToText();
+      infra.readiness.add("speech", () => speech.check(), { optional: true });
+    }),
+    // Office documents fail with the converter's reason while it is missing; /readyz says it is.
+    "office-converter": built(() => {
+      const converter = infra.officeConverter();
+      infra.readiness.add(
+        "converter",
+        async () => {
+          const available = await converter.check();
+          if (!available.ok) throw new Error(available.reason);
+        },
+        { optional: true },
+      );
+    }),
+  };
+  // Scanned pages are read by OCR where LOCUS_PDF_OCR is on.
+  const pdfScanDependencies: Dependency[] = config.ocr.pdfScans ? ["ocr"] : [];
   const log = (module: string) => logger.child({ module });
   // Internal HTTP interfaces are served only when other processes need them.
   const identity = config.split ? infra.serviceIdentity() : undefined;
@@ -80,9 +137,9 @@ export function moduleDescriptors(
     observer: infra.metrics,
   });
   // Every target but `all`, each once (the type says so: a target without its module does not compile).
-  const modules: { [T in Exclude<Target, "all">]: Omit<ModuleDescriptor<Target, LocusModule>, "name"> } = {
+  const modules: { [T in Exclude<Target, "all">]: Descriptor } = {
     files: {
-      dependsOn: [],
+      dependsOn: ["metadata-store", "blob-store", "bus"],
       start: async () => {
         const store = await infra.metadataStore();
         infra.metrics.watchStalledFiles(async () => {
@@ -113,7 +170,7 @@ export function moduleDescriptors(
       },
     },
     "extractor-pdf": {
-      dependsOn: [],
+      dependsOn: ["blob-store", "bus", ...pdfScanDependencies],
       start: async () =>
         startExtractorPdfModule({
           ...(await jobDeps("extractor-pdf")),
@@ -125,17 +182,11 @@ export function moduleDescriptors(
         }),
     },
     "extractor-document": {
-      dependsOn: [],
+      dependsOn: ["blob-store", "bus", "office-converter", ...pdfScanDependencies],
       start: async () => {
-        const converter = infra.officeConverter();
-        // Office documents fail with the converter's reason while it is missing; /readyz says it is.
-        infra.addOptionalCheck("converter", async () => {
-          const available = await converter.check();
-          if (!available.ok) throw new Error(available.reason);
-        });
         return startExtractorDocumentModule({
           ...(await jobDeps("extractor-document")),
-          converter,
+          converter: infra.officeConverter(),
           macros: config.documents.macros,
           concurrency: config.extractConcurrency,
           maxTextBytes: config.maxUploadBytes,
@@ -147,7 +198,7 @@ export function moduleDescriptors(
       },
     },
     "extractor-image": {
-      dependsOn: [],
+      dependsOn: ["blob-store", "bus", "ocr"],
       start: async () =>
         startExtractorImageModule({
           ...(await jobDeps("extractor-image")),
@@ -157,14 +208,11 @@ export function moduleDescriptors(
         }),
     },
     "extractor-audio": {
-      dependsOn: [],
+      dependsOn: ["blob-store", "bus", "speech"],
       start: async () => {
-        const speech = infra.speechToText();
-        // Recordings fail with the engine's reason while it is missing; /readyz says it is.
-        infra.addOptionalCheck("speech", () => speech.check());
         return startExtractorAudioModule({
           ...(await jobDeps("extractor-audio")),
-          speech,
+          speech: infra.speechToText(),
           maxDurationS: config.speech.maxDurationS,
           ffmpegPath: config.speech.ffmpegPath,
           concurrency: config.extractConcurrency,
@@ -172,14 +220,11 @@ export function moduleDescriptors(
       },
     },
     "extractor-video": {
-      dependsOn: [],
+      dependsOn: ["blob-store", "bus", "speech", "ocr"],
       start: async () => {
-        const speech = infra.speechToText();
-        // Recordings fail with the engine's reason while it is missing; /readyz says it is.
-        infra.addOptionalCheck("speech", () => speech.check());
         return startExtractorVideoModule({
           ...(await jobDeps("extractor-video")),
-          speech,
+          speech: infra.speechToText(),
           engine: infra.ocrEngine(),
           minConfidence: config.ocr.minConfidence,
           lexicon: await infra.lexicon(),
@@ -190,7 +235,7 @@ export function moduleDescriptors(
       },
     },
     indexer: {
-      dependsOn: [],
+      dependsOn: ["blob-store", "bus", "search-index", "metadata-store"],
       start: async () =>
         startIndexerModule({
           ...(await jobDeps("indexer")),
@@ -202,7 +247,7 @@ export function moduleDescriptors(
         }),
     },
     encoder: {
-      dependsOn: [],
+      dependsOn: config.meaningStage ? ["search-index", "bus"] : [],
       start: async () =>
         config.meaningStage
           ? startEncoderModule({
@@ -216,7 +261,7 @@ export function moduleDescriptors(
           : noop,
     },
     search: {
-      dependsOn: [],
+      dependsOn: ["search-index", "metadata-store"],
       start: async () => {
         const service = new SearchService(
           await infra.searchIndex(),
@@ -230,7 +275,7 @@ export function moduleDescriptors(
       },
     },
     webhooks: {
-      dependsOn: [],
+      dependsOn: ["metadata-store", "bus"],
       start: async () => {
         const { webhooks: settings } = config;
         const module = await startWebhooksModule({
@@ -249,7 +294,7 @@ export function moduleDescriptors(
       },
     },
     gateway: {
-      dependsOn: [],
+      dependsOn: ["metadata-store"],
       after: ["files", "search", "webhooks"],
       start: async (started) => {
         // In this process when it runs here; over HTTP, as the same interface, when it does not.
@@ -315,7 +360,13 @@ export function moduleDescriptors(
       },
     },
   };
-  // `all`: every module above, started in this order (the gateway after what it uses).
-  const named = Object.entries(modules).map(([name, module]) => ({ name: name as Target, ...module }));
-  return [...named, { name: "all", dependsOn: named.map((m) => m.name), start: () => Promise.resolve(noop) }];
+  const named = (descriptors: Record<string, Descriptor>) =>
+    Object.entries(descriptors).map(([name, d]) => ({ name: name as ModuleName, ...d }));
+  const targets = named(modules);
+  return [
+    ...named(dependencies),
+    ...targets,
+    // `all`: every target above, started in this order (each after what it needs and uses).
+    { name: "all", dependsOn: targets.map((m) => m.name), start: () => Promise.resolve(noop) },
+  ];
 }

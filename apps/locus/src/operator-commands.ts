@@ -53,7 +53,7 @@ export async function printStatus(
   // The in-process bus lives in the server's process: one built here would say nothing about it.
   if (adapters.bus === "rabbitmq") await build("bus", () => infra.messageBus());
   await build("search_index", () => infra.searchIndex());
-  const checks = await infra.readiness();
+  const checks = await infra.readiness.report();
   out("");
   out("Dependencies:");
   const dependencyRows = [
