@@ -51,7 +51,7 @@ export {
 /** The media pieces the audio and video extractors run. */
 export { transcribeRecording, transcriptOf } from "@locus/media-reader";
 export { PocketsphinxSpeechToText } from "@locus/speech-to-text";
-export { readVideo } from "@locus/extractor-video";
+export { readVideo } from "@locus/extractor-media";
 /** The official client, for the Elasticsearch benchmark's own calls (cluster info, index stats, cleanup). */
 export {
   BaseConnection,

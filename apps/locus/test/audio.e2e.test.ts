@@ -137,7 +137,7 @@ describe("without the speech recogniser's model", () => {
     const broken = await startLocus({ env: { LOCUS_POCKETSPHINX_MODEL_DIR: "/nonexistent/model" } });
     try {
       expect(broken.logs.join("\n")).toMatch(
-        /speech to text is unavailable: The pocketsphinx English model is not installed/,
+        /speech to text is unavailable, recordings will fail: The pocketsphinx English model is not installed/,
       );
       const { key } = await createUserWithKey(broken.dataDir, { plan: "pro" });
       const other = client(broken.baseUrl, key);

@@ -1,7 +1,8 @@
-import { transcribeRecording, useFfmpeg } from "@locus/media-reader";
+import { transcribeRecording } from "@locus/media-reader";
 import { ExtractionJob, streamedBlob, type ExtractorModuleDeps } from "@locus/extraction-job";
 import type { RunningModule } from "@locus/runtime";
-import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
+import type { SpeechToText } from "@locus/speech-to-text";
+import { prepareMediaReading } from "./media-setup.ts";
 
 export interface ExtractorAudioDeps extends ExtractorModuleDeps {
   speech: SpeechToText;
@@ -17,19 +18,7 @@ export interface ExtractorAudioDeps extends ExtractorModuleDeps {
  * every recording fails with that reason instead of waiting.
  */
 export async function startExtractorAudioModule(deps: ExtractorAudioDeps): Promise<RunningModule> {
-  const ffmpeg = await useFfmpeg(deps.ffmpegPath);
-  deps.logger.info(
-    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },
-    "media are read by this ffmpeg",
-  );
-  let unavailable: SpeechEngineError | null = null;
-  try {
-    await deps.speech.check();
-  } catch (err) {
-    if (!(err instanceof SpeechEngineError)) throw err;
-    unavailable = err;
-    deps.logger.error({ engine: deps.speech.name }, `speech to text is unavailable: ${err.message}`);
-  }
+  const unavailable = await prepareMediaReading(deps, "recordings");
   const job = new ExtractionJob(
     {
       blobs: deps.blobs,

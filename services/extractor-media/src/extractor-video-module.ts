@@ -1,9 +1,9 @@
-import { useFfmpeg } from "@locus/media-reader";
 import type { OcrEngine } from "@locus/ocr-reader";
 import { ExtractionJob, streamedBlob, type ExtractorModuleDeps } from "@locus/extraction-job";
 import type { RunningModule } from "@locus/runtime";
 import type { Lexicon } from "@locus/passages";
-import { SpeechEngineError, type SpeechToText } from "@locus/speech-to-text";
+import type { SpeechToText } from "@locus/speech-to-text";
+import { prepareMediaReading } from "./media-setup.ts";
 import { readVideo } from "./read-video.ts";
 
 export interface ExtractorVideoDeps extends ExtractorModuleDeps {
@@ -27,23 +27,15 @@ export interface ExtractorVideoDeps extends ExtractorModuleDeps {
  * sound is silent, is still read for what it shows.
  */
 export async function startExtractorVideoModule(deps: ExtractorVideoDeps): Promise<RunningModule> {
-  const ffmpeg = await useFfmpeg(deps.ffmpegPath);
-  deps.logger.info(
-    { ffmpeg: ffmpeg.path, source: ffmpeg.source, version: ffmpeg.version, ffprobe: ffmpeg.ffprobe },
-    "media are read by this ffmpeg",
-  );
-  let speech = deps.speech;
-  try {
-    await deps.speech.check();
-  } catch (err) {
-    if (!(err instanceof SpeechEngineError)) throw err;
-    deps.logger.error(
-      { engine: deps.speech.name },
-      `speech to text is unavailable, videos with speech will fail: ${err.message}`,
-    );
-    // Asked only for sound that is not silent: a video without speech is still read whole.
-    speech = { name: "unavailable", check: () => Promise.reject(err), transcribe: () => Promise.reject(err) };
-  }
+  const unavailable = await prepareMediaReading(deps, "videos with speech");
+  // Asked only for sound that is not silent: a video without speech is still read whole.
+  const speech: SpeechToText = unavailable
+    ? {
+        name: "unavailable",
+        check: () => Promise.reject(unavailable),
+        transcribe: () => Promise.reject(unavailable),
+      }
+    : deps.speech;
   const job = new ExtractionJob(
     {
       blobs: deps.blobs,

@@ -1,1 +1,0 @@
-export { startExtractorAudioModule, type ExtractorAudioDeps } from "./extractor-audio-module.ts";
