@@ -120,15 +120,17 @@ it("publishes the request of an upload whose files process died before announcin
   // The first process stores the upload and dies (its relay never runs) before the request completes.
   const dying = filesProcess({ start: false });
   const user = await newUser();
+  // Taken before the upload: the request is stored at this instant or after, so its hold ends no
+  // sooner than HOLD_MS from here (taken after, a slow upload made the hold look short).
+  const uploadStarted = Date.now();
   const dto = await dying.files.upload(user, { originalName: "orphan.pdf", body: pdf() });
-  const storedAt = Date.now();
   // Another (or the restarted) files process's relay finds it.
   filesProcess();
   await until(async () => {
     await bus.whenIdle();
     return requestsFor(dto.id).length > 0;
   });
-  expect(Date.now() - storedAt).toBeGreaterThanOrEqual(HOLD_MS - 50);
+  expect(Date.now() - uploadStarted).toBeGreaterThanOrEqual(HOLD_MS - 50);
   await new Promise((resolve) => setTimeout(resolve, FAST.leaseMs * 2));
   await bus.whenIdle();
   expect(requestsFor(dto.id)).toHaveLength(1);
