@@ -41,8 +41,9 @@ const noop = { stop: () => Promise.resolve() };
 /**
  * What the targets run on, each a module of its own: built once per process by Infrastructure (as
  * its adapter is configured), started before the first module that declares it in `dependsOn`,
- * and added to /readyz. A process builds only what its targets declare: an indexer never reaches
- * the speech engine, a gateway never opens the search index.
+ * and added to /readyz. A process starts only what its targets declare: an indexer never reaches
+ * the speech engine, a gateway never opens the search index (its dashboard notices only ask the
+ * engines whether they could run).
  */
 export const DEPENDENCIES = [
   "metadata-store",

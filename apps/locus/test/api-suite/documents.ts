@@ -11,6 +11,12 @@ import {
 } from "@locus/testing";
 import { type ApiSuite, type FileBody, type SearchBody, uploadReady } from "./shared.ts";
 
+/**
+ * How long an office document may take to be ready: each is a LibreOffice run, two at a time, and
+ * on a loaded CI runner (two suites with a split stack each) six of them took over 30 s.
+ */
+const OFFICE_WAIT_MS = 90_000;
+
 /** Where a phrase is in a PDF: its page and its non-empty line from the top of the page, from 1. */
 function placeOf(pages: string[][], phrase: string): { page: number; line: number } {
   for (const [p, lines] of pages.entries()) {
@@ -104,7 +110,8 @@ export function describeDocuments(s: ApiSuite): void {
       ]);
       const uploaded = await Promise.all(
         made.map(
-          async ([format, bytes]) => [format, await uploadReady(s.live, bytes, `minutes.${format}`)] as const,
+          async ([format, bytes]) =>
+            [format, await uploadReady(s.live, bytes, `minutes.${format}`, OFFICE_WAIT_MS)] as const,
         ),
       );
       for (const [i, [format, file]] of uploaded.entries())
@@ -235,7 +242,7 @@ export function describeDocuments(s: ApiSuite): void {
       "finds lines of a real document, %s, on the page and line of its rendition",
       async (name) => {
         const bytes = readFileSync(join(REPO_ROOT, "bench", "fixtures", "documents", name));
-        const file = await uploadReady(s.live, bytes, name);
+        const file = await uploadReady(s.live, bytes, name, OFFICE_WAIT_MS);
         expect(file).toMatchObject({ status: "ready", file_type: "document" });
         const preview = (await (await s.live.get(`/api/files/${file.id}/preview-url`)).json()) as PreviewBody;
         const pages = await pdfPageLines(Buffer.from(await (await fetch(preview.url)).arrayBuffer()));

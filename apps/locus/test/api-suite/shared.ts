@@ -59,11 +59,20 @@ export interface SearchBody {
   [k: string]: unknown;
 }
 
-export async function uploadReady(c: Client, pdf: Buffer, name: string): Promise<FileBody> {
+/**
+ * Uploads a file and waits until it is done. `timeoutMs`: longer for work that queues on a busy
+ * machine (office documents each take a LibreOffice run, LOCUS_EXTRACT_CONCURRENCY at a time).
+ */
+export async function uploadReady(
+  c: Client,
+  pdf: Buffer,
+  name: string,
+  timeoutMs?: number,
+): Promise<FileBody> {
   const res = await c.upload(pdf, name);
   expect(res.status).toBe(200);
   const { file } = (await res.json()) as { file: FileBody };
-  return (await waitForFile(c, file.id)) as unknown as FileBody;
+  return (await waitForFile(c, file.id, timeoutMs)) as unknown as FileBody;
 }
 
 /** uploadReady, then until the meaning stage has encoded the file: what ai mode's meaning needs. */
