@@ -37,7 +37,6 @@ import {
   type MetadataStore,
 } from "@locus/metadata-store";
 import { ConfigError, type LocusConfig, type Logger } from "@locus/runtime";
-import { Readiness } from "./readiness.ts";
 import {
   ElasticsearchSearchIndex,
   PostgresSearchIndex,
@@ -46,6 +45,7 @@ import {
   type VectorSearchOptions,
 } from "@locus/search-index";
 import { ExtractiveSummarizer, OpenAiSummarizer, type Summarizer } from "@locus/summarizer";
+import { Readiness } from "./readiness.ts";
 
 /** The configured metadata store (not yet migrated): for the server and the operator CLI alike. */
 export function createMetadataStore(config: LocusConfig): MetadataStore {

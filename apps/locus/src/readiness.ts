@@ -24,7 +24,7 @@ export class Readiness {
           await check();
           return [name, "ok"] as const;
         } catch (err) {
-          this.logger.warn({ err, dependency: name, optional: optional }, "readiness check failed");
+          this.logger.warn({ err, dependency: name, optional }, "readiness check failed");
           return [name, optional ? "degraded" : "unavailable"] as const;
         }
       }),

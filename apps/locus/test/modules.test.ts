@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, loadConfig, ModuleManager } from "@locus/runtime";
 import { Infrastructure } from "../src/infrastructure.ts";
-import { moduleDescriptors, type ModuleName } from "../src/modules.ts";
+import { DEPENDENCIES, moduleDescriptors, type ModuleName } from "../src/modules.ts";
 
 /** What a process would start for `targets`, in order (planned only: nothing is built). */
 function planFor(targets: string, env: Record<string, string> = {}): ModuleName[] {
@@ -51,16 +51,7 @@ describe("the modules a process starts", () => {
     for (const target of ["files", "search", "webhooks"] as const) {
       expect(plan.indexOf(target)).toBeLessThan(plan.indexOf("gateway"));
     }
-    for (const dependency of [
-      "metadata-store",
-      "blob-store",
-      "bus",
-      "search-index",
-      "ocr",
-      "speech",
-    ] as const) {
-      expect(plan).toContain(dependency);
-    }
+    for (const dependency of DEPENDENCIES) expect(plan).toContain(dependency);
     expect(plan.indexOf("speech")).toBeLessThan(plan.indexOf("extractor-audio"));
     expect(plan.indexOf("bus")).toBeLessThan(plan.indexOf("files"));
     expect(new Set(plan).size).toBe(plan.length);
