@@ -14,7 +14,11 @@ import { DEFAULT_EMBEDDER, meaningStageRuns, splitLayout, type SplitProcess } fr
  * LOCUS_SPLIT_EXTRACTORS (default 1) sets how many extractor-pdf processes run,
  * LOCUS_SPLIT_GATEWAYS (default 1) how many gateways (replicas sharing Redis and Postgres).
  */
-const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
+// Each target runs as this supervisor does: built (`pnpm start:split` runs dist/split.js), main.js
+// beside it with plain node; from the sources (the tests), main.ts through tsx.
+const fromBundle = import.meta.url.endsWith(".js");
+const MAIN = fileURLToPath(new URL(fromBundle ? "./main.js" : "./main.ts", import.meta.url));
+const MAIN_ARGS = fromBundle ? [MAIN] : ["--import", "tsx", MAIN];
 const env = process.env;
 const basePort = Number(env.PORT ?? 8080);
 const host = env.HOST ?? "127.0.0.1";
@@ -65,7 +69,7 @@ const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 function start(service: Service): void {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+  const child = spawn(process.execPath, MAIN_ARGS, {
     env: {
       ...shared,
       ...service.env,

@@ -15,6 +15,14 @@ export interface PoolOptions {
   poppler?: PopplerTools | undefined;
 }
 
+/**
+ * Where the worker's own bundle is, relative to this file's source: defined by the build
+ * (scripts/build.mjs) when Locus runs as JavaScript (apps/locus/dist), where the worker needs no
+ * loader. Undefined when Locus runs from the TypeScript sources, whose worker needs tsx.
+ */
+declare const LOCUS_PDF_WORKER_BUNDLE: string | undefined;
+const WORKER_BUNDLE = typeof LOCUS_PDF_WORKER_BUNDLE === "string" ? LOCUS_PDF_WORKER_BUNDLE : undefined;
+
 export type PoolErrorCode = "pdf_timeout" | "pdf_too_complex";
 
 /** Why the pool gave up on a PDF: a property of the file, so retrying will not help. */
@@ -44,19 +52,21 @@ export class ExtractionPool {
 
   constructor(private readonly options: PoolOptions) {
     this.pool = new Piscina({
-      filename: new URL("./extraction-worker.ts", import.meta.url).href,
+      filename: new URL(WORKER_BUNDLE ?? "./extraction-worker.ts", import.meta.url).href,
       // One thread is kept ready, pdf.js and the lexicon loaded, so that the first PDF after a
       // start (or after a quiet minute) does not wait about a second for a thread to start.
       minThreads: 1,
       maxThreads: options.threads,
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb },
-      // The worker is TypeScript: a thread inherits tsx's loader from a process started with
-      // `--import tsx` (pnpm start), not from one started otherwise (a test runner building Locus
-      // in its own process), which gets it here.
-      execArgv: process.execArgv.some((arg) => arg.includes("tsx"))
-        ? process.execArgv
-        : [...process.execArgv, "--import", "tsx"],
+      // Run from the sources, the worker is TypeScript: a thread inherits tsx's loader from a
+      // process started with `--import tsx` (pnpm start), not from one started otherwise (a test
+      // runner building Locus in its own process), which gets it here. The bundle's worker is
+      // JavaScript and needs neither.
+      execArgv:
+        WORKER_BUNDLE !== undefined || process.execArgv.some((arg) => arg.includes("tsx"))
+          ? process.execArgv
+          : [...process.execArgv, "--import", "tsx"],
     });
   }
 
