@@ -479,18 +479,8 @@ export class Infrastructure {
       } else {
         bus = new InProcessBus(logger);
       }
+      // Queue depths are the files service's to report, for every group (see the files module).
       const observed = new ObservedBus(bus, this.metrics);
-      this.metrics.watchQueues(async () => {
-        const depths: Record<string, number> = {};
-        for (const group of observed.subscribedGroups()) {
-          try {
-            depths[group] = await observed.queueDepth(group);
-          } catch (err) {
-            logger.debug({ err, group }, "could not read the queue's depth for metrics");
-          }
-        }
-        return depths;
-      });
       this.readiness.add("bus", () => observed.check());
       return observed;
     })();

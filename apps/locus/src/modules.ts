@@ -20,7 +20,7 @@ import {
   type SearchApi,
 } from "@locus/search";
 import { startWebhooksModule, WebhooksHttpClient, type WebhooksApi } from "@locus/webhooks";
-import type { Infrastructure } from "./infrastructure.ts";
+import { consumerGroupsOf, type Infrastructure } from "./infrastructure.ts";
 
 /**
  * A started module of this process: what it serves on the process's port, and what it offers the
@@ -142,15 +142,31 @@ export function moduleDescriptors(
       dependsOn: ["metadata-store", "blob-store", "bus"],
       start: async () => {
         const store = await infra.metadataStore();
+        const bus = await infra.messageBus();
+        const filesLogger = log("files");
         infra.metrics.watchStalledFiles(async () => {
           const updatedBefore = new Date(Date.now() - config.stalledAfterMs).toISOString();
           return (await store.listUnfinishedFiles({ limit: 1000, updatedBefore })).length;
         });
+        // Every group's queue depth, from here rather than from each group's consumers: a group
+        // whose consumers are gone, crash-looping or hung must still show what waits for it.
+        infra.metrics.watchQueues(async () => {
+          const depths: Record<string, number> = {};
+          for (const group of Object.keys(consumerGroupsOf(config))) {
+            try {
+              depths[group] = await bus.queueDepth(group);
+            } catch (err) {
+              filesLogger.debug({ err, group }, "could not read the queue's depth for metrics");
+            }
+          }
+          return depths;
+        });
+        infra.metrics.countFileOutcomesFromZero();
         const files = await startFilesModule({
           store,
           blobs: infra.blobs(),
-          bus: await infra.messageBus(),
-          logger: log("files"),
+          bus,
+          logger: filesLogger,
           signingSecret: await infra.signingSecret(),
           maxUploadBytes: config.maxUploadBytes,
           monthlyUploadQuota: config.monthlyUploadQuota,

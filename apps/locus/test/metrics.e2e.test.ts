@@ -1,3 +1,4 @@
+import { CONSUMER_GROUPS } from "@locus/contracts";
 import {
   client,
   createUserWithKey,
@@ -80,7 +81,7 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
   expect(grew("locus_uploads_total", { kind: "pdf" })).toBe(1);
   expect(grew("locus_files_finished_total", { kind: "pdf", outcome: "ready" })).toBe(1);
   expect(grew("locus_file_processing_seconds_count", { kind: "pdf", outcome: "ready" })).toBe(1);
-  for (const stage of ["waited", "extraction", "indexWaited", "indexing"]) {
+  for (const stage of ["waited", "extraction", "index_waited", "indexing"]) {
     expect({ stage, grew: grew("locus_file_stage_seconds_count", { kind: "pdf", stage }) }).toEqual({
       stage,
       grew: 1,
@@ -105,10 +106,30 @@ it("counts an upload, its file's pipeline and a search, by route, kind, topic an
     grew("locus_bus_message_age_seconds_count", { topic: "file.uploaded.pdf", group: "extractor-pdf" }),
   ).toBe(1);
   expect(after.find((s) => s.name === "locus_files_stalled")?.value).toBe(0);
-  // Every group this process consumes for has its queue's depth; nothing is left waiting.
-  for (const group of ["extractor-pdf", "extractor-image", "indexer", "files-status"]) {
-    expect(after.find((s) => s.name === "locus_bus_queue_depth" && s.labels.group === group)?.value).toBe(0);
+  // Every consumer group's queue has its depth (the files module reads them all); nothing is left waiting.
+  for (const group of Object.keys(CONSUMER_GROUPS)) {
+    expect({
+      group,
+      depth: after.find((s) => s.name === "locus_bus_queue_depth" && s.labels.group === group)?.value,
+    }).toEqual({ group, depth: 0 });
   }
+  // Failures and dead letters not seen yet are already series, at 0: the first one is an increase.
+  expect(
+    after.find(
+      (s) =>
+        s.name === "locus_files_finished_total" &&
+        s.labels.kind === "video" &&
+        s.labels.outcome === "media_corrupt",
+    )?.value,
+  ).toBe(0);
+  expect(
+    after.find(
+      (s) =>
+        s.name === "locus_bus_messages_total" &&
+        s.labels.topic === "file.uploaded.video" &&
+        s.labels.event === "dead_lettered",
+    )?.value,
+  ).toBe(0);
   expect(
     grew("locus_search_duration_seconds_count", { mode: "quick", backend: "sqlite", outcome: "ok" }),
   ).toBe(1);

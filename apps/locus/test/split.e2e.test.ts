@@ -369,11 +369,17 @@ it("serves each internal process's metrics on its own port, where its work is co
   expect(
     await grew("indexer", "locus_bus_messages_total", { topic: "file.extracted", event: "handled" }),
   ).toBe(1);
-  // The broker's own count of the indexer's queue, read at the scrape; the message's age at delivery.
+  // The broker's own count of every group's queue, read by the files service at the scrape (so a
+  // group whose consumers are down still has one), and by no consumer; the message's age at delivery.
+  const files = await scrape("files");
+  for (const group of ["indexer", "extractor-pdf", "extractor-video", "webhooks", "files-status"]) {
+    expect({
+      group,
+      depth: files.find((s) => s.name === "locus_bus_queue_depth" && s.labels.group === group)?.value,
+    }).toEqual({ group, depth: 0 });
+  }
   const indexer = await scrape("indexer");
-  expect(indexer.find((s) => s.name === "locus_bus_queue_depth" && s.labels.group === "indexer")?.value).toBe(
-    0,
-  );
+  expect(indexer.filter((s) => s.name === "locus_bus_queue_depth")).toEqual([]);
   expect(
     await grew("indexer", "locus_bus_message_age_seconds_count", {
       topic: "file.extracted",

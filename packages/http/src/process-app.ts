@@ -15,8 +15,13 @@ export interface MetricsExposition {
   exposition(): Promise<{ contentType: string; body: string }>;
 }
 
-/** Probes and scrapes: every few seconds from the orchestrator and Prometheus, each no trace of its own. */
-const UNTRACED_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+/**
+ * Probes and scrapes: every few seconds from the orchestrator and Prometheus. Not traced, and not
+ * told to the observer once answered by their own routes (a /metrics nothing serves is an ordinary
+ * 404): across a deployment's pods they are several requests a second, which in
+ * locus_http_requests_total would drown a failing API's share of errors (LocusServerErrors).
+ */
+const PROBE_AND_SCRAPE_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /**
  * A request's route as declared (`/api/files/:file_id`), never the path itself, so an id or a
@@ -75,7 +80,7 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
     res.setHeader("X-Content-Type-Options", "nosniff");
     // A SERVER span per request, continuing the caller's trace when it sent one (another Locus
     // service, or a client's own tracing); named by its declared route once routing is done.
-    const traced = !UNTRACED_PATHS.has(req.path);
+    const traced = !PROBE_AND_SCRAPE_PATHS.has(req.path);
     const parent = contextFrom(traced ? req.headers : undefined);
     const span = traced
       ? startSpan(req.method, {
@@ -106,7 +111,9 @@ export function createProcessApp(options: ProcessAppOptions): express.Express {
       endSpan(true);
       // The path only: query strings carry search text, and no part of a log line may carry a secret.
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      options.observer?.requestAnswered(req.method, routeLabel(req), res.statusCode, ms / 1000);
+      const route = routeLabel(req);
+      if (!PROBE_AND_SCRAPE_PATHS.has(route))
+        options.observer?.requestAnswered(req.method, route, res.statusCode, ms / 1000);
       const path = req.path.startsWith("/previews/") ? "/previews/:token" : req.path;
       options.logger.info(
         { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 },

@@ -66,6 +66,23 @@ describe("createProcessApp's metrics", () => {
     }
   });
 
+  it("tells the observer nothing of probes and scrapes, so they never dilute the API's error share", async () => {
+    const { base, server } = await serve(appWith(true));
+    try {
+      for (const path of ["/healthz", "/readyz", "/metrics", "/api/files/3f2504e0", "/healthz"]) {
+        await (await fetch(`${base}${path}`)).text();
+      }
+      const deadline = Date.now() + 5_000;
+      while (answered.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      // The last probe is answered after the API request: give its "finish" the same chance.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(answered).toEqual([{ method: "GET", route: "/api/files/:file_id", status: 200 }]);
+    } finally {
+      server.close();
+      answered.length = 0;
+    }
+  });
+
   it("serves /metrics, uncached, when given them", async () => {
     const { base, server } = await serve(appWith(true));
     try {

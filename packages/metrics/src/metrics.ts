@@ -1,6 +1,14 @@
 // Every metric a Locus process exposes, declared once: its name, help, labels and buckets. Each
 // process (or each Locus built in a test's process) has its own registry, so nothing is global.
 
+import {
+  FILE_KINDS,
+  FileFailureCodes,
+  MessageSchemas,
+  type FileStages,
+  type FileType,
+  type Topic,
+} from "@locus/contracts";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds: from a fast API answer to a slow search or upload. */
@@ -9,6 +17,17 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const WORK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 /** Seconds: one step of an extraction (an image read, a chunk of speech transcribed), to its time limit. */
 const STEP_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
+
+/**
+ * The `stage` label of each of a file's stages (the messages' FileStages, camelCase as JSON is):
+ * label values are snake_case like every other. Typed on FileStages, so a new stage needs its label.
+ */
+const STAGE_LABELS: { readonly [Stage in keyof FileStages]-?: string } = {
+  waited: "waited",
+  extraction: "extraction",
+  indexWaited: "index_waited",
+  indexing: "indexing",
+};
 
 /**
  * The process's metrics. Label values come from small fixed sets (routes as declared, file kinds,
@@ -84,7 +103,7 @@ export class LocusMetrics {
 
   private readonly fileStages = new Histogram({
     name: "locus_file_stage_seconds",
-    help: "Seconds each stage of a file that became ready took, by kind and stage (waited, extraction, indexWaited, indexing).",
+    help: `Seconds each stage of a file that became ready took, by kind and stage (${Object.values(STAGE_LABELS).join(", ")}).`,
     labelNames: ["kind", "stage"] as const,
     buckets: WORK_BUCKETS,
     registers: [this.registry],
@@ -218,6 +237,11 @@ export class LocusMetrics {
   constructor(options: { processMetrics?: boolean } = {}) {
     // CPU, memory, event-loop lag, handles and GC: the standard names (process_*, nodejs_*).
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    // Dead letters are rare, and a counter's series that first appears at 1 shows Prometheus no
+    // increase: each topic's starts at 0 in every process, so the first one is seen (LocusDeadLetters).
+    for (const topic of Object.keys(MessageSchemas) as Topic[]) {
+      this.busMessages.inc({ topic, event: "dead_lettered" }, 0);
+    }
   }
 
   // The observers the services take (HttpObserver, GatewayObserver, FilesObserver, BusObserver,
@@ -245,6 +269,17 @@ export class LocusMetrics {
     this.uploads.inc({ kind });
   }
 
+  /**
+   * Starts locus_files_finished_total at 0 for every kind and outcome (`ready`, each failure code),
+   * in the process that finishes files (the files service): a failure code's first file would
+   * otherwise appear at 1, which rate() and increase() read as no change. 5 kinds × 29 outcomes.
+   */
+  countFileOutcomesFromZero(): void {
+    for (const kind of FILE_KINDS as FileType[]) {
+      for (const outcome of ["ready", ...FileFailureCodes]) this.filesFinished.inc({ kind, outcome }, 0);
+    }
+  }
+
   fileFinished(kind: string, outcome: string, seconds: number): void {
     this.filesFinished.inc({ kind, outcome });
     this.fileProcessing.observe({ kind, outcome: outcome === "ready" ? "ready" : "failed" }, seconds);
@@ -258,9 +293,9 @@ export class LocusMetrics {
     this.publishFailures.inc({ topic });
   }
 
-  stagesTook(kind: string, stages: Partial<Record<string, number>>): void {
-    for (const [stage, seconds] of Object.entries(stages)) {
-      if (seconds !== undefined) this.fileStages.observe({ kind, stage }, seconds);
+  stagesTook(kind: string, stages: FileStages): void {
+    for (const [stage, seconds] of Object.entries(stages) as [keyof FileStages, number | undefined][]) {
+      if (seconds !== undefined) this.fileStages.observe({ kind, stage: STAGE_LABELS[stage] }, seconds);
     }
   }
 
@@ -294,13 +329,16 @@ export class LocusMetrics {
   }
 
   /**
-   * Reports the depth of each queue `depths` names, read at every scrape (this process's consumer
-   * groups). A broker that cannot answer leaves the series out rather than failing the scrape.
+   * Reports the depth of each queue `depths` names, read at every scrape. One process reports
+   * every consumer group's queue, and it is not their consumer (the files service): a group whose
+   * consumers are gone or hung still has its depth, which LocusQueueBacklog and the KEDA triggers
+   * need most then. A broker that cannot answer for a queue leaves its series out rather than
+   * failing the scrape.
    */
   watchQueues(depths: () => Promise<Record<string, number>>): void {
     new Gauge({
       name: "locus_bus_queue_depth",
-      help: "Messages waiting in a consumer group's queue (not those being handled), read at each scrape.",
+      help: "Messages waiting in each consumer group's queue (not those being handled), read by the files service at each scrape.",
       labelNames: ["group"] as const,
       registers: [this.registry],
       async collect() {

@@ -1,3 +1,4 @@
+import { FILE_KINDS, FileFailureCodes, MessageSchemas } from "@locus/contracts";
 import { LocusMetrics } from "../src/index.ts";
 
 /**
@@ -108,4 +109,46 @@ it("times webhook attempts by outcome", async () => {
   expect(await valueOf("locus_webhook_attempt_seconds_count", { outcome: "delivered" })).toBe(1);
   expect(await valueOf("locus_webhook_attempt_seconds_count", { outcome: "failed" })).toBe(2);
   expect(await valueOf("locus_webhook_attempt_seconds_sum", { outcome: "failed" })).toBe(3);
+});
+
+/** The series of counter or gauge `name` there are now (a series at 0 included), with their values. */
+async function seriesOf(name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
+  const metric = metrics.registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  return (await metric.get()).values.map((v) => ({
+    labels: Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)])),
+    value: v.value,
+  }));
+}
+
+it("has every topic's dead-letter count at 0 from the start, so Prometheus sees the first one as an increase", async () => {
+  const deadLetters = (await seriesOf("locus_bus_messages_total")).filter(
+    (s) => s.labels.event === "dead_lettered",
+  );
+  expect(deadLetters.map((s) => s.labels.topic).sort()).toEqual(Object.keys(MessageSchemas).sort());
+  expect(deadLetters.every((s) => s.value === 0)).toBe(true);
+  metrics.deliveryAbandoned("file.uploaded.pdf");
+  expect(
+    await valueOf("locus_bus_messages_total", { topic: "file.uploaded.pdf", event: "dead_lettered" }),
+  ).toBe(1);
+});
+
+it("has every kind's finished files at 0 for `ready` and each failure code, in the process that finishes files", async () => {
+  // Other processes do not carry 145 series that would stay at 0.
+  expect(await seriesOf("locus_files_finished_total")).toEqual([]);
+  metrics.countFileOutcomesFromZero();
+  const finished = await seriesOf("locus_files_finished_total");
+  expect(finished).toHaveLength(FILE_KINDS.length * (1 + FileFailureCodes.length));
+  expect(finished.every((s) => s.value === 0)).toBe(true);
+  expect(finished).toContainEqual({ labels: { kind: "audio", outcome: "speech_incomplete" }, value: 0 });
+  metrics.fileFinished("pdf", "pdf_corrupt", 3);
+  expect(await valueOf("locus_files_finished_total", { kind: "pdf", outcome: "pdf_corrupt" })).toBe(1);
+});
+
+it("labels each stage of a file in snake_case, as every other label value", async () => {
+  metrics.stagesTook("pdf", { waited: 1, extraction: 2, indexWaited: 0.5, indexing: 0.25 });
+  const stages = (await seriesOf("locus_file_stage_seconds"))
+    .filter((s) => s.labels.le === "+Inf")
+    .map((s) => s.labels.stage);
+  expect(stages).toEqual(["waited", "extraction", "index_waited", "indexing"]);
 });
