@@ -1,13 +1,13 @@
-// Kubernetes replicas: HorizontalPodAutoscalers, PodDisruptionBudgets and KEDA's ScaledObjects.
+// Kubernetes replicas: HorizontalPodAutoscalers and KEDA's ScaledObjects (budgets and spreading:
+// kubernetes-availability.ts).
 import { behaviorProblems, checkScaleIn, lagTriggerProblems } from "./kubernetes-keda.ts";
 import type { Rendering, Workload } from "./kubernetes-rendering.ts";
-import { matches } from "./kubernetes-rendering.ts";
-import { HPA_TARGETS, KEDA_SETTINGS, KEDA_TARGETS, PDB_TARGETS, QUEUE_GROUPS } from "./locus.ts";
+import { HPA_TARGETS, KEDA_SETTINGS, KEDA_TARGETS, QUEUE_GROUPS } from "./locus.ts";
 import type { Obj } from "./yaml.ts";
 import { at, list, obj, show } from "./yaml.ts";
 
 /**
- * Autoscalers and budgets point at real Deployments, and no Deployment is scaled twice; the
+ * Autoscalers point at real Deployments, and no Deployment is scaled twice; the
  * extractors scale on their queue's depth and lag, and scale in without cutting a file.
  */
 export function checkScaling(
@@ -17,7 +17,7 @@ export function checkScaling(
   secretKeys: Map<string, Record<string, string>>,
 ): void {
   const { label, objects, problems, where, ofKind } = rendering;
-  // 5. Autoscalers and disruption budgets point at real Deployments; nothing fights over replicas.
+  // 5. Autoscalers point at real Deployments; nothing fights over replicas.
   const scaledBy = new Map<string, string>();
   const claim = (deployment: string, w: string) => {
     const other = scaledBy.get(deployment);
@@ -52,19 +52,6 @@ export function checkScaling(
       problems.push(`[${label}] no HorizontalPodAutoscaler for ${t}`);
     }
   }
-  for (const p of ofKind("PodDisruptionBudget")) {
-    const selected = workloads.filter((w) => matches(at(p, "spec", "selector", "matchLabels"), w.podLabels));
-    if (selected.length !== 1)
-      problems.push(`${where(p)}: its selector matches ${selected.length} Deployments`);
-  }
-  for (const t of PDB_TARGETS) {
-    const d = byTarget.get(t);
-    const covered = ofKind("PodDisruptionBudget").some(
-      (p) => d && matches(at(p, "spec", "selector", "matchLabels"), d.podLabels),
-    );
-    if (d && !covered) problems.push(`[${label}] no PodDisruptionBudget for ${t}`);
-  }
-
   // 6. KEDA: not in kubernetes-models, so checked by its documented shape.
   const triggerAuths = new Map<string, Obj>();
   for (const a of objects.filter((o) => show(o.apiVersion).startsWith("keda.sh/"))) {

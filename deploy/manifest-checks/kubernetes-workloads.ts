@@ -4,7 +4,6 @@ import { matches } from "./kubernetes-rendering.ts";
 import {
   EMBEDDING_TARGETS,
   EXTRACT_CONCURRENCY_DEFAULT,
-  JOB_COMMANDS,
   locusConfigProblems,
   MAX_UPLOAD_BYTES_DEFAULT,
   MEDIA_FILE_TARGETS,
@@ -20,6 +19,7 @@ import {
   RECORDING_TMP_EXTRA,
   SPEECH_TARGETS,
   SPLIT_TARGETS,
+  TEMPLATE_COMMANDS,
   VECTOR_CACHE_MB_DEFAULT,
   VECTOR_CACHE_TARGETS,
   WORD_VECTORS_MB,
@@ -201,7 +201,7 @@ export function checkWorkloads(
 
       // Each recording or video in flight is written whole to /tmp (os.tmpdir()): a smaller
       // emptyDir gets the pod evicted mid-file. An all-in-one process holds both kinds at once.
-      // Deployments only: the migration Job runs no extractor, whatever LOCUS_TARGETS says.
+      // Deployments only: the operator commands' Jobs run no extractor, whatever LOCUS_TARGETS says.
       const tmpSize = at(volumes.get(text(tmp?.name)), "emptyDir", "sizeLimit");
       const tmpLimit = quantity(tmpSize);
       const mediaTargets = MEDIA_FILE_TARGETS.filter(runs);
@@ -263,7 +263,11 @@ export function checkWorkloads(
         }
       } else {
         const command = list(c.command).map(String).join(" ");
-        const expected = JOB_COMMANDS[show(o.kind)];
+        const expected = TEMPLATE_COMMANDS[show(at(o, "metadata", "name"))];
+        if (o.kind === "CronJob" && !expected)
+          problems.push(
+            `${cw}: a CronJob of no known command (${Object.keys(TEMPLATE_COMMANDS).join(", ")})`,
+          );
         if (expected && !expected.command.test(command))
           problems.push(`${cw}: expected ${expected.what}, got "${command}"`);
       }
@@ -274,6 +278,15 @@ export function checkWorkloads(
       workloads.push({ name, doc: o, podSpec, podLabels, target, env: firstEnv ?? {} });
     }
   }
-  if (ofKind("Job").length === 0) problems.push(`[${label}] no migration Job`);
+  for (const j of ofKind("Job")) {
+    problems.push(
+      `${where(j)}: a Job's pod template cannot change, so an apply that changes it (a new image, a ` +
+        `changed setting) fails while the Job exists: make it a suspended CronJob to run Jobs from`,
+    );
+  }
+  for (const name of Object.keys(TEMPLATE_COMMANDS)) {
+    if (!ofKind("CronJob").some((c) => at(c, "metadata", "name") === name))
+      problems.push(`[${label}] no CronJob ${name}`);
+  }
   return workloads;
 }

@@ -1,5 +1,7 @@
 // Checks one Kubernetes rendering (base or an overlay), calling the checks of each concern in turn.
 import { randomBytes } from "node:crypto";
+import { checkAvailability } from "./kubernetes-availability.ts";
+import { checkImages } from "./kubernetes-images.ts";
 import { checkNetworkPolicies, checkServices } from "./kubernetes-network.ts";
 import type { Rendering, Workload } from "./kubernetes-rendering.ts";
 import { checkScaling } from "./kubernetes-scaling.ts";
@@ -104,6 +106,8 @@ export function checkKubernetes(label: string, file: string, imageEnv: Record<st
 
   checkServices(rendering, workloads, byTarget);
   checkScaling(rendering, workloads, byTarget, secretKeys);
+  checkAvailability(rendering, workloads);
+  checkImages(rendering);
   checkNetworkPolicies(rendering, workloads);
 
   // 8. One namespace for everything an overlay puts in one.

@@ -51,7 +51,16 @@ export const CALLED_TARGETS: Record<string, string> = {
 /** The Secret's keys, with placeholders; the manifests expect a Secret of that name and keys. */
 export const SECRET_TEMPLATE = repoFile("k8s/base/secret.example.yaml");
 export const HPA_TARGETS = ["gateway", "search"];
-export const PDB_TARGETS = ["gateway", "files", "search"];
+/**
+ * What every Deployment's pods spread over (topologySpreadConstraints, as preferences: a cluster of
+ * one zone or one node still schedules them), broadest first: a zone's loss, then a node's.
+ */
+export const SPREAD_TOPOLOGY_KEYS = ["topology.kubernetes.io/zone", "kubernetes.io/hostname"];
+/**
+ * Renderings that run an image loaded by hand into a local cluster (kind, minikube): k8s/base. Every
+ * other one runs images from a registry, which must be pinned by digest.
+ */
+export const LOCAL_RENDERINGS: readonly string[] = ["base"];
 /**
  * Targets scaled by KEDA on their queue (QUEUE_GROUPS): its depth (a rabbitmq trigger) and how long
  * the files started last had waited (a prometheus trigger on LAG_METRIC of their group).
@@ -102,10 +111,14 @@ export const VECTOR_CACHE_TARGETS = ["search"];
 export const VECTOR_CACHE_MB_DEFAULT = 256;
 /** Default of LOCUS_POSTINGS_CACHE_MB, held by the same targets when the search index is Postgres. */
 export const POSTINGS_CACHE_MB_DEFAULT = 128;
-/** The operator CLI commands a Job (or a CronJob's Job) may run, by kind. */
-export const JOB_COMMANDS: Record<string, { command: RegExp; what: string }> = {
-  Job: { command: /cli\.ts migrate$/, what: "the migrate command" },
-  CronJob: { command: /cli\.ts index rebuild$/, what: "the index rebuild command" },
+/**
+ * The suspended CronJobs, templates of the operator commands' runs (each run a Job made from one),
+ * by name, with the CLI command each runs. No Job is rendered: a Job's pod template cannot change,
+ * so a second apply that changed it (a new image, a changed setting) would fail.
+ */
+export const TEMPLATE_COMMANDS: Record<string, { command: RegExp; what: string }> = {
+  "locus-migrate": { command: /cli\.[jt]s migrate$/, what: "the migrate command" },
+  "locus-index-rebuild": { command: /cli\.[jt]s index rebuild$/, what: "the index rebuild command" },
 };
 /**
  * Targets that read PDFs in a worker thread of LOCUS_EXTRACT_MAX_HEAP_MB, one per file in flight,
