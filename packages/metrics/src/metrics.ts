@@ -1,14 +1,7 @@
 // Every metric a Locus process exposes, declared once: its name, help, labels and buckets. Each
 // process (or each Locus built in a test's process) has its own registry, so nothing is global.
 
-import {
-  FILE_KINDS,
-  FileFailureCodes,
-  MessageSchemas,
-  type FileStages,
-  type FileType,
-  type Topic,
-} from "@locus/contracts";
+import { FILE_KINDS, FileFailureCodes, MessageSchemas, type FileStages, type Topic } from "@locus/contracts";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds: from a fast API answer to a slow search or upload. */
@@ -272,10 +265,11 @@ export class LocusMetrics {
   /**
    * Starts locus_files_finished_total at 0 for every kind and outcome (`ready`, each failure code),
    * in the process that finishes files (the files service): a failure code's first file would
-   * otherwise appear at 1, which rate() and increase() read as no change. 5 kinds × 29 outcomes.
+   * otherwise appear at 1, which rate() and increase() read as no change. Kinds × (1 + failure
+   * codes) series: a bounded set, and only this process carries them.
    */
   countFileOutcomesFromZero(): void {
-    for (const kind of FILE_KINDS as FileType[]) {
+    for (const kind of FILE_KINDS) {
       for (const outcome of ["ready", ...FileFailureCodes]) this.filesFinished.inc({ kind, outcome }, 0);
     }
   }
