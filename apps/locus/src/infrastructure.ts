@@ -410,6 +410,7 @@ export class Infrastructure {
       region: s3.region,
       endpoint: s3.endpoint,
       forcePathStyle: s3.forcePathStyle,
+      createBucket: s3.createBucket,
       accessKeyId: credentials?.accessKeyId ?? s3.accessKeyId,
       secretAccessKey: credentials?.secretAccessKey ?? s3.secretAccessKey,
     });

@@ -1,10 +1,12 @@
 import {
+  CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   S3Client,
   S3ServiceException,
+  type BucketLocationConstraint,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
@@ -39,6 +41,12 @@ export interface S3BlobStoreOptions {
   connectionTimeoutMs?: number;
   /** Upper bound for check(), retries included, so readiness probes answer quickly. */
   checkTimeoutMs?: number;
+  /**
+   * Lets check() create the bucket when it does not exist (S3_CREATE_BUCKET): for a local or
+   * throwaway store. Off by default: a production bucket is made by its operator, with its policy,
+   * encryption and lifecycle rules, and credentials meant for objects cannot create one anyway.
+   */
+  createBucket?: boolean;
 }
 
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
@@ -58,6 +66,8 @@ export class S3BlobStore implements BlobStore {
   private readonly partSize: number;
   private readonly queueSize: number;
   private readonly checkTimeoutMs: number;
+  private readonly createBucket: boolean;
+  private readonly region: string;
 
   constructor(options: S3BlobStoreOptions) {
     if (!options.bucket) throw new Error("S3BlobStore needs a bucket");
@@ -79,6 +89,8 @@ export class S3BlobStore implements BlobStore {
     this.bucket = options.bucket;
     this.prefix = normalizePrefix(options.keyPrefix);
     this.checkTimeoutMs = options.checkTimeoutMs ?? 5_000;
+    this.createBucket = options.createBucket ?? false;
+    this.region = options.region;
 
     const config: S3ClientConfig = {
       region: options.region,
@@ -177,13 +189,53 @@ export class S3BlobStore implements BlobStore {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey }));
   }
 
+  /**
+   * The bucket answers (HeadBucket). A missing one is created when createBucket allows it; else
+   * the error says, in one sentence naming the bucket, to create it. Runs at start (the readiness
+   * check's first round, logged when it fails) and at every readiness probe.
+   */
   async check(): Promise<void> {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), {
         abortSignal: AbortSignal.timeout(this.checkTimeoutMs),
       });
     } catch (err) {
+      if (statusOf(err) === 404 && this.createBucket) return this.createMissingBucket();
       throw new Error(describeCheckFailure(this.bucket, err, this.checkTimeoutMs), { cause: err });
+    }
+  }
+
+  private async createMissingBucket(): Promise<void> {
+    try {
+      await this.client.send(
+        new CreateBucketCommand({
+          Bucket: this.bucket,
+          // AWS refuses us-east-1 as a location constraint: it is where a bucket goes without one.
+          ...(this.region === "us-east-1"
+            ? {}
+            : { CreateBucketConfiguration: { LocationConstraint: this.region as BucketLocationConstraint } }),
+        }),
+        { abortSignal: AbortSignal.timeout(this.checkTimeoutMs) },
+      );
+    } catch (err) {
+      // Another process of this deployment made it first (S3 and MinIO answer
+      // BucketAlreadyOwnedByYou, some servers BucketAlreadyExists): usable if it now answers. A
+      // bucket someone else owns does not (403), and stays an error.
+      if (statusOf(err) === 409) {
+        const usable = await this.client
+          .send(new HeadBucketCommand({ Bucket: this.bucket }), {
+            abortSignal: AbortSignal.timeout(this.checkTimeoutMs),
+          })
+          .then(
+            () => true,
+            () => false,
+          );
+        if (usable) return;
+      }
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new Error(`S3 bucket "${this.bucket}" does not exist, and creating it failed: ${reason}`, {
+        cause: err,
+      });
     }
   }
 
@@ -298,7 +350,8 @@ function isNotFound(err: unknown): boolean {
 
 function describeCheckFailure(bucket: string, err: unknown, timeoutMs: number): string {
   const status = statusOf(err);
-  if (status === 404) return `S3 bucket "${bucket}" does not exist`;
+  if (status === 404)
+    return `S3 bucket "${bucket}" does not exist: create it, or set S3_CREATE_BUCKET=true for Locus to create it`;
   if (status === 403 || status === 401) {
     return `S3 refused access to bucket "${bucket}" (HTTP ${status}): check the credentials and the bucket policy`;
   }

@@ -1,4 +1,4 @@
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { createHash, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { Readable } from "node:stream";
@@ -114,6 +114,46 @@ describe("S3BlobStore against a server that checks signatures", () => {
     expect(error).toBeInstanceOf(Error);
     expect(error?.message).not.toContain("definitely-not-the-secret-1234");
     expect(error?.message).not.toContain(server.secretAccessKey);
+  });
+});
+
+describe("S3BlobStore on a bucket that does not exist", () => {
+  const bucketExists = async (bucket: string) => {
+    const admin = new S3Client({
+      region: server.region,
+      endpoint: server.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+    });
+    try {
+      await admin.send(new HeadBucketCommand({ Bucket: bucket }));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      admin.destroy();
+    }
+  };
+
+  it("check() says, naming the bucket, to create it or to let Locus; and creates nothing", async () => {
+    const bucket = `missing-${randomUUID().slice(0, 8)}`;
+    await expect(makeStore({ bucket }).check()).rejects.toThrow(
+      `S3 bucket "${bucket}" does not exist: create it, or set S3_CREATE_BUCKET=true for Locus to create it`,
+    );
+    expect(await bucketExists(bucket)).toBe(false);
+  });
+
+  it("with createBucket, check() creates it (once, whichever process comes first) and blobs go there", async () => {
+    const bucket = `created-${randomUUID().slice(0, 8)}`;
+    const [first, second] = [
+      makeStore({ bucket, createBucket: true }),
+      makeStore({ bucket, createBucket: true }),
+    ];
+    await Promise.all([first.check(), second.check()]);
+    expect(await bucketExists(bucket)).toBe(true);
+    await first.check();
+    await put(first, "a/b", "in the new bucket");
+    expect((await readAll(await second.get("a/b"))).toString()).toBe("in the new bucket");
   });
 });
 

@@ -159,8 +159,20 @@ export async function declareWorkQueue(
 /**
  * Declares a group's work queue (see declareWorkQueue), bound to the exchange with each of its
  * topics, its retry queue (which dead-letters expired messages back to the work queue through the
- * default exchange) and its dead letters. Idempotent: the queues are durable. The retry and dead
- * queues stay classic: nothing consumes the one, and only operators read the other.
+ * default exchange) and its dead letters. Idempotent: the queues are durable.
+ *
+ * The retry and dead queues are classic queues, by decision (README, "Operating the split shape"):
+ * - neither needs what quorum queues bring to the work queue: no consumer ever takes from the retry
+ *   queue (the broker moves each message on when its TTL ends), and only operators read the dead
+ *   letters, so there is no delivery to count and no crash-loop to stop;
+ * - a classic queue is RabbitMQ's plain place for a per-message-TTL delay, on every broker version
+ *   Locus supports; dead letters arrive there confirmed (the work queue's at-least-once
+ *   dead-lettering works into a queue of any type);
+ * - a queue's type cannot change: quorum ones would make every existing deployment's declaration
+ *   fail (PRECONDITION_FAILED) until each group's two queues were migrated, messages and all.
+ * The cost, in a cluster: each lives on one node, so while that node is down its retries wait, and
+ * losing its disk loses what it held. Declared without x-queue-type, as Locus always has, so an
+ * existing queue is always taken as it is. packages/bus/test/rabbitmq-topology.test.ts pins this.
  */
 export async function declareGroupQueues(
   connection: ChannelModel,
@@ -173,6 +185,7 @@ export async function declareGroupQueues(
   const { queue, retry, dead } = queues;
   const declared = await declareWorkQueue(connection, queues, settings);
   for (const topic of topics) await channel.bindQueue(queue, exchange, topic);
+  // Classic (see above): no x-queue-type, the broker's default.
   await channel.assertQueue(retry, {
     durable: true,
     deadLetterExchange: "",

@@ -453,6 +453,12 @@ const Settings = z.object({
         flag(),
         "Name the bucket in the path, not the host (MinIO and the like).",
       ),
+      createBucket: setting(
+        "S3_CREATE_BUCKET",
+        "false",
+        flag(),
+        "Create the bucket when it does not exist (a local store); otherwise Locus is not ready until it does.",
+      ),
       accessKeyId: setting("S3_ACCESS_KEY_ID", unset(SDK_CHAIN), text().optional(), "The access key's id."),
       secretAccessKey: setting(
         "S3_SECRET_ACCESS_KEY",
