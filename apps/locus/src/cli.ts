@@ -3,7 +3,14 @@ import { parseArgs } from "node:util";
 import { hashPassword, passwordProblem } from "@locus/dashboard";
 import { generateApiKey, hashApiKey, keyTypeOf } from "@locus/metadata-store";
 import type { KeyType, MetadataStore, Plan } from "@locus/metadata-store";
-import { ConfigError, createLogger, loadConfig, type LocusConfig } from "@locus/runtime";
+import {
+  ConfigError,
+  createLogger,
+  loadConfig,
+  unnamedParts,
+  type LocusConfig,
+  type Part,
+} from "@locus/runtime";
 import { FileType } from "@locus/contracts";
 import { rebuildSearchIndex } from "./index-rebuild.ts";
 import { queueReextraction } from "./reextract.ts";
@@ -12,6 +19,7 @@ import {
   columns,
   deadLetters,
   migrateQueues,
+  NoSuchFileError,
   OperatorError,
   printStatus,
   retryFile,
@@ -32,6 +40,10 @@ import {
  *   locus files retry FILE_ID                                 (a failed or stalled file extracted again)
  *   locus dead-letters list|replay [--group G] [--limit N]    (RabbitMQ's dead letters, read or handed back)
  *   locus bus migrate-queues                                  (classic work queues made quorum queues)
+ *
+ * Each command names the parts it uses (partsUsedBy) and refuses settings that name a deployment's
+ * shared parts but leave one of those to an embedded default (unnamedParts in config.ts), and
+ * runs under LOCUS_CLI_TIMEOUT_S (see armDeadline).
  */
 const USAGE = `Usage:
   pnpm locus users create --email E [--plan free|pro|enterprise]
@@ -46,6 +58,9 @@ const USAGE = `Usage:
   pnpm locus files retry FILE_ID
   pnpm locus dead-letters list|replay [--group G] [--limit N]
   pnpm locus bus migrate-queues            (with the consumers stopped; exit code 1 if any refused)
+Exit codes: 0 done; 1 a dependency is down, or LOCUS_CLI_TIMEOUT_S (60 s) passed; 2 a mistake in
+the command or the configuration; 3 no such file. Give the deployment's settings (LOCUS_SHAPE=split
+and its connections for a split one).
 `;
 
 class UsageError extends Error {}
@@ -69,9 +84,8 @@ async function userByEmail(store: MetadataStore, email: string) {
   return user;
 }
 
-/** Runs one command; resolves its exit code (0, or 1 when `status` finds a dependency down). */
-async function run(store: MetadataStore, config: LocusConfig, argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+function parseCommand(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -85,22 +99,90 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
       help: { type: "boolean", short: "h" },
     },
   });
+}
+type Command = ReturnType<typeof parseCommand>;
+
+/**
+ * The parts of the deployment a command works on, beside the metadata store every one opens (it
+ * migrates first): what its settings must name.
+ */
+function partsUsedBy({ positionals: [noun] }: Command): Part[] {
+  if (noun === "status") return ["metadataStore", "bus", "blobStore", "searchIndex"];
+  if (noun === "index") return ["metadataStore", "blobStore", "searchIndex"];
+  if (noun === "files" || noun === "dead-letters" || noun === "bus") return ["metadataStore", "bus"];
+  return ["metadataStore"];
+}
+
+/** Where a part is reached, for the deadline's sentence (never a password). */
+function whereIs(config: LocusConfig, part: "metadataStore" | "bus" | "searchIndex"): string {
+  const host = (url: string) => {
+    const { protocol, host: at, pathname } = new URL(url);
+    return `${protocol}//${at}${pathname === "/" ? "" : pathname}`;
+  };
+  if (part === "bus") return `RabbitMQ at ${config.amqpUrl ? host(config.amqpUrl) : "AMQP_URL"}`;
+  const kind = config.adapters[part];
+  if (kind === "postgres" && config.postgres) return `PostgreSQL at ${host(config.postgres.url)}`;
+  if (kind === "elasticsearch") return "Elasticsearch";
+  return `the SQLite ${part === "metadataStore" ? "store" : "index"} in ${config.dataDir}`;
+}
+
+/**
+ * The command's deadline (LOCUS_CLI_TIMEOUT_S): when it passes, the command stops with exit code 1
+ * and says what it was waiting for, whatever holds it (a database that accepts connections and
+ * never answers, a broker that keeps refusing). `index rebuild` and `files reextract`, whose work
+ * grows with the data, get it to reach their dependencies and then as long as their work takes
+ * (`release`). The timer does not keep the process alive: a command that has finished exits.
+ */
+function armDeadline(config: LocusConfig, command: string) {
+  const state = { waitingFor: "the command to finish" };
+  const timer =
+    config.cliTimeoutMs > 0
+      ? setTimeout(() => {
+          const seconds = config.cliTimeoutMs / 1000;
+          process.stderr.write(
+            `pnpm locus ${command}: gave up after ${seconds} s waiting for ${state.waitingFor} ` +
+              `(LOCUS_CLI_TIMEOUT_S=${seconds}; 0 waits without limit)\n`,
+          );
+          process.exit(1);
+        }, config.cliTimeoutMs).unref()
+      : undefined;
+  return {
+    /** Says what the command waits for from now on. */
+    waitingFor: (what: string) => {
+      state.waitingFor = what;
+    },
+    release: () => clearTimeout(timer),
+    /** A share of the deadline for one dependency, so the command can still report the others. */
+    share: (fraction: number) =>
+      config.cliTimeoutMs > 0 ? Math.min(30_000, Math.max(1000, config.cliTimeoutMs * fraction)) : undefined,
+  };
+}
+type Deadline = ReturnType<typeof armDeadline>;
+
+/** Runs one command; resolves its exit code (0, or 1 when `status` finds a dependency down). */
+async function run(
+  store: MetadataStore,
+  config: LocusConfig,
+  { values, positionals }: Command,
+  deadline: Deadline,
+): Promise<number> {
   const [noun, verb, arg] = positionals;
   if (values.help || !noun) {
     out(USAGE.trimEnd());
     return 0;
   }
+  const infrastructure = () =>
+    new Infrastructure(config, createLogger("locus-cli", "warn"), deadline.share(1 / 3));
 
   if (noun === "index" && verb === "rebuild") {
-    const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
+    const infra = infrastructure();
     try {
-      const result = await rebuildSearchIndex(
-        store,
-        infra.blobs(),
-        await infra.searchIndex(),
-        await infra.embedders("indexing"),
-        (line) => out(line),
-      );
+      deadline.waitingFor(whereIs(config, "searchIndex"));
+      const index = await infra.searchIndex();
+      deadline.waitingFor("the embedding engines to load");
+      const embedders = await infra.embedders("indexing");
+      deadline.release();
+      const result = await rebuildSearchIndex(store, infra.blobs(), index, embedders, (line) => out(line));
       out(
         `Rebuilt the ${config.adapters.searchIndex} search index from ${result.files} stored extractions ` +
           `(${result.passages} passages), without extracting anything again.`,
@@ -121,15 +203,15 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     if (kind && !kind.success) throw new UsageError(`--kind must be one of ${FileType.options.join(", ")}`);
     const user =
       values.email === undefined ? undefined : await userByEmail(store, normaliseEmail(values.email));
-    const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
+    const infra = infrastructure();
     try {
       // A shared bus reaches the running extractors now; the in-process one dies with this command.
       const shared = config.adapters.bus === "rabbitmq";
-      const { queued } = await queueReextraction(
-        store,
-        shared ? await infra.messageBus() : null,
-        { kind: kind?.data, userId: user?.id },
-        (line) => out(line),
+      deadline.waitingFor(whereIs(config, "bus"));
+      const bus = shared ? await infra.messageBus() : null;
+      deadline.release();
+      const { queued } = await queueReextraction(store, bus, { kind: kind?.data, userId: user?.id }, (line) =>
+        out(line),
       );
       out(
         shared
@@ -149,9 +231,16 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
     noun === "dead-letters" ||
     (noun === "bus" && verb === "migrate-queues")
   ) {
-    const infra = new Infrastructure(config, createLogger("locus-cli", "warn"));
+    const infra = infrastructure();
     try {
-      if (noun === "status") return (await printStatus(infra, store, config, out)) ? 0 : 1;
+      if (noun === "status") {
+        return (await printStatus(infra, store, config, out, (part) =>
+          deadline.waitingFor(whereIs(config, part)),
+        ))
+          ? 0
+          : 1;
+      }
+      deadline.waitingFor(whereIs(config, "bus"));
       if (noun === "bus") return (await migrateQueues(infra, config, out)) ? 0 : 1;
       if (noun === "files") {
         if (!arg) throw new UsageError("Give the file's id: pnpm locus files retry FILE_ID");
@@ -160,9 +249,8 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
       }
       await deadLetters(infra, store, config, verb, { group: values.group, limit: values.limit }, out);
       return 0;
-    } catch (err) {
-      throw err instanceof OperatorError ? new UsageError(err.message) : err;
     } finally {
+      deadline.waitingFor("the connections to close");
       await infra.close();
     }
   }
@@ -255,39 +343,37 @@ async function run(store: MetadataStore, config: LocusConfig, argv: string[]): P
   throw new UsageError(`Unknown command: ${positionals.join(" ")}`);
 }
 
-/**
- * An operator with a deployment's DATABASE_URL in the environment means that deployment's records;
- * without LOCUS_METADATA_STORE the store would be the embedded SQLite in the data dir, and a key
- * made there would be unknown to the deployment. The command stops and says what to set instead.
- */
-function refuseAmbiguousStore(config: LocusConfig, env: NodeJS.ProcessEnv): void {
-  if (config.postgres && config.adapters.metadataStore === "sqlite" && !env.LOCUS_METADATA_STORE?.trim()) {
-    throw new ConfigError([
-      `DATABASE_URL is set but LOCUS_METADATA_STORE is not, so this command would use the SQLite ` +
-        `store in ${config.dataDir}, not that database. Set LOCUS_METADATA_STORE=postgres to work on ` +
-        `the database's records (as the services of a split deployment do), or LOCUS_METADATA_STORE=sqlite ` +
-        `to work on the data dir's.`,
-    ]);
-  }
-}
-
 let code = 0;
 let store: MetadataStore | undefined;
+let said = "";
 try {
+  const command = parseCommand(process.argv.slice(2));
+  said = command.positionals.slice(0, 2).join(" ") || "help";
   const config = loadConfig();
-  refuseAmbiguousStore(config, process.env);
+  // Before the store is opened: a refused command leaves no SQLite files behind.
+  const refusal = unnamedParts(config, process.env, partsUsedBy(command));
+  if (refusal) throw new ConfigError([refusal]);
+  const deadline = armDeadline(config, said);
+  deadline.waitingFor(whereIs(config, "metadataStore"));
   store = createMetadataStore(config);
   await store.migrate();
-  code = await run(store, config, process.argv.slice(2));
+  deadline.waitingFor("the command to finish");
+  code = await run(store, config, command, deadline);
 } catch (err) {
   if (err instanceof UsageError || err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n${err instanceof UsageError ? USAGE : ""}`);
     code = 2;
+  } else if (err instanceof OperatorError) {
+    // The command was understood; what it names cannot be done: its sentence, not the usage.
+    process.stderr.write(`${err.message}\n`);
+    code = err instanceof NoSuchFileError ? 3 : 2;
   } else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
     process.stderr.write(`${err.message}\n${USAGE}`);
     code = 2;
   } else {
-    throw err;
+    // A dependency that failed (its own timeout, a refused connection): said, not a stack trace.
+    process.stderr.write(`pnpm locus ${said}: ${err instanceof Error ? err.message : String(err)}\n`);
+    code = 1;
   }
 } finally {
   await store?.close();

@@ -94,6 +94,11 @@ export class Infrastructure {
   constructor(
     readonly config: LocusConfig,
     private readonly logger: Logger,
+    /**
+     * How long a call to RabbitMQ (connecting included) may wait; the bus's own 30 s when unset.
+     * The operator CLI gives it a share of its deadline.
+     */
+    private readonly busWaitMs?: number,
   ) {
     this.readiness = new Readiness(logger);
   }
@@ -471,11 +476,18 @@ export class Infrastructure {
             consumerTimeoutMs: consumerTimeoutMs(this.config.speech.maxDurationS),
           },
           connectionName: `locus ${this.config.serviceName}`,
+          ...(this.busWaitMs === undefined ? {} : { operationTimeoutMs: this.busWaitMs }),
         });
         this.rabbit = rabbit;
-        await rabbit.connect();
-        // Every group's queue exists before anything is published, whichever process starts first.
-        await rabbit.declareGroups(consumerGroupsOf(this.config));
+        try {
+          await rabbit.connect();
+          // Every group's queue exists before anything is published, whichever process starts first.
+          await rabbit.declareGroups(consumerGroupsOf(this.config));
+        } catch (err) {
+          // Its reconnection loop would otherwise go on for ever, and keep the process alive.
+          await rabbit.close();
+          throw err;
+        }
         bus = rabbit;
       } else {
         bus = new InProcessBus(logger);
@@ -633,7 +645,8 @@ export class Infrastructure {
 
   /** Stops message delivery and waits for handlers in flight: the first step of a clean stop. */
   async drainBus(): Promise<void> {
-    if (this.bus) await (await this.bus).close();
+    // A bus that never connected has nothing to drain (and has closed its connection attempts).
+    if (this.bus) await (await this.bus.catch(() => undefined))?.close();
   }
 
   async close(): Promise<void> {

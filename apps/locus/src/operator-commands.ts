@@ -8,8 +8,11 @@ import type { LocusConfig } from "@locus/runtime";
 import { consumerGroupsOf, type Infrastructure } from "./infrastructure.ts";
 import { publishForExtraction } from "./reextract.ts";
 
-/** A mistake of the operator's: said in one sentence, with the usage (exit code 2). */
+/** What the operator asked cannot be done: said in one sentence (exit code 2). */
 export class OperatorError extends Error {}
+
+/** The file named does not exist (exit code 3): a script can tell it from a mistyped command. */
+export class NoSuchFileError extends OperatorError {}
 
 const SHOWN = 10;
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -34,6 +37,8 @@ export async function printStatus(
   store: MetadataStore,
   config: LocusConfig,
   out: (line: string) => void,
+  /** Told which dependency is being reached, for the CLI's deadline. */
+  reaching: (part: "bus" | "searchIndex") => void = () => undefined,
 ): Promise<boolean> {
   const { adapters } = config;
   out(
@@ -51,7 +56,11 @@ export async function printStatus(
   };
   infra.blobs();
   // The in-process bus lives in the server's process: one built here would say nothing about it.
-  if (adapters.bus === "rabbitmq") await build("bus", () => infra.messageBus());
+  if (adapters.bus === "rabbitmq") {
+    reaching("bus");
+    await build("bus", () => infra.messageBus());
+  }
+  reaching("searchIndex");
   await build("search_index", () => infra.searchIndex());
   const checks = await infra.readiness.report();
   out("");
@@ -69,28 +78,44 @@ export async function printStatus(
   out("");
   const broker = unreachable.bus ? undefined : await infra.broker();
   if (broker) {
-    const rows = [["GROUP", "WAITING", "DEAD LETTERS", "QUEUE TYPE"]];
+    // Waiting and consumers as the broker says (a group with messages waiting and no consumer is
+    // the first thing to look for). Not here: messages in flight (delivered, not yet acknowledged)
+    // and the age of the oldest waiting one, which AMQP does not report without the management
+    // plugin; peeking at a queue's head (basic.get, then requeue) would count a delivery against
+    // a quorum queue's delivery limit. Each group's /metrics has its consumers' lag
+    // (locus_bus_consumer_lag_seconds).
+    const rows = [["GROUP", "WAITING", "CONSUMERS", "DEAD LETTERS", "QUEUE TYPE"]];
     let classic = false;
     for (const group of Object.keys(consumerGroupsOf(config))) {
       try {
         const { [group]: type = "unknown" } = await broker.queueTypes([group]);
         classic ||= type === "classic" && config.busQueueType === "quorum";
+        const { waiting, consumers } = await broker.queueStats(group);
         rows.push([
           group,
-          String(await broker.queueDepth(group)),
+          String(waiting),
+          String(consumers),
           String(await broker.deadLetterCount(group)),
           type,
         ]);
       } catch (err) {
-        rows.push([group, `unknown: ${errorText(err)}`, "", ""]);
+        rows.push([group, `unknown: ${errorText(err)}`, "", "", ""]);
       }
     }
     out("Queues:");
     for (const line of columns(rows)) out(`  ${line}`);
+    const idle = rows.slice(1).filter(([, waiting, consumers]) => consumers === "0" && waiting !== "0");
+    if (idle.length > 0) {
+      out(
+        `Messages wait with no consumer in: ${idle.map(([group]) => group).join(", ")} (start its processes).`,
+      );
+    }
     if (classic) {
       out("Classic queues redeliver a message that crashes every worker for ever: stop their consumers and");
       out("run pnpm locus bus migrate-queues (see the README's Operating section).");
     }
+  } else if (unreachable.bus) {
+    out("Queues: unknown while RabbitMQ cannot be reached (see bus above).");
   } else if (adapters.bus === "memory") {
     out("Queues: in the server's process (LOCUS_BUS=memory); its /metrics has locus_bus_queue_depth.");
   }
@@ -132,7 +157,12 @@ export async function retryFile(
     throw new OperatorError(`"${fileId}" is not a file id (a UUID, as pnpm locus status lists them)`);
   }
   const record = await store.getFileById(fileId.toLowerCase());
-  if (!record) throw new OperatorError(`No file ${fileId}`);
+  if (!record) {
+    throw new NoSuchFileError(
+      `No file ${fileId} in ${config.adapters.metadataStore === "postgres" ? "the database" : config.dataDir}: ` +
+        "pnpm locus status lists the stalled and failed ones",
+    );
+  }
   if (record.status === "ready") {
     throw new OperatorError(
       `File ${fileId} is ready; to extract ready files again, use pnpm locus files reextract`,

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
 import {
   client,
   createUserWithKey,
@@ -9,6 +10,7 @@ import {
   runCli,
   startLocus,
   tempDataDir,
+  TEST_AMQP_URL,
   uploadAndWait,
 } from "@locus/testing";
 
@@ -158,6 +160,41 @@ describe("configuration", () => {
     }
   });
 
+  it("pnpm start:split refuses, before starting anything, a split deployment missing a part or scrape-able metrics ports", async () => {
+    const launch = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/split.ts"], {
+          cwd: REPO_ROOT,
+          env: { PATH: process.env.PATH ?? "", LOCUS_DATA_DIR: tempDataDir(), ...env },
+        });
+        let stderr = "";
+        child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 50_000);
+        child.on("exit", (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr });
+        });
+      });
+    // The README's example without RabbitMQ, S3 and Redis: said in one sentence, nothing started.
+    const [missing, movingPorts] = await Promise.all([
+      launch({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/locus" }),
+      launch({
+        DATABASE_URL: "postgres://postgres@127.0.0.1:5432/locus",
+        AMQP_URL: "amqp://guest:guest@127.0.0.1:5672",
+        S3_BUCKET: "locus",
+        REDIS_URL: "redis://127.0.0.1:6379",
+        LOCUS_METRICS_PORT: "0",
+      }),
+    ]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(
+      /LOCUS_SHAPE=split runs every part on shared infrastructure, but these are not set: AMQP_URL .*, REDIS_URL .*, S3_BUCKET /,
+    );
+    expect(missing.stderr).not.toMatch(/started with pid/);
+    expect(movingPorts.code).toBe(2);
+    expect(movingPorts.stderr).toMatch(/LOCUS_METRICS_PORT: 0 would give each process a free port/);
+  });
+
   it("names a missing connection setting for a chosen adapter", async () => {
     const [{ code, stderr }, es] = await Promise.all([
       startWithEnv({ LOCUS_BUS: "rabbitmq", LOCUS_METADATA_STORE: "postgres" }),
@@ -204,7 +241,7 @@ describe("operator CLI", () => {
         env,
       );
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/DATABASE_URL is set but LOCUS_METADATA_STORE is not/);
+      expect(refused.stderr).toMatch(/DATABASE_URL is set, .* but LOCUS_METADATA_STORE is not/);
       expect(refused.stderr).toMatch(/LOCUS_METADATA_STORE=postgres/);
       expect(readdirSync(elsewhere)).toEqual([]);
       // Said outright, the data dir's SQLite store is used as before.
@@ -215,6 +252,87 @@ describe("operator CLI", () => {
       expect(chosen.code).toBe(0);
     } finally {
       removeDataDir(elsewhere);
+    }
+  });
+
+  it("refuses the README's split settings for a command that would use an embedded part beside them, and writes nothing", async () => {
+    const elsewhere = tempDataDir();
+    try {
+      // The records named, the bus, files and index left to the embedded defaults.
+      const readme = {
+        DATABASE_URL: "postgres://locus@127.0.0.1:1/deployment",
+        LOCUS_METADATA_STORE: "postgres",
+      };
+      const fileId = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+      const [status, retry, rebuild] = await Promise.all([
+        runCli(elsewhere, ["status"], readme),
+        runCli(elsewhere, ["files", "retry", fileId], readme),
+        runCli(elsewhere, ["index", "rebuild"], readme),
+      ]);
+      for (const refused of [status, retry, rebuild]) {
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(/naming a deployment's shared parts, but LOCUS_/);
+        expect(refused.stderr).toMatch(/Set LOCUS_SHAPE=split to use every shared part/);
+        expect(refused.stdout).toBe("");
+      }
+      expect(status.stderr).toMatch(/LOCUS_BUS, LOCUS_BLOB_STORE, LOCUS_SEARCH_INDEX are not/);
+      expect(retry.stderr).toMatch(/would use an in-process bus of its own/);
+      expect(retry.stderr).not.toMatch(/restart/);
+      expect(rebuild.stderr).toMatch(/would use the files in .*, the SQLite search index in /);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      removeDataDir(elsewhere);
+    }
+  });
+
+  it("status ends promptly when RabbitMQ refuses it (a wrong vhost), saying the bus is unavailable", async () => {
+    const url = new URL(TEST_AMQP_URL);
+    url.pathname = "/no-such-vhost";
+    const began = Date.now();
+    const status = await runCli(dataDir, ["status"], {
+      LOCUS_SHAPE: "embedded",
+      LOCUS_BUS: "rabbitmq",
+      AMQP_URL: url.toString(),
+      LOCUS_CLI_TIMEOUT_S: "30",
+    });
+    expect(status.code).toBe(1);
+    expect(status.stdout).toMatch(/bus +unavailable: RabbitMQ at .*no-such-vhost is unavailable/);
+    expect(status.stdout).toMatch(/Queues: unknown while RabbitMQ cannot be reached/);
+    // Ended by itself (the bus's reconnection stopped), well before the deadline.
+    expect(status.stderr).not.toMatch(/gave up/);
+    expect(Date.now() - began).toBeLessThan(30_000);
+  });
+
+  it("stops any command at LOCUS_CLI_TIMEOUT_S, saying what it waited for", async () => {
+    // A "database" that lets the client in (authentication ok, ready for query) and then never
+    // answers a query: the driver would wait for its 30 s statement timeout, and more.
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => {
+      sockets.add(socket);
+      socket.once("data", () =>
+        socket.write(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0, 0x5a, 0, 0, 0, 5, 0x49])),
+      );
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const began = Date.now();
+      const stuck = await runCli(dataDir, ["users", "create", "--email", "late@example.com"], {
+        DATABASE_URL: `postgres://locus:secret@127.0.0.1:${port}/deployment`,
+        LOCUS_METADATA_STORE: "postgres",
+        LOCUS_CLI_TIMEOUT_S: "3",
+      });
+      expect(stuck.code).toBe(1);
+      expect(stuck.stderr).toMatch(
+        new RegExp(
+          `pnpm locus users create: gave up after 3 s waiting for PostgreSQL at postgres://127\\.0\\.0\\.1:${port}/deployment`,
+        ),
+      );
+      expect(stuck.stderr).not.toContain("secret");
+      expect(Date.now() - began).toBeLessThan(30_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
     }
   });
 
@@ -233,9 +351,13 @@ describe("operator CLI", () => {
     const notAnId = await runCli(dataDir, ["files", "retry", "123"]);
     expect(notAnId.code).toBe(2);
     expect(notAnId.stderr).toMatch(/"123" is not a file id/);
+    // An id that names no file is its own answer (exit code 3), not a mistake in the command.
     const unknown = await runCli(dataDir, ["files", "retry", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"]);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/No file 3f2504e0/);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toMatch(
+      /^No file 3f2504e0-4f89-11d3-9a0c-0305e82c3301 in .*: pnpm locus status lists/,
+    );
+    expect(unknown.stderr).not.toMatch(/Usage:/);
     const letters = await runCli(dataDir, ["dead-letters", "list"]);
     expect(letters.code).toBe(2);
     expect(letters.stderr).toMatch(/Dead letters are kept by RabbitMQ/);

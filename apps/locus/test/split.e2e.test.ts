@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createTcpServer, type AddressInfo } from "node:net";
+import { join } from "node:path";
 import { SignJWT } from "jose";
 import pg from "pg";
 import { ServiceIdentity } from "@locus/http";
@@ -33,11 +35,28 @@ let stack: SplitStack;
 const INTERNAL_SECRET = randomBytes(32).toString("base64url");
 // Every process sends its spans here (OTLP/JSON), as to a collector.
 let traces: OtlpReceiver;
+/** The first of `size` consecutive free ports, below the kernel's outgoing ones (as the stack's own). */
+async function freeMetricsPorts(size: number): Promise<number> {
+  const isFree = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createTcpServer();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
+    if ((await Promise.all(Array.from({ length: size }, (_, i) => isFree(base + i)))).every(Boolean))
+      return base;
+  }
+  throw new Error("no block of free ports found");
+}
 beforeAll(async () => {
   traces = await startOtlpReceiver();
   stack = await startSplitStack({
     gateways: 2,
     env: {
+      // Each process its own metrics port, counting up from this one (the launcher's scrape config).
+      LOCUS_METRICS_PORT: String(await freeMetricsPorts(20)),
       LOCUS_INTERNAL_SECRET: INTERNAL_SECRET,
       OTEL_EXPORTER_OTLP_ENDPOINT: traces.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
@@ -400,11 +419,16 @@ it("serves each internal process's metrics on its own port, where its work is co
   }
 });
 
-it("a real Prometheus scrapes every internal process and answers PromQL about a file just processed", async () => {
-  const internal = Object.entries(stack.serviceUrls).filter(([name]) => !name.startsWith("gateway"));
-  const prometheus = await startPrometheus(
-    Object.fromEntries(internal.map(([name, url]) => [name, new URL(url).host])),
+it("a real Prometheus scrapes every process, the gateways too, where the launcher's scrape config says, and answers PromQL about a file just processed", async () => {
+  // The launcher's scrape config: a target per process, each on a metrics port of its own.
+  const written = readFileSync(join(stack.dataDir, "prometheus-scrape.yml"), "utf8");
+  const targets = [...written.matchAll(/targets: \["([^"]+)"\]\n\s+labels: \{ instance: "([^"]+)"/g)].map(
+    ([, address = "", name = ""]) => [name, address] as const,
   );
+  expect(targets.map(([name]) => name).sort()).toEqual(Object.keys(stack.serviceUrls).sort());
+  expect(new Set(targets.map(([, address]) => address)).size).toBe(targets.length);
+  const internal = targets;
+  const prometheus = await startPrometheus(Object.fromEntries(targets));
   try {
     const { key } = await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv });
     const c = client(stack.baseUrl, key);
@@ -472,9 +496,21 @@ it("the CLI, on the deployment's settings: status of every dependency and queue,
     expect(status.stdout).toMatch(new RegExp(`${dependency} +ok`));
   }
   // Every group's work queue a quorum queue: a message that kills every worker cannot loop.
-  expect(status.stdout).toMatch(/extractor-pdf +\d+ +\d+ +quorum/);
+  // Waiting, consumers (one extractor-pdf process), dead letters, queue type.
+  expect(status.stdout).toMatch(/GROUP +WAITING +CONSUMERS +DEAD LETTERS +QUEUE TYPE/);
+  expect(status.stdout).toMatch(/extractor-pdf +\d+ +1 +\d+ +quorum/);
   expect(status.stdout).not.toMatch(/classic/);
   expect(status.stdout).toContain(file.id);
+  // The shape named instead of each adapter: the same deployment, not embedded parts beside it.
+  const adapters = ["LOCUS_BUS", "LOCUS_METADATA_STORE", "LOCUS_SEARCH_INDEX", "LOCUS_BLOB_STORE"];
+  const byShape = await runCli(stack.dataDir, ["status"], {
+    ...Object.fromEntries(Object.entries(stack.cliEnv).filter(([name]) => !adapters.includes(name))),
+    LOCUS_SHAPE: "split",
+  });
+  expect(byShape.code).toBe(0);
+  expect(byShape.stdout).toMatch(
+    /records in postgres, files in s3, messages on rabbitmq, passages in postgres/,
+  );
   const migrated = await runCli(stack.dataDir, ["bus", "migrate-queues"], stack.cliEnv);
   expect(migrated.code).toBe(0);
   expect(migrated.stdout).toMatch(/extractor-audio: a quorum queue already/);

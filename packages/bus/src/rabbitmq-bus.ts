@@ -230,6 +230,20 @@ export class RabbitMqBus implements Bus {
     return messageCount;
   }
 
+  /**
+   * What the broker says of a group's work queue (a passive declare: one round trip): messages
+   * waiting to be delivered, and consumers attached. Messages delivered but not yet acknowledged
+   * are in neither figure: AMQP 0-9-1 does not report them (only the management plugin's HTTP API).
+   */
+  async queueStats(group: string): Promise<{ waiting: number; consumers: number }> {
+    await this.connect();
+    const live = await this.connection.waitForLive(Date.now() + this.operationTimeoutMs);
+    const { messageCount, consumerCount } = await live.publisher.checkQueue(
+      groupQueues(group, this.prefix).queue,
+    );
+    return { waiting: messageCount, consumers: consumerCount };
+  }
+
   /** How many messages a group's dead-letter queue holds. */
   async deadLetterCount(group: string): Promise<number> {
     await this.connect();

@@ -30,6 +30,11 @@ export interface SettingMeta {
    * on the machine), or where there is none and unset means more than "none".
    */
   unset?: string;
+  /**
+   * What an unset variable stands for with LOCUS_SHAPE=split (the shared adapters), where it
+   * differs from `default`.
+   */
+  splitDefault?: string;
 }
 
 /** A setting as the README test and error messages see it: its place in LocusConfig, and its meta. */
@@ -38,7 +43,7 @@ export interface Setting extends SettingMeta {
 }
 
 /** A setting's default: the value an unset variable stands for, or what leaving it unset means. */
-export type Fallback = string | number | Pick<SettingMeta, "default" | "unset">;
+export type Fallback = string | number | Pick<SettingMeta, "default" | "unset" | "splitDefault">;
 
 /** No default: an unset variable means what `text` says. */
 export const unset = (text: string): Fallback => ({ unset: text });

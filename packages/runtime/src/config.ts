@@ -50,6 +50,9 @@ export type Plan = "free" | "pro" | "enterprise";
  */
 export const DEFAULT_EMBEDDER = "encoder";
 
+/** The variable that names the shape (read before the others: it decides the adapters' defaults). */
+const SHAPE_ENV = "LOCUS_SHAPE";
+
 /** Every setting, where it lands in LocusConfig. */
 const Settings = z.object({
   host: setting("HOST", "127.0.0.1", text(), "Address to listen on."),
@@ -61,6 +64,18 @@ const Settings = z.object({
     "A second port that serves only /metrics, on HOST (0 picks a free one).",
   ),
   dataDir: setting("LOCUS_DATA_DIR", "./data", text(), "Where the embedded shape keeps its files."),
+  /**
+   * Which shape this process belongs to: `split` makes the shared adapters the defaults (see
+   * `splitDefault` on the adapters below) and requires each one's connection settings, so a
+   * process (or the operator CLI) given only part of a split deployment's settings stops and says
+   * what is missing instead of running on embedded parts of its own.
+   */
+  shape: setting(
+    SHAPE_ENV,
+    "embedded",
+    z.enum(["embedded", "split"]),
+    "embedded (one process, its parts in the data dir) or split (every part shared: the adapters default to postgres, rabbitmq, s3 and redis, and need their connection settings).",
+  ),
   targets: setting("LOCUS_TARGETS", "all", targets, "Modules this process runs, comma-separated."),
   publicUrl: setting(
     "LOCUS_PUBLIC_URL",
@@ -358,21 +373,31 @@ const Settings = z.object({
   adapters: z.object({
     metadataStore: setting(
       "LOCUS_METADATA_STORE",
-      "sqlite",
+      { default: "sqlite", splitDefault: "postgres" },
       z.enum(["sqlite", "postgres"]),
       "Where records live: sqlite (the data dir) or postgres.",
     ),
-    blobStore: setting("LOCUS_BLOB_STORE", "local", z.enum(["local", "s3"]), "Where uploaded bytes live."),
-    bus: setting("LOCUS_BUS", "memory", z.enum(["memory", "rabbitmq"]), "How modules pass messages."),
+    blobStore: setting(
+      "LOCUS_BLOB_STORE",
+      { default: "local", splitDefault: "s3" },
+      z.enum(["local", "s3"]),
+      "Where uploaded bytes live.",
+    ),
+    bus: setting(
+      "LOCUS_BUS",
+      { default: "memory", splitDefault: "rabbitmq" },
+      z.enum(["memory", "rabbitmq"]),
+      "How modules pass messages.",
+    ),
     searchIndex: setting(
       "LOCUS_SEARCH_INDEX",
-      "sqlite",
+      { default: "sqlite", splitDefault: "postgres" },
       z.enum(["sqlite", "postgres", "elasticsearch"]),
       "Where passages are indexed: sqlite, postgres or elasticsearch.",
     ),
     rateLimitStore: setting(
       "LOCUS_RATE_LIMIT_STORE",
-      "memory",
+      { default: "memory", splitDefault: "redis" },
       z.enum(["memory", "redis"]),
       "Where rate limits and sign-in counts are kept: per process, or shared in Redis.",
     ),
@@ -529,6 +554,13 @@ const Settings = z.object({
       .optional(),
     "How this process names itself in logs and to the broker.",
   ),
+  /** The operator CLI's deadline (see apps/locus/src/cli.ts for the long commands' share of it). */
+  cliTimeoutMs: integer(
+    "LOCUS_CLI_TIMEOUT_S",
+    60,
+    [0, 86_400],
+    "Seconds an operator command (pnpm locus) may take before it stops with exit code 1 naming what it waited for; 0: no limit.",
+  ).transform((s) => s * 1000),
 });
 
 /** Every setting, in declaration order: the README test and error messages read these. */
@@ -547,14 +579,18 @@ export const SETTINGS: readonly Setting[] = (function collect(schema: z.ZodType,
 
 const ENV_BY_PATH = new Map(SETTINGS.map((s) => [s.path.join("."), s.env]));
 
-/** The environment arranged as Settings is: each variable's text where its setting sits. */
+/**
+ * The environment arranged as Settings is: each variable's text where its setting sits, or, with
+ * LOCUS_SHAPE=split, the split shape's default where the setting has one and the variable is unset.
+ */
 function arrange(env: unknown): Record<string, unknown> {
   const vars = (env ?? {}) as Record<string, string | undefined>;
+  const split = vars[SHAPE_ENV] === "split";
   const input: Record<string, unknown> = {};
-  for (const { path, env: name } of SETTINGS) {
+  for (const { path, env: name, splitDefault } of SETTINGS) {
     let group = input;
     for (const key of path.slice(0, -1)) group = (group[key] ??= {}) as Record<string, unknown>;
-    group[path[path.length - 1] ?? ""] = vars[name];
+    group[path[path.length - 1] ?? ""] = vars[name] ?? (split ? splitDefault : undefined);
   }
   return input;
 }
@@ -572,23 +608,41 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
     if (value === undefined) problem(`${name}: required ${why}`);
   };
   const { adapters, elasticsearch: es } = c;
+  // The connection settings of the chosen shared adapters that are missing: each said on its own,
+  // or in the split shape in one sentence (the shape chose most of those adapters, not the operator).
+  const unconnected: { name: string; why: string }[] = [];
+  const connect = (value: unknown, name: string, why: string) => {
+    if (value === undefined) unconnected.push({ name, why });
+  };
   if (adapters.metadataStore === "postgres" || adapters.searchIndex === "postgres") {
-    need(c.postgres, "DATABASE_URL", "by the postgres metadata store or search index");
+    connect(c.postgres, "DATABASE_URL", "by the postgres metadata store or search index");
   }
-  if (adapters.bus === "rabbitmq") need(c.amqpUrl, "AMQP_URL", "by LOCUS_BUS=rabbitmq");
+  if (adapters.bus === "rabbitmq") connect(c.amqpUrl, "AMQP_URL", "by LOCUS_BUS=rabbitmq");
   if (adapters.searchIndex === "elasticsearch" && !es.node && !es.cloudId) {
+    connect(undefined, "ELASTICSEARCH_URL or ELASTICSEARCH_CLOUD_ID", "by LOCUS_SEARCH_INDEX=elasticsearch");
+  }
+  if (adapters.rateLimitStore === "redis")
+    connect(c.redisUrl, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
+  if (adapters.blobStore === "s3") connect(c.s3, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
+  if (unconnected.length > 0 && c.shape === "split") {
+    const one = unconnected.length === 1;
     problem(
-      "ELASTICSEARCH_URL or ELASTICSEARCH_CLOUD_ID: one is required by LOCUS_SEARCH_INDEX=elasticsearch",
+      `LOCUS_SHAPE=split runs every part on shared infrastructure, but ${one ? "this is" : "these are"} not set: ` +
+        `${unconnected.map(({ name, why }) => `${name} (required ${why})`).join(", ")}. Set ${one ? "it" : "them"}, ` +
+        "or name another adapter for that part (LOCUS_METADATA_STORE, LOCUS_SEARCH_INDEX, LOCUS_BUS, " +
+        "LOCUS_BLOB_STORE, LOCUS_RATE_LIMIT_STORE)",
     );
+  } else {
+    for (const { name, why } of unconnected) {
+      problem(name.includes(" or ") ? `${name}: one is required ${why}` : `${name}: required ${why}`);
+    }
   }
   if ((es.username === undefined) !== (es.password === undefined)) {
     problem("ELASTICSEARCH_USERNAME and ELASTICSEARCH_PASSWORD: set both or neither");
   }
-  if (adapters.rateLimitStore === "redis") need(c.redisUrl, "REDIS_URL", "by LOCUS_RATE_LIMIT_STORE=redis");
   if (c.speech.engine === "openai") need(c.openai.apiKey, "OPENAI_API_KEY", "by LOCUS_SPEECH_ENGINE=openai");
   if (c.ai.embedder === "openai") need(c.openai.apiKey, "OPENAI_API_KEY", "by LOCUS_EMBEDDER=openai");
   if (c.ai.summarizer === "openai") need(c.openai.apiKey, "OPENAI_API_KEY", "by LOCUS_SUMMARIZER=openai");
-  if (adapters.blobStore === "s3") need(c.s3, "S3_BUCKET", "by LOCUS_BLOB_STORE=s3");
 
   // What this process runs decides what it must share with the others.
   const modules = modulesOf(c.targets);
@@ -598,7 +652,8 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
         "on a SQLite or PostgreSQL index (on Elasticsearch the indexer encodes passages itself)",
     );
   }
-  if (modules.size === MODULES.length) return;
+  const runsPart = modules.size < MODULES.length;
+  if (!runsPart && c.shape !== "split") return;
   // Each process would hold its own copy of an embedded piece: messages or data would vanish.
   const embedded = [
     adapters.bus === "memory" && "LOCUS_BUS=memory (use rabbitmq)",
@@ -608,10 +663,13 @@ function crossFieldRules(c: Settings, ctx: z.RefinementCtx<Settings>): void {
   ].filter(Boolean);
   if (embedded.length > 0) {
     problem(
-      `LOCUS_TARGETS: "${c.targets.join(",")}" runs part of Locus in this process, so every piece must be shared; ` +
-        `not ${embedded.join(", ")}`,
+      runsPart
+        ? `LOCUS_TARGETS: "${c.targets.join(",")}" runs part of Locus in this process, so every piece must be shared; ` +
+            `not ${embedded.join(", ")}`
+        : `LOCUS_SHAPE=split shares every piece between processes; not ${embedded.join(", ")}`,
     );
   }
+  if (!runsPart) return;
   const callsOthers =
     modules.has("gateway") && (!modules.has("files") || !modules.has("search") || !modules.has("webhooks"));
   const servesOthers =
@@ -688,4 +746,61 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LocusConfig {
     );
   }
   return parsed.data;
+}
+
+/** A part of Locus an adapter setting chooses where it lives. */
+export type Part = "metadataStore" | "blobStore" | "bus" | "searchIndex";
+
+/** What each part is when its adapter is left at the embedded default, in an operator's words. */
+const EMBEDDED_PART: Record<Part, (dataDir: string) => string> = {
+  metadataStore: (dataDir) => `the SQLite records in ${dataDir}`,
+  blobStore: (dataDir) => `the files in ${dataDir}`,
+  bus: () => "an in-process bus of its own",
+  searchIndex: (dataDir) => `the SQLite search index in ${dataDir}`,
+};
+
+/** Settings that name a shared part of a deployment: their connections. */
+const CONNECTIONS = ["DATABASE_URL", "AMQP_URL", "S3_BUCKET", "ELASTICSEARCH_URL", "ELASTICSEARCH_CLOUD_ID"];
+
+/**
+ * For a process that works on a deployment from outside it (the operator CLI), which would
+ * otherwise mix parts silently: with settings that name a shared part (a connection, or an
+ * adapter set to a shared one) but neither LOCUS_SHAPE nor an adapter of its own for each part in
+ * `uses`, those parts would be embedded ones in the data dir, not the deployment's. Returns the
+ * sentence that says so and what to set, or undefined when every part used is named.
+ */
+export function unnamedParts(
+  config: LocusConfig,
+  env: NodeJS.ProcessEnv,
+  uses: readonly Part[],
+): string | undefined {
+  const given = (name: string) => (env[name]?.trim() ?? "") !== "";
+  if (given(SHAPE_ENV)) return undefined;
+  const adapter = (part: Part) => {
+    const found = SETTINGS.find((s) => s.path.join(".") === `adapters.${part}`);
+    if (!found) throw new Error(`config: no adapter setting for ${part}`);
+    return found;
+  };
+  const unnamed = uses.map(adapter).filter((s) => !given(s.env));
+  if (unnamed.length === 0) return undefined;
+  const shared = [
+    ...CONNECTIONS.filter(given),
+    ...(["metadataStore", "blobStore", "bus", "searchIndex"] as const)
+      .map(adapter)
+      .filter((s) => given(s.env) && env[s.env] !== String(s.default))
+      .map((s) => `${s.env}=${env[s.env]}`),
+  ];
+  if (shared.length === 0) return undefined;
+  const names = unnamed.map((s) => s.env);
+  const parts = uses
+    .filter((part) => names.includes(adapter(part).env))
+    .map((p) => EMBEDDED_PART[p](config.dataDir));
+  const are = (list: unknown[]) => (list.length === 1 ? "is" : "are");
+  return (
+    `${shared.join(", ")} ${are(shared)} set, naming a deployment's shared parts, but ${names.join(", ")} ` +
+    `${are(names)} not, so this command would use ${parts.join(", ")}, ` +
+    "instead of the deployment's. Set LOCUS_SHAPE=split to use every shared part (as pnpm start:split, " +
+    `docker-compose and k8s/base do), or name each (${unnamed.map((s) => `${s.env}=${s.splitDefault}`).join(", ")}), ` +
+    "or set LOCUS_SHAPE=embedded to use the data dir's."
+  );
 }

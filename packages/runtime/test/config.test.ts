@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { ConfigError, loadConfig, unnamedParts } from "../src/config.ts";
 
 describe("loadConfig", () => {
   it("reads LOCUS_TRUST_PROXY as hops, addresses and ranges, and names what it cannot read", () => {
@@ -70,5 +70,65 @@ describe("loadConfig", () => {
       /LOCUS_TARGETS: "encoder" runs the meaning stage/,
     );
     expect(() => loadConfig({ ...encoderTarget, ...elasticsearch })).toThrow(ConfigError);
+  });
+
+  it("with LOCUS_SHAPE=split, defaults every adapter to the shared one and names every missing connection in one sentence", () => {
+    const connections = {
+      DATABASE_URL: "postgres://db/locus",
+      AMQP_URL: "amqp://mq",
+      S3_BUCKET: "locus",
+      REDIS_URL: "redis://cache",
+    };
+    expect(loadConfig({ ...connections, LOCUS_SHAPE: "split" }).adapters).toEqual({
+      metadataStore: "postgres",
+      blobStore: "s3",
+      bus: "rabbitmq",
+      searchIndex: "postgres",
+      rateLimitStore: "redis",
+    });
+    // Named adapters still win, and the embedded shape keeps the embedded defaults.
+    const chosen = {
+      ...connections,
+      LOCUS_SHAPE: "split",
+      LOCUS_SEARCH_INDEX: "elasticsearch",
+      ELASTICSEARCH_URL: "http://es:9200",
+    };
+    expect(loadConfig(chosen).adapters.searchIndex).toBe("elasticsearch");
+    expect(loadConfig(connections).adapters.metadataStore).toBe("sqlite");
+
+    let problems: string[] = [];
+    try {
+      loadConfig({ LOCUS_SHAPE: "split", DATABASE_URL: "postgres://db/locus" });
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^LOCUS_SHAPE=split runs every part on shared infrastructure, but these are not set: AMQP_URL \(required by LOCUS_BUS=rabbitmq\), REDIS_URL \(.*\), S3_BUCKET \(.*\)\. Set them/,
+      ),
+    ]);
+    // A shared shape with an embedded part named outright is a contradiction, not a choice.
+    expect(() => loadConfig({ ...connections, LOCUS_SHAPE: "split", LOCUS_BLOB_STORE: "local" })).toThrow(
+      /LOCUS_SHAPE=split shares every piece between processes; not LOCUS_BLOB_STORE=local \(use s3\)/,
+    );
+    expect(() => loadConfig({ LOCUS_SHAPE: "spilt" })).toThrow(/LOCUS_SHAPE: /);
+  });
+
+  it("finds the parts an outside process (the CLI) would silently take from the data dir instead of the deployment", () => {
+    const readme = { DATABASE_URL: "postgres://db/locus", LOCUS_METADATA_STORE: "postgres" };
+    const config = loadConfig(readme);
+    // The records are named: an account command is fine.
+    expect(unnamedParts(config, readme, ["metadataStore"])).toBeUndefined();
+    const refusal = unnamedParts(config, readme, ["metadataStore", "bus", "blobStore", "searchIndex"]);
+    expect(refusal).toMatch(
+      /^DATABASE_URL, LOCUS_METADATA_STORE=postgres are set, naming a deployment's shared parts, but LOCUS_BUS, LOCUS_BLOB_STORE, LOCUS_SEARCH_INDEX are not, so this command would use an in-process bus of its own, the files in \.\/data, the SQLite search index in \.\/data, instead of the deployment's\. Set LOCUS_SHAPE=split/,
+    );
+    expect(refusal).toMatch(
+      /name each \(LOCUS_BUS=rabbitmq, LOCUS_BLOB_STORE=s3, LOCUS_SEARCH_INDEX=postgres\)/,
+    );
+    // Saying the shape, or naming nothing shared, is an answer.
+    for (const env of [{ ...readme, LOCUS_SHAPE: "split" }, { ...readme, LOCUS_SHAPE: "embedded" }, {}]) {
+      expect(unnamedParts(config, env, ["metadataStore", "bus", "blobStore", "searchIndex"])).toBeUndefined();
+    }
   });
 });

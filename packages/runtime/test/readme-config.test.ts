@@ -43,11 +43,12 @@ function configurationTable(readme: string): Row[] {
   });
 }
 
-/** How the table states a setting's default. */
+/** How the table states a setting's default, and the split shape's where it has its own. */
 function documentedDefault(s: Setting): string {
   if (s.unset !== undefined) return s.unset;
   if (s.default === undefined) return "none";
-  return s.default === "" ? "empty" : `\`${s.default}\``;
+  const stated = s.default === "" ? "empty" : `\`${s.default}\``;
+  return s.splitDefault === undefined ? stated : `${stated} (split: \`${s.splitDefault}\`)`;
 }
 
 const rows = configurationTable(README);

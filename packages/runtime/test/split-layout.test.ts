@@ -1,3 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   CONSUMER_GROUPS,
   EXTRACTOR_TARGETS,
@@ -5,7 +9,7 @@ import {
   MessageSchemas,
   uploadedTopic,
 } from "@locus/contracts";
-import { splitLayout, TARGETS } from "../src/index.ts";
+import { scrapeConfig, splitLayout, TARGETS } from "../src/index.ts";
 
 describe("the extractors' table and what is derived from it", () => {
   it("gives every kind of file an upload topic, and an extractor target whose group takes only that topic", () => {
@@ -47,5 +51,47 @@ describe("splitLayout", () => {
     expect(layout[0]?.port).toBe(100);
     expect(new Set(ports(layout)).size).toBe(layout.length);
     expect(Math.max(...ports(layout))).toBe(100 + layout.length - 1);
+  });
+
+  it("gives each process a metrics port of its own, counting up in the same order, so a restart keeps it", () => {
+    const options = { basePort: 8080, pdfExtractors: 2, gateways: 2, encoder: true, metricsBasePort: 9464 };
+    const layout = splitLayout(options);
+    expect(layout.map((p) => p.metricsPort)).toEqual(layout.map((_, i) => 9464 + i));
+    expect(layout[0]).toEqual({ name: "gateway-1", target: "gateway", port: 8080, metricsPort: 9464 });
+    // The layout is a function of the settings alone: the launcher restarting a process finds the same port.
+    expect(splitLayout(options)).toEqual(layout);
+    expect(
+      splitLayout({ ...options, metricsBasePort: undefined }).every((p) => p.metricsPort === undefined),
+    ).toBe(true);
+  });
+});
+
+describe("scrapeConfig", () => {
+  it("writes a Prometheus config promtool accepts, one target per process labelled with its name and component", () => {
+    const layout = splitLayout({
+      basePort: 8080,
+      pdfExtractors: 2,
+      gateways: 1,
+      encoder: true,
+      metricsBasePort: 9464,
+    });
+    const yaml = scrapeConfig(layout, "127.0.0.1");
+    const dir = mkdtempSync(join(tmpdir(), "locus-scrape-"));
+    try {
+      const file = join(dir, "prometheus.yml");
+      writeFileSync(file, yaml);
+      const check = spawnSync("promtool", ["check", "config", file], { encoding: "utf8" });
+      expect({ status: check.status, output: check.stdout + check.stderr }).toMatchObject({ status: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const p of layout) {
+      expect(yaml).toContain(
+        `- targets: ["127.0.0.1:${p.metricsPort}"]\n        labels: { instance: "${p.name}", component: "${p.target}" }`,
+      );
+    }
+    expect(() =>
+      scrapeConfig(splitLayout({ basePort: 1, pdfExtractors: 1, gateways: 1, encoder: false }), "h"),
+    ).toThrow(/no metrics ports/);
   });
 });
