@@ -274,6 +274,7 @@ async function run(
   if (noun === "users" && verb === "password") {
     const user = await userByEmail(store, normaliseEmail(values.email));
     // From standard input, never an argument: arguments end up in shell history and `ps`.
+    deadline.waitingFor("the new password on standard input");
     const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
     let password = "";
     for await (const line of lines) {
