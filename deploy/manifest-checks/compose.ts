@@ -95,7 +95,7 @@ export function checkCompose(
     const env = { ...imageEnv, ...composeEnv(s) };
     for (const p of locusConfigProblems(env)) problems.push(`${w}: Locus would refuse to start: ${p}`);
     const command = list(s.command).map(String);
-    if (command.join(" ").endsWith("cli.ts migrate")) {
+    if (command.join(" ").endsWith("cli.js migrate")) {
       migrate = name;
       continue;
     }
@@ -177,7 +177,7 @@ export function checkCompose(
   for (const t of requiredTargets(envs)) {
     if (![...targetOf.values()].includes(t)) problems.push(`${tag} no service runs target ${t}`);
   }
-  if (!migrate) problems.push(`${tag} no migrate service (cli.ts migrate)`);
+  if (!migrate) problems.push(`${tag} no migrate service (cli.js migrate)`);
 
   // depends_on: every dependency exists; service_healthy only on services with a healthcheck;
   // the Locus services wait for the migration to finish.

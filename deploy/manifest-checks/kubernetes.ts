@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { checkAvailability } from "./kubernetes-availability.ts";
 import { checkImages } from "./kubernetes-images.ts";
+import { checkMemory } from "./kubernetes-memory.ts";
 import { checkNetworkPolicies, checkServices } from "./kubernetes-network.ts";
 import type { Rendering, Workload } from "./kubernetes-rendering.ts";
 import { checkScaling } from "./kubernetes-scaling.ts";
@@ -106,6 +107,7 @@ export function checkKubernetes(label: string, file: string, imageEnv: Record<st
 
   checkServices(rendering, workloads, byTarget);
   checkScaling(rendering, workloads, byTarget, secretKeys);
+  checkMemory(rendering, workloads);
   checkAvailability(rendering, workloads);
   checkImages(rendering);
   checkNetworkPolicies(rendering, workloads);
