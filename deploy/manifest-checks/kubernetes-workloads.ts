@@ -70,7 +70,9 @@ export function checkWorkloads(
       }
       const tmp = mounts.find((m) => m.mountPath === "/tmp");
       if (!tmp || !isObj(volumes.get(text(tmp.name))?.emptyDir)) {
-        problems.push(`${cw}: needs a writable /tmp (an emptyDir): tsx keeps its compile cache there`);
+        problems.push(
+          `${cw}: needs a writable /tmp (an emptyDir): the root filesystem is read-only and os.tmpdir() is where libraries write scratch files`,
+        );
       }
 
       // Resources: requests and limits for both, requests within limits.

@@ -138,7 +138,7 @@ export const OFFICE_CONVERSION_TARGETS: readonly string[] = extractorTargetsRunn
 export const OFFICE_CONVERSION_MB = 1024;
 /**
  * /tmp beyond the office documents in flight (each written whole, with its PDF counted as large
- * again), in bytes: each conversion's LibreOffice profile (~1 MB) and temporary files, tsx's cache.
+ * again), in bytes: each conversion's LibreOffice profile (~1 MB) and temporary files.
  */
 export const OFFICE_TMP_EXTRA = 32 * 2 ** 20;
 /**
@@ -153,7 +153,7 @@ export const MEDIA_FILE_TARGETS: readonly string[] = extractorTargetsRunning("ff
 /** Defaults of LOCUS_EXTRACT_CONCURRENCY and LOCUS_MAX_UPLOAD_BYTES (packages/runtime/src/config.ts). */
 export const EXTRACT_CONCURRENCY_DEFAULT = 2;
 export const MAX_UPLOAD_BYTES_DEFAULT = 100 * 2 ** 20;
-/** /tmp beyond the recordings and videos in flight, in bytes: sound chunks as WAVs (~1.3 MB), tsx's cache. */
+/** /tmp beyond the recordings and videos in flight, in bytes: sound chunks as WAVs (~1.3 MB). */
 export const RECORDING_TMP_EXTRA = 32 * 2 ** 20;
 
 /** ENV of the image's final stage (deploy/Dockerfile): what every container starts with. */

@@ -154,7 +154,9 @@ export async function startSplitStack(
       ready: new RegExp(
         `"service":"gateway[^"]*".*"url":"(http://127\\.0\\.0\\.1:${port})".*"msg":"listening"`,
       ),
-      timeoutMs: 60_000,
+      // A hang detector, not a speed check: a dozen processes load their sources at once on two
+      // cores (about 5 s of CPU each, more for the models), beside whatever else the run starts.
+      timeoutMs: 150_000,
     });
   } catch (err) {
     await cleanUp(schema, amqpPrefix, s3, dataDir);
