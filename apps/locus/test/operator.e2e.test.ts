@@ -17,13 +17,17 @@ import {
 /** The operator contract: configuration checked at start, and the CLI. */
 
 /**
- * Starts Locus with `env` and waits for it to stop on its own. Reaching a bad setting takes about
- * 5 s on an idle machine (tsx compiles the whole app first) and more than 20 s on a loaded CI
- * runner, so the guard is generous; a process it has to kill resolves with code null.
+ * Starts Locus (`script`: the server, or the split launcher) with `env` and waits for it to stop on
+ * its own. Reaching a bad setting takes about 5 s on an idle machine (tsx compiles the whole app
+ * first) and more than 20 s on a loaded CI runner, so the guard is generous; a process it has to
+ * kill resolves with code null.
  */
-function startWithEnv(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+function startWithEnv(
+  env: Record<string, string>,
+  script = "apps/locus/src/main.ts",
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/main.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", script], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", LOCUS_DATA_DIR: tempDataDir(), ...env },
     });
@@ -161,20 +165,7 @@ describe("configuration", () => {
   });
 
   it("pnpm start:split refuses, before starting anything, a split deployment missing a part or scrape-able metrics ports", async () => {
-    const launch = (env: Record<string, string>) =>
-      new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "apps/locus/src/split.ts"], {
-          cwd: REPO_ROOT,
-          env: { PATH: process.env.PATH ?? "", LOCUS_DATA_DIR: tempDataDir(), ...env },
-        });
-        let stderr = "";
-        child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-        const timer = setTimeout(() => child.kill("SIGKILL"), 50_000);
-        child.on("exit", (code) => {
-          clearTimeout(timer);
-          resolve({ code, stderr });
-        });
-      });
+    const launch = (env: Record<string, string>) => startWithEnv(env, "apps/locus/src/split.ts");
     // The README's example without RabbitMQ, S3 and Redis: said in one sentence, nothing started.
     const [missing, movingPorts] = await Promise.all([
       launch({ DATABASE_URL: "postgres://postgres@127.0.0.1:5432/locus" }),

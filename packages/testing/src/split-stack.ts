@@ -79,6 +79,39 @@ async function freePortBlock(size: number): Promise<number> {
 const HEALTH_WAIT_MS = 60_000;
 
 /**
+ * The settings that put a process on the machine's shared parts (RabbitMQ, Redis, Postgres and the
+ * tests' S3 server), isolated by a schema, a queue prefix and a bucket: what every process of a
+ * split deployment and its operator's CLI are given. Each adapter is named, not left to LOCUS_SHAPE,
+ * so a test can take one out.
+ */
+export function sharedPartsEnv(parts: {
+  schema: string;
+  amqpPrefix: string;
+  bucket: string;
+  s3: Pick<SigningS3Server, "region" | "endpoint" | "accessKeyId" | "secretAccessKey">;
+}) {
+  const { schema, amqpPrefix, bucket, s3 } = parts;
+  return {
+    LOCUS_BUS: "rabbitmq",
+    AMQP_URL: TEST_AMQP_URL,
+    LOCUS_AMQP_PREFIX: amqpPrefix,
+    LOCUS_RATE_LIMIT_STORE: "redis",
+    REDIS_URL: TEST_REDIS_URL,
+    LOCUS_METADATA_STORE: "postgres",
+    LOCUS_SEARCH_INDEX: "postgres",
+    DATABASE_URL: TEST_DATABASE_URL,
+    LOCUS_DATABASE_SCHEMA: schema,
+    LOCUS_BLOB_STORE: "s3",
+    S3_BUCKET: bucket,
+    S3_REGION: s3.region,
+    S3_ENDPOINT: s3.endpoint,
+    S3_FORCE_PATH_STYLE: "true",
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}
+
+/**
  * The split shape as the README starts it (`pnpm start:split`: one process per target), on the
  * machine's real Postgres, RabbitMQ and Redis and an S3-compatible server that checks signatures,
  * each run isolated by a Postgres schema, an AMQP name prefix and a bucket of its own.
@@ -114,24 +147,7 @@ export async function startSplitStack(
   const dataDir = tempDataDir("locus-split-");
   // What any process (the CLI included) needs to reach this stack's data and messages: an
   // operator's CLI gets the deployment's settings.
-  const shared = {
-    LOCUS_BUS: "rabbitmq",
-    AMQP_URL: TEST_AMQP_URL,
-    LOCUS_AMQP_PREFIX: amqpPrefix,
-    LOCUS_RATE_LIMIT_STORE: "redis",
-    REDIS_URL: TEST_REDIS_URL,
-    LOCUS_METADATA_STORE: "postgres",
-    LOCUS_SEARCH_INDEX: "postgres",
-    DATABASE_URL: TEST_DATABASE_URL,
-    LOCUS_DATABASE_SCHEMA: schema,
-    LOCUS_BLOB_STORE: "s3",
-    S3_BUCKET: bucket,
-    S3_REGION: s3.region,
-    S3_ENDPOINT: s3.endpoint,
-    S3_FORCE_PATH_STYLE: "true",
-    S3_ACCESS_KEY_ID: s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-  };
+  const shared = sharedPartsEnv({ schema, amqpPrefix, bucket, s3 });
 
   const env = {
     ...shared,
