@@ -151,7 +151,8 @@ describe("in the split shape", () => {
       expect(await firstPages(c)).toEqual(PAIRS.map(() => "ok"));
       // The operator sees the stage's queue (empty: every file encoded) with the others.
       const status = await runCli(stack.dataDir, ["status"], { ...stack.cliEnv, LOCUS_EMBEDDER: "encoder" });
-      expect(status.stdout).toMatch(/^\s*encoder\s+0\s+0\s/m);
+      // Waiting, consumers (the one encoder process), dead letters.
+      expect(status.stdout).toMatch(/^\s*encoder\s+0\s+1\s+0\s/m);
     } finally {
       expect(await stack.stop()).toBe(0);
     }
