@@ -66,7 +66,8 @@ afterAll(async () => {
   if (!locus) return;
   await locus.stop();
   removeDataDir(locus.dataDir);
-});
+  // A graceful stop lets the extraction in flight finish first: slow on a loaded runner.
+}, 120_000);
 
 describe("the TypeScript client (@locus/client)", () => {
   it("uploads a PDF with progress, waits until it is ready, and finds the passage with its locator", async () => {
@@ -209,9 +210,10 @@ describe("the Python client (clients/python)", () => {
       child.on("exit", (code) => resolve({ code, output }));
     });
     // The whole output on failure: which test failed, and why.
-    expect(run).toMatchObject({ code: 0 });
+    expect({ code: run.code, output: run.code === 0 ? "" : run.output }).toEqual({ code: 0, output: "" });
     expect(run.output).toMatch(/^OK$/m);
     expect(run.output).not.toMatch(/skipped/);
     expect(run.output).toMatch(/test_upload_wait_search_list_preview_delete .* ok$/m);
-  }, 60_000);
+    // Its waits for a file to be ready allow 120 s each (a loaded CI runner extracts slowly).
+  }, 300_000);
 });
