@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { createServer as createTcpServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import pg from "pg";
@@ -9,6 +9,7 @@ import { ServiceIdentity } from "@locus/http";
 import {
   client,
   createUserWithKey,
+  freePortBlock,
   makePdf,
   metricValue,
   pageWith,
@@ -35,28 +36,13 @@ let stack: SplitStack;
 const INTERNAL_SECRET = randomBytes(32).toString("base64url");
 // Every process sends its spans here (OTLP/JSON), as to a collector.
 let traces: OtlpReceiver;
-/** The first of `size` consecutive free ports, below the kernel's outgoing ones (as the stack's own). */
-async function freeMetricsPorts(size: number): Promise<number> {
-  const isFree = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createTcpServer();
-      server.once("error", () => resolve(false));
-      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-    });
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 12_000);
-    if ((await Promise.all(Array.from({ length: size }, (_, i) => isFree(base + i)))).every(Boolean))
-      return base;
-  }
-  throw new Error("no block of free ports found");
-}
 beforeAll(async () => {
   traces = await startOtlpReceiver();
   stack = await startSplitStack({
     gateways: 2,
     env: {
       // Each process its own metrics port, counting up from this one (the launcher's scrape config).
-      LOCUS_METRICS_PORT: String(await freeMetricsPorts(20)),
+      LOCUS_METRICS_PORT: String(await freePortBlock(20)),
       LOCUS_INTERNAL_SECRET: INTERNAL_SECRET,
       OTEL_EXPORTER_OTLP_ENDPOINT: traces.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",

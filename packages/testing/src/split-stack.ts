@@ -59,7 +59,7 @@ function ephemeralPortStart(): number {
 }
 
 /** A block of consecutive free ports on 127.0.0.1 (gateway, files, search, workers, ...). */
-async function freePortBlock(size: number): Promise<number> {
+export async function freePortBlock(size: number): Promise<number> {
   const isFree = (port: number) =>
     new Promise<boolean>((resolve) => {
       const server = createServer();
