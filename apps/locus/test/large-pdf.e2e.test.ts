@@ -14,13 +14,12 @@ let locus: LocusProcess;
 beforeAll(async () => {
   locus = await startLocus();
 }, 180_000);
-// Stopping waits for the file in hand: the meaning stage may still be encoding the thousand
-// pages' passages (about 2,000, eight milliseconds each on an idle core, several times that on a
-// busy one).
+// The meaning stage may still be encoding the thousand pages' passages (about 2,000): a stop ends
+// it after the page of passages in hand (Delivery.signal), so this takes seconds, not minutes.
 afterAll(async () => {
   await locus.stop();
   removeDataDir(locus.dataDir);
-}, 180_000);
+}, 60_000);
 
 it("indexes every page of a 1,000-page PDF", async () => {
   const pages = Array.from({ length: 1000 }, (_, i) =>

@@ -22,6 +22,16 @@ export type Delivery<T extends Topic = Topic> = T extends Topic
       publishedAt?: number;
       /** The headers the message was published with (see PublishOptions), kept across retries. */
       headers?: Readonly<Record<string, string>>;
+      /**
+       * Aborted once the bus is closing (its process is stopping). A handler with long work that
+       * can be resumed may stop at a safe point by throwing the signal's reason
+       * (`signal.throwIfAborted()`): its message is then handed back as it stands, neither retried
+       * nor counted as an attempt (RabbitMQ: left unacknowledged for the next worker, which gets it
+       * as a redelivery; in-process: dropped like every message still queued at close, the work
+       * being found again at the next start). Absent where no bus delivered the message (tests
+       * calling a handler).
+       */
+      signal?: AbortSignal;
     }
   : never;
 
@@ -66,6 +76,9 @@ export interface Bus {
   check(): Promise<void>;
   /** Messages waiting in a consumer group's queue (not those being handled), for metrics. */
   queueDepth(group: string): Promise<number>;
-  /** Stops delivering and waits for handlers in flight to finish. */
+  /**
+   * Stops delivering, aborts the deliveries' signals, and waits for handlers in flight to finish
+   * (or hand their message back).
+   */
   close(): Promise<void>;
 }

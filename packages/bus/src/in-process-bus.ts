@@ -39,6 +39,8 @@ export class InProcessBus implements Bus {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly idleWaiters: (() => void)[] = [];
   private closed = false;
+  /** Aborted at close: long handlers stop at a safe point (see Delivery.signal). */
+  private readonly closing = new AbortController();
   readonly deadLetters: DeadLetter[] = [];
 
   constructor(
@@ -86,6 +88,7 @@ export class InProcessBus implements Bus {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort(new Error("the bus is closing"));
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await this.whenIdle();
@@ -140,8 +143,14 @@ export class InProcessBus implements Bus {
         final: envelope.attempt >= maxAttempts,
         publishedAt: envelope.publishedAt,
         ...(envelope.headers ? { headers: envelope.headers } : {}),
+        signal: this.closing.signal,
       } as Delivery);
     } catch (err) {
+      if (err === this.closing.signal.reason) {
+        // Stopped for the close, like the messages still queued: the start-time recovery finds it.
+        this.logger.info({ group, topic: envelope.topic }, "handler stopped: the bus is closing");
+        return;
+      }
       const reason = err instanceof Error ? err.message : String(err);
       if (envelope.attempt >= maxAttempts || this.closed) {
         this.deadLetter(group, envelope, reason);

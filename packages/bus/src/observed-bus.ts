@@ -6,7 +6,8 @@ import type { Bus, Handler, PublishOptions, SubscribeOptions } from "./bus.ts";
 import { RabbitMqBus } from "./rabbitmq-bus.ts";
 
 /** How one delivery ended: handled, handed back for another attempt, or given up (dead letters). */
-export type DeliveryOutcome = "handled" | "retried" | "dead_lettered";
+/** handed_back: the handler stopped for the process's stop, its message left for the next worker. */
+export type DeliveryOutcome = "handled" | "retried" | "dead_lettered" | "handed_back";
 
 /** What a bus tells whoever counts: each message published, and how each delivery ended. */
 export interface BusObserver {
@@ -117,7 +118,8 @@ export class ObservedBus implements Bus {
           );
         }
       } catch (err) {
-        ended(delivery.final ? "dead_lettered" : "retried");
+        const stopped = delivery.signal?.aborted === true && err === delivery.signal.reason;
+        ended(stopped ? "handed_back" : delivery.final ? "dead_lettered" : "retried");
         throw err;
       }
       ended("handled");

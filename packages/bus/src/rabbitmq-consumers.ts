@@ -64,6 +64,8 @@ export class GroupConsumers {
   private readonly maxRetryDelayMs: number;
   private readonly operationTimeoutMs: number;
   private readonly workQueue: WorkQueueSettings;
+  /** Aborted at stop: long handlers stop at a safe point and hand their message back. */
+  private readonly closing = new AbortController();
 
   constructor(settings: ConsumerSettings) {
     this.logger = settings.logger;
@@ -106,6 +108,7 @@ export class GroupConsumers {
       }),
     );
     for (const sub of this.subscriptions) for (const release of sub.waiting.splice(0)) release();
+    this.closing.abort(new Error("the bus is closing"));
     while (this.subscriptions.some((s) => s.inFlight.size > 0)) {
       await Promise.allSettled(this.subscriptions.flatMap((s) => [...s.inFlight]));
     }
@@ -230,8 +233,13 @@ export class GroupConsumers {
     try {
       // The publisher's headers (trace context), for the handler's span.
       const headers = carriedHeaders(msg.properties.headers);
-      await sub.handler(headers ? { ...delivery, headers } : delivery);
+      const signal = this.closing.signal;
+      await sub.handler(headers ? { ...delivery, headers, signal } : { ...delivery, signal });
     } catch (err) {
+      if (err === this.closing.signal.reason) {
+        this.handBack(sub, topic, attempt, msg);
+        return;
+      }
       const reason = errorMessage(err);
       if (attempt >= maxAttempts) await this.deadLetter(sub, channel, msg, attempt, reason);
       else await this.retryLater(sub, channel, msg, topic, attempt, reason);
@@ -258,6 +266,20 @@ export class GroupConsumers {
       "(the worker that took it crashed, was killed or lost its connection)";
     await sub.options.abandon?.(delivery, reason);
     await this.deadLetter(sub, channel, msg, delivery.attempt, reason);
+  }
+
+  /**
+   * A handler that stopped for the close: its message is left unacknowledged, and the broker gives
+   * it to the next worker as it stands (the same attempt). Not republished: a quorum queue has
+   * already taken back what a cancelled consumer held (RabbitMQ 3.10 does so at basic.cancel), so a
+   * copy would be a second message. The broker counts it as a delivery without an answer, towards
+   * the queue's delivery limit (WorkQueueSettings.deliveryLimit).
+   */
+  private handBack(sub: Subscription, topic: Topic, attempt: number, msg: ConsumeMessage): void {
+    this.logger.info(
+      { group: sub.options.group, topic, attempt, messageId: msg.properties.messageId },
+      "handler stopped: the bus is closing; the broker hands the message to the next worker",
+    );
   }
 
   private async retryLater(

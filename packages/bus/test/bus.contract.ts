@@ -115,7 +115,9 @@ export function busContract(
         attempt: 1,
         final: false,
         publishedAt: expect.any(Number) as number,
+        signal: expect.any(AbortSignal) as AbortSignal,
       });
+      expect(received[0]?.signal?.aborted).toBe(false);
       // To the second at least (a broker's timestamp property is in seconds).
       const publishedAt = received[0]?.publishedAt ?? 0;
       expect(publishedAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
@@ -425,6 +427,31 @@ export function busContract(
       expect(finished).toBe(false);
       await bus.close();
       expect(finished).toBe(true);
+    });
+
+    it("close() aborts the delivery's signal; a handler that stops on it is neither retried nor dead-lettered", async () => {
+      const g = group("long");
+      let attempts = 0;
+      let stoppedAfterMs = -1;
+      await bus.subscribe(
+        { group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 },
+        async ({ signal }) => {
+          attempts += 1;
+          const started = Date.now();
+          // Long work in steps, stopping between two when asked (as the encoder does between pages).
+          for (let step = 0; step < 600; step++) {
+            if (signal?.aborted) stoppedAfterMs = Date.now() - started;
+            signal?.throwIfAborted();
+            await sleep(100);
+          }
+        },
+      );
+      await bus.publish("file.deleted", deleted());
+      await waitFor(() => attempts === 1, waitMs, "the handler to start");
+      await within(bus.close(), waitMs, "close() to end the long handler");
+      expect(stoppedAfterMs).toBeGreaterThanOrEqual(0);
+      expect(attempts).toBe(1);
+      expect((await harness.deadLetters()).filter((d) => d.group === g)).toEqual([]);
     });
 
     it("close() on an idle bus resolves", async () => {

@@ -56,6 +56,31 @@ describe("ObservedBus", () => {
     expect(inner.deadLetters.map((d) => d.topic)).toEqual(["file.deleted"]);
   });
 
+  it("reports a delivery whose handler stopped for the close as handed back, not retried", async () => {
+    const inner = new InProcessBus(logger, 1);
+    const ended: DeliveryOutcome[] = [];
+    const bus = new ObservedBus(inner, {
+      messagePublished: () => undefined,
+      deliveryStarted: () => undefined,
+      deliveryEnded: (_topic, _group, outcome) => ended.push(outcome),
+      deliveryAbandoned: () => undefined,
+    });
+    let started = false;
+    await bus.subscribe(
+      { group: "g", topics: ["file.deleted"], concurrency: 1, maxAttempts: 2 },
+      async ({ signal }) => {
+        started = true;
+        while (!signal?.aborted) await new Promise((r) => setTimeout(r, 5));
+        signal.throwIfAborted();
+      },
+    );
+    await bus.publish("file.deleted", message);
+    while (!started) await new Promise((r) => setTimeout(r, 5));
+    await bus.close();
+    expect(ended).toEqual(["handed_back"]);
+    expect(inner.deadLetters).toEqual([]);
+  });
+
   it("reports no publish the bus refused", async () => {
     const inner = new InProcessBus(logger);
     const published: string[] = [];

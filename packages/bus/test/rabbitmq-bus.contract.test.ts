@@ -338,6 +338,37 @@ describe("RabbitMqBus on the broker", () => {
     expect(await peek(groupQueues(g, prefix).dead)).toEqual([]);
   });
 
+  it("gives a message whose handler stopped for the close to the next worker, as the same attempt, once", async () => {
+    const g = group("encoder");
+    const stopping = make();
+    let started = 0;
+    await stopping.subscribe(
+      { group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 },
+      async ({ signal }) => {
+        started += 1;
+        while (!signal?.aborted) await sleep(20);
+        signal.throwIfAborted();
+      },
+    );
+    const message = deleted();
+    await make().publish("file.deleted", message);
+    await waitFor(() => started === 1, 5_000, "the handler to start");
+    await stopping.close();
+
+    const next = make();
+    const received: Delivery<"file.deleted">[] = [];
+    await next.subscribe({ group: g, topics: ["file.deleted"], concurrency: 1, maxAttempts: 3 }, (d) => {
+      received.push(d);
+      return Promise.resolve();
+    });
+    await waitFor(() => received.length === 1, 5_000, "the message handed back");
+    // Not a failure (attempt 1), and one message, not a copy beside the original.
+    expect(received[0]).toMatchObject({ message, attempt: 1, redelivered: true });
+    await sleep(500);
+    expect(received).toHaveLength(1);
+    expect(await peek(groupQueues(g, prefix).dead)).toEqual([]);
+  });
+
   it("hands a message to another instance when the process handling it dies before acking", async () => {
     const g = group("pdf");
     const script = fileURLToPath(new URL("./fixtures/dying-consumer.ts", import.meta.url));
@@ -387,6 +418,7 @@ describe("RabbitMqBus on the broker", () => {
         final: false,
         redelivered: true,
         publishedAt: expect.any(Number) as number,
+        signal: expect.any(AbortSignal) as AbortSignal,
       });
     } finally {
       child.kill("SIGKILL");

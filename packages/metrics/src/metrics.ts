@@ -104,7 +104,7 @@ export class LocusMetrics {
 
   private readonly busMessages = new Counter({
     name: "locus_bus_messages_total",
-    help: "Bus messages published, and deliveries handled, retried or dead-lettered (event), by topic.",
+    help: "Bus messages published, and deliveries handled, retried, dead-lettered or handed back at a stop (event), by topic.",
     labelNames: ["topic", "event"] as const,
     registers: [this.registry],
   });

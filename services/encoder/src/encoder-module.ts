@@ -40,11 +40,13 @@ export async function startEncoderModule(deps: EncoderDeps): Promise<RunningModu
       concurrency: 1,
       maxAttempts: deps.maxAttempts,
     },
-    async ({ message }) => {
+    async ({ message, signal }) => {
       const { fileId, userId } = message;
       const started = Date.now();
+      // A stop does not wait for a long file's encoding: it ends after the page in hand (about
+      // two seconds), and the message is handed back for the next worker (Delivery.signal).
       const encoded = await inSpan("encode", { attributes: { [Attr.fileId]: fileId } }, () =>
-        encoder.encodeFile({ fileId, userId }),
+        encoder.encodeFile({ fileId, userId }, signal),
       );
       deps.logger.info({ fileId, encoded, ms: Date.now() - started }, "passages encoded");
       // The file record says so (ai_vectors: ready); a file deleted meanwhile is ignored there.

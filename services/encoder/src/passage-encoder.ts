@@ -30,12 +30,17 @@ export class PassageEncoder {
     private readonly pageSize = ENCODE_PAGE,
   ) {}
 
-  /** Encodes what the file lacks; returns how many passages got vectors. */
-  async encodeFile(file: FileRef): Promise<number> {
+  /**
+   * Encodes what the file lacks; returns how many passages got vectors. With `signal`, stops
+   * between pages once it is aborted (a process stopping), throwing its reason: what was stored
+   * stays, and the next run encodes the rest.
+   */
+  async encodeFile(file: FileRef, signal?: AbortSignal): Promise<number> {
     const { space, name } = this.embedder;
     let stored = 0;
     let afterOrd: number | undefined;
     for (;;) {
+      signal?.throwIfAborted();
       const page = await this.index.passagesWithoutVector({
         file,
         slot: "local",

@@ -94,6 +94,22 @@ it("encodes only what is left when a file comes again (a redelivery), and nothin
   expect(await lacking(other)).toHaveLength(2);
 });
 
+it("stops between pages once its signal is aborted (a stop), keeping what it stored; the next run encodes the rest", async () => {
+  const file = await indexedByKeyword();
+  const stopping = new AbortController();
+  const stage = new PassageEncoder(
+    index,
+    encoder,
+    { passagesEncoded: () => stopping.abort(new Error("stopping")) },
+    2,
+  );
+  await expect(stage.encodeFile(file, stopping.signal)).rejects.toThrow("stopping");
+  // The first page of two was stored before the stop; the rest (but the empty passage) is left.
+  expect(await lacking(file)).toHaveLength(4);
+  expect(await new PassageEncoder(index, encoder, undefined, 2).encodeFile(file)).toBe(3);
+  expect(await lacking(file)).toEqual([{ ord: 3, content: "" }]);
+});
+
 it("stores nothing for a file deleted before its turn", async () => {
   const file = await indexedByKeyword();
   await index.deleteFilePassages(file);
