@@ -24,7 +24,8 @@ const SUITES = [
   "packages/media-reader/test/media-input",
   "packages/http/test",
   "packages/runtime/test",
-  "apps/locus/test/split-load.faults",
+  "apps/locus/test/split-load.soak",
+  "apps/locus/test/split-outbox.faults",
   "apps/locus/test/split.faults",
   "apps/locus/test/busy-machine.soak",
   "packages/pdf-reader/test/inflation-guard",
@@ -50,7 +51,13 @@ const fuzz = read(`${ARTIFACTS}/http-fuzz.json`);
 const hostile = read(`${ARTIFACTS}/hostile-files.json`);
 const access = read(`${ARTIFACTS}/access-matrix.json`);
 const logs = read(`${ARTIFACTS}/log-scan.json`);
-const load = read(`${ARTIFACTS}/split-load.json`);
+// The load suite (soak, rate limits, faults under load) and the outbox suite write apart; the
+// report reads them as one.
+const outbox = read(`${ARTIFACTS}/split-outbox.json`);
+const load = (() => {
+  const soak = read(`${ARTIFACTS}/split-load.json`);
+  return soak || outbox ? { ...soak, ...outbox } : null;
+})();
 const busy = read(`${ARTIFACTS}/busy-machine-burst.json`);
 const audited = (name) => read(`${ARTIFACTS}/audit-${name}.json`);
 

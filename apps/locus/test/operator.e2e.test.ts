@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import {
   client,
   createUserWithKey,
+  entryArgs,
   makeTextDocument,
   REPO_ROOT,
   removeDataDir,
@@ -18,8 +19,8 @@ import {
 
 /**
  * Starts Locus (`script`: the server, or the split launcher) with `env` and waits for it to stop on
- * its own. Reaching a bad setting takes about 5 s on an idle machine (tsx compiles the whole app
- * first) and more than 20 s on a loaded CI runner, so the guard is generous; a process it has to
+ * its own. Reaching a bad setting takes about 5 s through tsx on an idle machine (it compiles the
+ * whole app first) and more than 20 s on a loaded CI runner, so the guard is generous; a process it has to
  * kill resolves with code null.
  */
 function startWithEnv(
@@ -27,7 +28,7 @@ function startWithEnv(
   script = "apps/locus/src/main.ts",
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script], {
+    const child = spawn(process.execPath, entryArgs(script), {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", LOCUS_DATA_DIR: tempDataDir(), ...env },
     });

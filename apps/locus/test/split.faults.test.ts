@@ -56,9 +56,10 @@ beforeAll(async () => {
   c = client(stack.baseUrl, (await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv })).key);
 }, 180_000);
 
+// Stopping waits for the work in hand (an 800-page file's passages may still be encoding).
 afterAll(async () => {
-  await stack.stop();
-});
+  await stack?.stop();
+}, 180_000);
 
 it("finishes a file whose extractor is killed mid-file, once the worker is back", async () => {
   const pages = Array.from({ length: 800 }, (_, i) =>

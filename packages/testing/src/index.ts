@@ -19,3 +19,4 @@ export * from "./otlp-receiver.ts";
 export * from "./office-factory.ts";
 export * from "./hostile-documents.ts";
 export * from "./polling.ts";
+export * from "./split-files.ts";

@@ -1,24 +1,19 @@
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import pg from "pg";
-import { S3BlobStore } from "@locus/blob-store";
-import { fileBlobKey } from "@locus/contracts";
 import {
   client,
   createUserWithKey,
-  makePdf,
-  metricValue,
-  scrapeMetrics,
+  fileRecordThrough,
   postgresCluster,
   redisServer,
-  REPO_ROOT,
+  recordResilience,
+  settleFiles,
   startSplitStack,
   TEST_DATABASE_URL,
+  tokenPdf,
   type Client,
   type SplitStack,
 } from "@locus/testing";
@@ -31,9 +26,10 @@ import {
  * must end ready or failed, none lost, none indexed twice; recovery times are measured. Figures go
  * to test-artifacts/resilience/split-load.json (see `pnpm test:resilience`).
  *
- * The soak lasts LOCUS_SOAK_SECONDS: 45 s by default, a check that every run (CI included) can
- * afford; `pnpm test:resilience` soaks for 120 s, long enough for the memory comparison to see a
- * slow leak.
+ * A soak suite: about eight minutes of a loaded machine, too long for every CI run
+ * (`pnpm test:resilience` runs it). The crashes the outbox and the stall sweep are for are held in
+ * every run by split-outbox.faults.test.ts. The soak lasts LOCUS_SOAK_SECONDS: 45 s by default;
+ * `pnpm test:resilience` soaks for 120 s, long enough for the memory comparison to see a slow leak.
  */
 const run = promisify(execFile);
 const SOAK_SECONDS = Number(process.env.LOCUS_SOAK_SECONDS ?? 45);
@@ -53,9 +49,8 @@ beforeAll(async () => {
       LOCUS_RATE_LIMIT_PRO: "1000",
       LOCUS_RATE_LIMIT_FREE: String(FREE_LIMIT),
       LOCUS_MAX_ATTEMPTS: "5",
-      // A record left with no processing request at all (the last resort, since the outbox stores
-      // one with every upload) is picked up by the stall sweep: 20 s here instead of ten minutes,
-      // so the suite sees it end.
+      // The stall sweep at 20 s instead of ten minutes, as in split-outbox.faults: the last resort
+      // for what the faults leave, within the suite's waits.
       LOCUS_STALLED_AFTER_S: "20",
     },
   });
@@ -65,11 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-  mkdirSync(join(REPO_ROOT, "test-artifacts/resilience"), { recursive: true });
-  writeFileSync(
-    join(REPO_ROOT, "test-artifacts/resilience/split-load.json"),
-    `${JSON.stringify({ measured_at: new Date().toISOString(), ...report }, null, 2)}\n`,
-  );
+  recordResilience("split-load", { measured_at: new Date().toISOString(), ...report });
 });
 
 const percentile = (values: number[], p: number) => {
@@ -79,9 +70,7 @@ const percentile = (values: number[], p: number) => {
 };
 const median = (values: number[]) => percentile(values, 50) ?? 0;
 
-/** A one-page PDF carrying a word no other file has, so its passages can be counted exactly. */
-const loadPdf = (token: string) =>
-  makePdf({ pages: [[`Load file ${token} records the tide.`, "A second line about harbours.", "A third."]] });
+const loadPdf = tokenPdf;
 
 /**
  * Mixed traffic, as clients would send it: an upload every `uploadEveryMs` and a stream of
@@ -158,38 +147,8 @@ class Load {
   }
 }
 
-/** The file's record, retrying through faults (a 5xx or a refused connection is not an answer). */
-async function fileRecord(id: string): Promise<{ status: number; body: Record<string, unknown> | null }> {
-  for (let i = 0; ; i++) {
-    const res = await gateways[i % gateways.length]!.get(`/api/files/${id}`).catch(() => null);
-    if (res && res.status < 500 && res.status !== 429) {
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    }
-    await res?.body?.cancel();
-    await sleep(200);
-  }
-}
-
-/** Waits until every file is ready or failed (or the deadline); returns the final records. */
-async function settle(
-  ids: string[],
-  timeoutMs: number,
-): Promise<Map<string, Record<string, unknown> | null>> {
-  const deadline = Date.now() + timeoutMs;
-  const final = new Map<string, Record<string, unknown> | null>();
-  for (const id of ids) {
-    for (;;) {
-      const { status, body } = await fileRecord(id);
-      const done = status === 404 || body?.status === "ready" || body?.status === "failed";
-      if (done || Date.now() > deadline) {
-        final.set(id, status === 404 ? null : body);
-        break;
-      }
-      await sleep(200);
-    }
-  }
-  return final;
-}
+const fileRecord = (id: string) => fileRecordThrough(gateways, id);
+const settle = (ids: string[], timeoutMs: number) => settleFiles(gateways, ids, timeoutMs);
 
 /**
  * The accounting of a run: files lost (accepted, then missing or never finished), files indexed
@@ -531,122 +490,3 @@ it("loses, duplicates and fails nothing while each service is killed in turn, Ra
  * with `within` (in the record's transaction) anything else that crash would leave. Returns the
  * file's id and when it was stored.
  */
-async function strandUpload(
-  word: string,
-  within: (
-    db: pg.Client,
-    stored: { fileId: string; userId: string; blobKey: string; now: Date },
-  ) => Promise<void> = () => Promise.resolve(),
-): Promise<{ fileId: string; storedAt: Date }> {
-  const res = await gateways[0]!.upload(await loadPdf(`anchor${word}`), "anchor.pdf");
-  const anchor = ((await res.json()) as { file: { id: string } }).file.id;
-  const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await db.connect();
-  try {
-    const { rows } = await db.query<{ user_id: string }>(
-      `SELECT user_id FROM "${stack.schema}".files WHERE id = $1`,
-      [anchor],
-    );
-    const userId = rows[0]!.user_id;
-    const fileId = randomUUID();
-    const pdf = await loadPdf(word);
-    const blobKey = fileBlobKey(userId, fileId);
-    await new S3BlobStore(stack.blobStoreOptions).put(blobKey, Readable.from([pdf]));
-    const now = new Date();
-    await db.query("BEGIN");
-    await db.query(
-      `INSERT INTO "${stack.schema}".files
-         (id, user_id, original_name, file_type, mime_type, size_bytes, blob_key, status, created_at, updated_at)
-       VALUES ($1, $2, $3, 'pdf', 'application/pdf', $4, $5, 'pending', $6, $6)`,
-      [fileId, userId, `${word}.pdf`, pdf.length, blobKey, now.toISOString()],
-    );
-    await within(db, { fileId, userId, blobKey, now });
-    await db.query("COMMIT");
-    return { fileId, storedAt: now };
-  } finally {
-    await db.end();
-  }
-}
-
-it("publishes an upload its files service stored but died before announcing from the outbox, long before the stall sweep", async () => {
-  // What such a crash leaves now: the bytes, the record `pending` and, in the same transaction, its
-  // processing request held in the outbox until the request completes (UPLOAD_HOLD_MS, 10 s).
-  const { fileId, storedAt } = await strandUpload(
-    "orphaned1q",
-    async (db, { fileId, userId, blobKey, now }) => {
-      const message = { fileId, userId, kind: "pdf", blobKey, mimeType: "application/pdf" };
-      await db.query(
-        `INSERT INTO "${stack.schema}".outbox (id, topic, message, file_id, available_at, created_at)
-       VALUES ($1, 'file.uploaded.pdf', $2, $3, $4, $5)`,
-        [
-          randomUUID(),
-          JSON.stringify(message),
-          fileId,
-          new Date(now.getTime() + 10_000).toISOString(),
-          now.toISOString(),
-        ],
-      );
-    },
-  );
-
-  const [final] = [...(await settle([fileId], 60_000)).values()];
-  expect(final).toMatchObject({ status: "ready", passage_count: 1 });
-  const readyS = seconds(Date.now() - storedAt.getTime());
-  // The stall sweep (LOCUS_STALLED_AFTER_S=20 here) could not have taken it before 20 s.
-  expect(readyS).toBeLessThan(19);
-  report.outbox = { hold_s: 10, orphaned_upload_ready_s: readyS };
-}, 120_000);
-
-it("a files service killed right after the 200 brings the upload to ready within 30 s of coming back: it stays ready, extracted once", async () => {
-  const extracted = async () =>
-    metricValue(
-      await scrapeMetrics(`${stack.serviceUrls["extractor-pdf"]!}/metrics`),
-      "locus_extracted_pages_total",
-      {
-        kind: "pdf",
-      },
-    );
-  const timings: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    const before = await extracted();
-    const res = await gateways[round % 2]!.upload(await loadPdf(`killed${round}q`), `killed-${round}.pdf`);
-    expect(res.status).toBe(200);
-    const pid = stack.pidOf("files");
-    stack.killService("files");
-    const id = ((await res.json()) as { file: { id: string } }).file.id;
-    while (stack.pidOf("files") === pid) await sleep(50);
-    for (;;) {
-      const ok = await fetch(`${stack.serviceUrls.files!}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await sleep(50);
-    }
-    const back = Date.now();
-    const [final] = [...(await settle([id], 30_000)).values()];
-    expect(final).toMatchObject({ status: "ready", passage_count: 1 });
-    timings.push(seconds(Date.now() - back));
-    // The reports that were in flight when it died change nothing now (#35: it went back to
-    // processing, progress 0, until the stall sweep extracted it again).
-    await sleep(5000);
-    expect((await fileRecord(id)).body).toMatchObject({ status: "ready", progress: 1 });
-    expect((await extracted()) - before).toBe(1);
-  }
-  report.files_killed_after_200 = { rounds: timings.length, ready_after_back_s: timings };
-}, 300_000);
-
-it("finishes a record left with no processing request, by the stall sweep (the last resort)", async () => {
-  // The bytes in the bucket, the record `pending`, no message and no outbox entry.
-  const { fileId } = await strandUpload("stranded0q");
-
-  const started = Date.now();
-  const [final] = [...(await settle([fileId], 120_000)).values()];
-  expect(final).toMatchObject({ status: "ready", passage_count: 1 });
-  // The sweep runs every half stall period (10 s) and picks files quiet for 20 s.
-  report.stall_sweep = { stall_after_s: 20, stranded_upload_ready_s: seconds(Date.now() - started) };
-  const search = (await (await gateways[1]!.get("/api/search?q=stranded0q")).json()) as {
-    results: { file_id: string }[];
-  };
-  expect(search.results.map((r) => r.file_id)).toEqual([fileId]);
-}, 180_000);
