@@ -7,7 +7,7 @@ import { CreateBucketCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/cl
 import amqp from "amqplib";
 import pg from "pg";
 import { DEFAULT_EMBEDDER, meaningStageRuns, splitLayout } from "@locus/runtime";
-import { spawnLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
+import { spawnLocus, startLocus, tempDataDir, removeDataDir, type LocusProcess } from "./locus-process.ts";
 import { startSigningS3Server, type SigningS3Server } from "./signing-s3-server.ts";
 
 const run = promisify(execFile);
@@ -111,14 +111,8 @@ export function sharedPartsEnv(parts: {
   };
 }
 
-/**
- * The split shape as the README starts it (`pnpm start:split`: one process per target), on the
- * machine's real Postgres, RabbitMQ and Redis and an S3-compatible server that checks signatures,
- * each run isolated by a Postgres schema, an AMQP name prefix and a bucket of its own.
- */
-export async function startSplitStack(
-  options: { env?: Record<string, string>; extractors?: number; gateways?: number } = {},
-) {
+/** A schema, an AMQP prefix and a bucket on a signing S3 server of its own: one run's shared parts. */
+async function isolatedSharedParts() {
   const id = randomBytes(4).toString("hex");
   const schema = `locus_t${id}`;
   const amqpPrefix = `t${id}.`;
@@ -132,6 +126,48 @@ export async function startSplitStack(
   });
   await admin.send(new CreateBucketCommand({ Bucket: bucket }));
   admin.destroy();
+  return { schema, amqpPrefix, s3, bucket };
+}
+
+/**
+ * Every target in one process (`pnpm start`'s LOCUS_TARGETS=all) but on the split shape's shared
+ * parts (PostgreSQL, RabbitMQ, Redis, S3), isolated like a split stack: the baseline that tells what
+ * the split shape's hops cost from what its adapters cost. Stopping it removes what it made.
+ */
+export async function startAllInOneOnSharedParts(
+  options: { env?: Record<string, string> } = {},
+): Promise<LocusProcess> {
+  const parts = await isolatedSharedParts();
+  const dataDir = tempDataDir("locus-shared-");
+  const shared = sharedPartsEnv(parts);
+  const cleanUpAll = () => cleanUp(parts.schema, parts.amqpPrefix, parts.s3, dataDir);
+  let locus: LocusProcess;
+  try {
+    locus = await startLocus({ dataDir, env: { ...shared, ...options.env } });
+  } catch (err) {
+    await cleanUpAll();
+    throw err;
+  }
+  return {
+    ...locus,
+    cliEnv: shared,
+    stop: async () => {
+      const code = await locus.stop();
+      await cleanUpAll();
+      return code;
+    },
+  };
+}
+
+/**
+ * The split shape as the README starts it (`pnpm start:split`: one process per target), on the
+ * machine's real Postgres, RabbitMQ and Redis and an S3-compatible server that checks signatures,
+ * each run isolated by a Postgres schema, an AMQP name prefix and a bucket of its own.
+ */
+export async function startSplitStack(
+  options: { env?: Record<string, string>; extractors?: number; gateways?: number } = {},
+) {
+  const { schema, amqpPrefix, s3, bucket } = await isolatedSharedParts();
   const extractors = options.extractors ?? 1;
   const gateways = options.gateways ?? 1;
   // The launcher starts the encoder where the meaning stage runs.
