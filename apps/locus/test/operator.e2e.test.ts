@@ -20,8 +20,8 @@ import {
 /**
  * Starts Locus (`script`: the server, or the split launcher) with `env` and waits for it to stop on
  * its own. Reaching a bad setting takes about 5 s through tsx on an idle machine (it compiles the
- * whole app first) and more than 20 s on a loaded CI runner, so the guard is generous; a process it has to
- * kill resolves with code null.
+ * whole app first) and more than 20 s on a loaded CI runner, so the guard is generous; a process
+ * it has to kill resolves with code null.
  */
 function startWithEnv(
   env: Record<string, string>,

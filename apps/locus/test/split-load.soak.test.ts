@@ -70,8 +70,6 @@ const percentile = (values: number[], p: number) => {
 };
 const median = (values: number[]) => percentile(values, 50) ?? 0;
 
-const loadPdf = tokenPdf;
-
 /**
  * Mixed traffic, as clients would send it: an upload every `uploadEveryMs` and a stream of
  * searches, alternating between the gateways. An upload refused by a fault (a connection reset,
@@ -108,7 +106,7 @@ class Load {
   private async uploads(): Promise<void> {
     for (let n = 0; !this.stopped; n++) {
       const token = `${this.tag}${n}q`;
-      const pdf = await loadPdf(token);
+      const pdf = await tokenPdf(token);
       const started = Date.now();
       for (let attempt = 0; !this.stopped || attempt === 0; attempt++) {
         const t0 = performance.now();
@@ -354,7 +352,7 @@ it("loses, duplicates and fails nothing while each service is killed in turn, Ra
 
   /** Uploads a probe file through any gateway that answers and waits until it is ready. */
   const probeReady = async (t0: number) => {
-    const pdf = await loadPdf(`probe${probes++}p`);
+    const pdf = await tokenPdf(`probe${probes++}p`);
     let id: string | undefined;
     for (let i = 0; !id; i++) {
       const res = await gateways[i % gateways.length]!.upload(pdf, "probe.pdf").catch(() => null);

@@ -31,7 +31,6 @@ const seconds = (ms: number) => Math.round(ms / 100) / 10;
 let stack: SplitStack;
 let gateways: Client[];
 const report: Record<string, unknown> = {};
-const loadPdf = tokenPdf;
 const fileRecord = (id: string) => fileRecordThrough(gateways, id);
 const settle = (ids: string[], timeoutMs: number) => settleFiles(gateways, ids, timeoutMs);
 
@@ -62,7 +61,7 @@ async function strandUpload(
     stored: { fileId: string; userId: string; blobKey: string; now: Date },
   ) => Promise<void> = () => Promise.resolve(),
 ): Promise<{ fileId: string; storedAt: Date }> {
-  const res = await gateways[0]!.upload(await loadPdf(`anchor${word}`), "anchor.pdf");
+  const res = await gateways[0]!.upload(await tokenPdf(`anchor${word}`), "anchor.pdf");
   const anchor = ((await res.json()) as { file: { id: string } }).file.id;
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await db.connect();
@@ -73,7 +72,7 @@ async function strandUpload(
     );
     const userId = rows[0]!.user_id;
     const fileId = randomUUID();
-    const pdf = await loadPdf(word);
+    const pdf = await tokenPdf(word);
     const blobKey = fileBlobKey(userId, fileId);
     await new S3BlobStore(stack.blobStoreOptions).put(blobKey, Readable.from([pdf]));
     const now = new Date();
@@ -134,7 +133,7 @@ it("a files service killed right after the 200 brings the upload to ready within
   for (let round = 0; round < 3; round++) {
     const before = await extracted();
     const res = await gateways[round % gateways.length]!.upload(
-      await loadPdf(`killed${round}q`),
+      await tokenPdf(`killed${round}q`),
       `killed-${round}.pdf`,
     );
     expect(res.status).toBe(200);

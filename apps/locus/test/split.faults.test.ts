@@ -56,7 +56,7 @@ beforeAll(async () => {
   c = client(stack.baseUrl, (await createUserWithKey(stack.dataDir, { plan: "pro", env: stack.cliEnv })).key);
 }, 180_000);
 
-// Stopping waits for the work in hand (an 800-page file's passages may still be encoding).
+// A dozen processes stop, each finishing the work in hand (the encoder, its page of passages).
 afterAll(async () => {
   await stack?.stop();
 }, 180_000);

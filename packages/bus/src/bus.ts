@@ -35,6 +35,14 @@ export type Delivery<T extends Topic = Topic> = T extends Topic
     }
   : never;
 
+/**
+ * Whether a handler's failure is its stop for the bus's close (it threw the delivery's aborted
+ * signal's reason, see Delivery.signal): the message is handed back, not retried or dead-lettered.
+ */
+export function stoppedForClose(signal: AbortSignal | undefined, err: unknown): boolean {
+  return signal?.aborted === true && err === signal.reason;
+}
+
 export interface PublishOptions {
   /**
    * Text that travels with the message to every delivery of it, its retries and its dead letter

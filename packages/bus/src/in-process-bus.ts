@@ -1,6 +1,13 @@
 import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
 import { backoffDelay, type Logger } from "@locus/runtime";
-import type { Bus, Delivery, Handler, PublishOptions, SubscribeOptions } from "./bus.ts";
+import {
+  stoppedForClose,
+  type Bus,
+  type Delivery,
+  type Handler,
+  type PublishOptions,
+  type SubscribeOptions,
+} from "./bus.ts";
 import { carriedHeaders } from "./message-headers.ts";
 
 interface Envelope {
@@ -146,7 +153,7 @@ export class InProcessBus implements Bus {
         signal: this.closing.signal,
       } as Delivery);
     } catch (err) {
-      if (err === this.closing.signal.reason) {
+      if (stoppedForClose(this.closing.signal, err)) {
         // Stopped for the close, like the messages still queued: the start-time recovery finds it.
         this.logger.info({ group, topic: envelope.topic }, "handler stopped: the bus is closing");
         return;

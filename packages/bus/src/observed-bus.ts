@@ -2,11 +2,20 @@
 
 import type { MessageOf, Topic } from "@locus/contracts";
 import { Attr, contextFrom, inSpan, SpanKind, traceHeaders } from "@locus/telemetry";
-import type { Bus, Handler, PublishOptions, SubscribeOptions } from "./bus.ts";
+import {
+  stoppedForClose,
+  type Bus,
+  type Handler,
+  type PublishOptions,
+  type SubscribeOptions,
+} from "./bus.ts";
 import { RabbitMqBus } from "./rabbitmq-bus.ts";
 
-/** How one delivery ended: handled, handed back for another attempt, or given up (dead letters). */
-/** handed_back: the handler stopped for the process's stop, its message left for the next worker. */
+/**
+ * How one delivery ended: handled, retried (handed back for another attempt), given up (dead
+ * letters), or handed_back (its handler stopped for the process's stop, the message left for the
+ * next worker as it stands).
+ */
 export type DeliveryOutcome = "handled" | "retried" | "dead_lettered" | "handed_back";
 
 /** What a bus tells whoever counts: each message published, and how each delivery ended. */
@@ -118,8 +127,12 @@ export class ObservedBus implements Bus {
           );
         }
       } catch (err) {
-        const stopped = delivery.signal?.aborted === true && err === delivery.signal.reason;
-        ended(stopped ? "handed_back" : delivery.final ? "dead_lettered" : "retried");
+        const outcome = stoppedForClose(delivery.signal, err)
+          ? "handed_back"
+          : delivery.final
+            ? "dead_lettered"
+            : "retried";
+        ended(outcome);
         throw err;
       }
       ended("handled");

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { MessageSchemas, type MessageOf, type Topic } from "@locus/contracts";
 import { backoffDelay, type Logger } from "@locus/runtime";
 import type { Channel, ConsumeMessage, Options } from "amqplib";
-import type { Delivery, Handler, SubscribeOptions } from "./bus.ts";
+import { stoppedForClose, type Delivery, type Handler, type SubscribeOptions } from "./bus.ts";
 import {
   AttemptHeader,
   CONTENT_TYPE,
@@ -236,7 +236,7 @@ export class GroupConsumers {
       const signal = this.closing.signal;
       await sub.handler(headers ? { ...delivery, headers, signal } : { ...delivery, signal });
     } catch (err) {
-      if (err === this.closing.signal.reason) {
+      if (stoppedForClose(this.closing.signal, err)) {
         this.handBack(sub, topic, attempt, msg);
         return;
       }
