@@ -7,7 +7,7 @@ import { startExtractorImageModule } from "@locus/extractor-image";
 import { startExtractorPdfModule } from "@locus/extractor-pdf";
 import { startExtractorAudioModule, startExtractorVideoModule } from "@locus/extractor-media";
 import { FilesHttpClient, startFilesModule, type FilesApi } from "@locus/files";
-import { createGatewayRouter, multipartErrors } from "@locus/gateway";
+import { createGatewayRouter, KeyLookupCache, multipartErrors } from "@locus/gateway";
 import type { ErrorMapper } from "@locus/http";
 import { startEncoderModule } from "@locus/encoder";
 import { startIndexerModule } from "@locus/indexer";
@@ -327,6 +327,10 @@ export function moduleDescriptors(
           started.get("webhooks")?.webhooks ??
           (config.webhooksUrl && remote ? new WebhooksHttpClient(config.webhooksUrl, remote) : undefined);
         const store = await infra.metadataStore();
+        // Key lookups are kept where the store tells of every change to keys (Postgres), and
+        // looked up on every request where it cannot (SQLite).
+        const keys = new KeyLookupCache(store);
+        const keyChanges = store.watchKeyChanges(keys);
         // The web dashboard is served by every gateway. Its sessions are signed with a key of their
         // own, derived from the signing secret (shared by every gateway, like preview links).
         const sessions = new DashboardSessions(
@@ -337,10 +341,13 @@ export function moduleDescriptors(
           { secureCookie: config.publicUrl?.startsWith("https://") ?? false },
         );
         return {
-          ...noop,
+          stop: async () => {
+            await keyChanges?.close();
+          },
           routers: [
             createGatewayRouter({
               store,
+              keys,
               files,
               search,
               webhooks,

@@ -1,7 +1,7 @@
 import express, { Router } from "express";
 import { z, type ZodType } from "zod";
 import { LocusError } from "@locus/contracts";
-import { ServiceClient } from "./service-client.ts";
+import { ServiceClient, type CallInit } from "./service-client.ts";
 import { callerOf, type ServiceIdentity } from "./service-identity.ts";
 
 /** What the gateway sends in a JSON body is small: a webhook endpoint's settings, say. */
@@ -180,7 +180,7 @@ export function internalService<Api extends Record<keyof Api, Fn>, S = Api>(
             if (value !== undefined) query.set(key, value);
           if (query.size > 0) path += `?${query.toString()}`;
         }
-        const init: RequestInit = { method: op.method };
+        const init: CallInit = { method: op.method };
         if (op.body) {
           init.headers = { "Content-Type": "application/json" };
           init.body = JSON.stringify(op.body.encode(call.body));

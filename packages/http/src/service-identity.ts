@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID, webcrypto } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { Errors } from "@locus/contracts";
@@ -46,15 +46,27 @@ class UsedTokens {
  * and a token that leaks can neither be replayed nor used for another call.
  */
 export class ServiceIdentity {
-  private readonly key: Uint8Array;
+  /**
+   * The secret as a Web Crypto key, imported once: given bytes, jose imports them again for every
+   * token signed or checked, work repeated on each call between services.
+   */
+  private readonly key: Promise<webcrypto.CryptoKey>;
   private readonly used = new UsedTokens();
 
   constructor(secret: string) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = webcrypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign", "verify"],
+    );
+    // Its failure is thrown where the key is used, not as an unhandled rejection here.
+    this.key.catch(() => undefined);
   }
 
   /** A token for one call to `audience` (e.g. "files") on behalf of `userId`. */
-  sign(userId: string, audience: string, call: ServiceCall): Promise<string> {
+  async sign(userId: string, audience: string, call: ServiceCall): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ htm: call.method.toUpperCase(), htu: call.path })
       .setProtectedHeader({ alg: "HS256" })
@@ -64,7 +76,7 @@ export class ServiceIdentity {
       .setJti(randomUUID())
       .setIssuedAt(now)
       .setExpirationTime(now + TTL_SECONDS)
-      .sign(this.key);
+      .sign(await this.key);
   }
 
   /** Middleware: refuses a request without a valid token for `audience`; sets res.locals.userId. */
@@ -74,7 +86,7 @@ export class ServiceIdentity {
       if (!token) throw Errors.serviceTokenMissing();
       let claims;
       try {
-        ({ payload: claims } = await jwtVerify(token, this.key, {
+        ({ payload: claims } = await jwtVerify(token, await this.key, {
           algorithms: ["HS256"],
           audience: `locus:${audience}`,
           issuer: ISSUER,

@@ -36,3 +36,23 @@ export interface ApiKeyStore {
   /** Renames a key of this user (revoked or not); returns it renamed, or null when none matched. */
   renameKey(input: { id: string; userId: string; name: string }): Promise<ApiKey | null>;
 }
+
+/** A key, or its owner, that changed (revoked, renamed, re-planned, deleted): by id. */
+export type KeyChange = { keyId: string } | { userId: string };
+
+/**
+ * Told when keys or their owners change, by any process sharing the store, so that whoever keeps
+ * key lookups (the gateway) can drop them. Between lost() and the next live(), changes go unheard.
+ */
+export interface KeyChangeListener {
+  changed(change: KeyChange): void;
+  /** Listening (again): changes from now on are heard; any made before may not have been. */
+  live(): void;
+  /** Listening broke off (the database went away); it resumes on its own. */
+  lost(error: Error): void;
+}
+
+/** A subscription to key changes; close() ends it. */
+export interface KeyChangeFeed {
+  close(): Promise<void>;
+}

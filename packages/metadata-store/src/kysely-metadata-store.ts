@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely } from "kysely";
-import type { ApiKeyStore } from "./api-key-store.ts";
+import type { ApiKeyStore, KeyChange, KeyChangeFeed, KeyChangeListener } from "./api-key-store.ts";
 import type { FileStore } from "./file-store.ts";
 import { KyselyApiKeyStore } from "./kysely-api-key-store.ts";
 import { KyselyFileStore } from "./kysely-file-store.ts";
@@ -36,6 +36,11 @@ export interface KyselyMetadataStoreOptions {
    * answers, so /readyz reports it instead of hanging. Default: no limit (an embedded file answers).
    */
   checkTimeoutMillis?: number;
+  /**
+   * Listens for changes to keys and their owners made by other processes (Postgres: NOTIFY from
+   * triggers). Without it, watchKeyChanges() returns null: nobody could tell this process.
+   */
+  listenForKeyChanges?: (listener: KeyChangeListener) => KeyChangeFeed;
 }
 
 /**
@@ -53,6 +58,8 @@ export class KyselyMetadataStore implements MetadataStore {
   private readonly outbox: KyselyOutboxStore;
   private readonly usage: KyselyUsageStore;
   private readonly webhooks: KyselyWebhookStore;
+  /** Listeners of watchKeyChanges() in this process. */
+  private readonly keyWatchers = new Set<KeyChangeListener>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -81,6 +88,24 @@ export class KyselyMetadataStore implements MetadataStore {
       }
     };
     await (this.options.runMigrations ? this.options.runMigrations(migrate) : migrate(this.db));
+  }
+
+  watchKeyChanges(listener: KeyChangeListener): KeyChangeFeed | null {
+    if (!this.options.listenForKeyChanges) return null;
+    // This process's own changes are told at once, as they return: the database's notice of them
+    // follows the commit by a moment, and a revoked key must not pass in between.
+    this.keyWatchers.add(listener);
+    const feed = this.options.listenForKeyChanges(listener);
+    return {
+      close: async () => {
+        this.keyWatchers.delete(listener);
+        await feed.close();
+      },
+    };
+  }
+
+  private tellKeyWatchers(change: KeyChange): void {
+    for (const watcher of this.keyWatchers) watcher.changed(change);
   }
 
   async check(): Promise<void> {
@@ -128,9 +153,17 @@ export class KyselyMetadataStore implements MetadataStore {
   findActiveKeyByHash: ApiKeyStore["findActiveKeyByHash"] = (...args) =>
     this.keys.findActiveKeyByHash(...args);
   listKeys: ApiKeyStore["listKeys"] = (...args) => this.keys.listKeys(...args);
-  revokeKey: ApiKeyStore["revokeKey"] = (...args) => this.keys.revokeKey(...args);
+  revokeKey: ApiKeyStore["revokeKey"] = async (...args) => {
+    const revoked = await this.keys.revokeKey(...args);
+    if (revoked) this.tellKeyWatchers({ keyId: revoked.id });
+    return revoked;
+  };
   touchKey: ApiKeyStore["touchKey"] = (...args) => this.keys.touchKey(...args);
-  renameKey: ApiKeyStore["renameKey"] = (...args) => this.keys.renameKey(...args);
+  renameKey: ApiKeyStore["renameKey"] = async (...args) => {
+    const renamed = await this.keys.renameKey(...args);
+    if (renamed) this.tellKeyWatchers({ keyId: renamed.id });
+    return renamed;
+  };
 
   // Files.
   createFile: FileStore["createFile"] = (...args) => this.files.createFile(...args);

@@ -1,4 +1,4 @@
-import type { ApiKeyStore } from "./api-key-store.ts";
+import type { ApiKeyStore, KeyChangeFeed, KeyChangeListener } from "./api-key-store.ts";
 import type { FileStore } from "./file-store.ts";
 import type { OutboxStore } from "./outbox-store.ts";
 import type { SessionStore } from "./session-store.ts";
@@ -8,7 +8,14 @@ import type { WebhookStore } from "./webhook-store.ts";
 
 export type { Plan, User, UserStore } from "./user-store.ts";
 export type { Session, SessionStore } from "./session-store.ts";
-export type { ApiKey, ApiKeyStore, KeyType } from "./api-key-store.ts";
+export type {
+  ApiKey,
+  ApiKeyStore,
+  KeyChange,
+  KeyChangeFeed,
+  KeyChangeListener,
+  KeyType,
+} from "./api-key-store.ts";
 export type {
   ClaimedFile,
   FileExpectation,
@@ -42,6 +49,12 @@ export interface MetadataStore
   extends UserStore, SessionStore, ApiKeyStore, FileStore, OutboxStore, UsageStore, WebhookStore {
   /** Brings the schema up to date; safe to call from every process at start. */
   migrate(): Promise<void>;
+  /**
+   * Tells `listener` of every change to keys and their owners, made by this process or any other
+   * sharing the store, or returns null where the store cannot tell of other processes' changes
+   * (SQLite: the CLI writes the same file with no way to say so), so nothing may be kept.
+   */
+  watchKeyChanges(listener: KeyChangeListener): KeyChangeFeed | null;
   /** Throws when the store cannot be used (for /readyz). */
   check(): Promise<void>;
   close(): Promise<void>;

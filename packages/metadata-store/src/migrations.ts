@@ -1,4 +1,5 @@
-import type { Kysely, Migration, MigrationProvider } from "kysely";
+import { PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from "kysely";
+import { KEY_CHANGES_CHANNEL } from "./postgres-key-changes.ts";
 
 /**
  * One set of migrations for every dialect: only portable column types (text, integer, bigint,
@@ -245,6 +246,29 @@ const migrations: Record<string, Migration> = {
     // passages got their vectors while they were indexed.
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable("files").addColumn("ai_vectors", "text").execute();
+    },
+  },
+  "0010_key_change_notices": {
+    // Postgres only: a notice on KEY_CHANGES_CHANNEL when a key or its owner changes or goes
+    // ("<schema> <table> <id>"), sent by the database on commit whoever made the change (a
+    // dashboard, the CLI, an operator's SQL), so gateways may keep key lookups (see
+    // watchKeyChanges). Not for last_used_at, which gateways write once a minute per key. SQLite
+    // has no notices: the embedded store keeps nothing.
+    async up(db: Kysely<unknown>) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      await sql`
+        create or replace function locus_key_changed() returns trigger language plpgsql as $$
+        begin
+          perform pg_notify(${sql.lit(KEY_CHANGES_CHANNEL)}, tg_table_schema || ' ' || tg_table_name || ' ' || old.id);
+          return null;
+        end $$`.execute(db);
+      await sql`
+        create trigger api_keys_changed
+        after update of revoked_at, name, type, hash, user_id or delete on api_keys
+        for each row execute function locus_key_changed()`.execute(db);
+      await sql`
+        create trigger users_changed after update or delete on users
+        for each row execute function locus_key_changed()`.execute(db);
     },
   },
 };

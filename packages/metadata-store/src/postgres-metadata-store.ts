@@ -9,6 +9,7 @@ import {
   type PostgresQueryResult,
 } from "kysely";
 import { KyselyMetadataStore } from "./kysely-metadata-store.ts";
+import { listenForPostgresKeyChanges } from "./postgres-key-changes.ts";
 import type { Database } from "./schema.ts";
 
 export interface PostgresMetadataStoreOptions {
@@ -84,6 +85,7 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
     // Kysely would otherwise find another schema's bookkeeping tables in the same database.
     migrationTableSchema: schema,
     checkTimeoutMillis: connectionTimeout,
+    listenForKeyChanges: (listener) => listenForPostgresKeyChanges(base, schema, listener),
     async runMigrations(migrate) {
       // A connection of its own, without the statement timeout: a schema change may rewrite a big
       // table, and a process that starts while another migrates waits on Kysely's advisory lock
@@ -96,9 +98,9 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
       try {
         await ensureSchema(migrationDb, schema);
         // Kysely looks for its migration table by listing every table of the database, and a
-        // schema that another client drops during that listing fails it ("schema … does not
-        // exist"; seen when the tests of other stores share the database). Nothing has run then:
-        // tried again, up to three times.
+        // schema (or table) that another client drops during that listing fails it ("schema … does
+        // not exist"; seen when the tests of other stores share the database). Nothing has run
+        // then (and Postgres migrations run in a transaction): tried again, up to three times.
         for (let attempt = 1; ; attempt++) {
           try {
             await migrate(migrationDb);
@@ -158,9 +160,11 @@ function parseInt8(value: string): number {
   return n;
 }
 
-/** PostgreSQL's invalid_schema_name (3F000), as the cause of a failed migration. */
-const schemaVanished = (error: unknown): boolean =>
-  error instanceof Error && (error.cause as { code?: unknown } | undefined)?.code === "3F000";
+/** PostgreSQL's invalid_schema_name (3F000) or undefined_table (42P01), as the cause of a failed migration. */
+const schemaVanished = (error: unknown): boolean => {
+  const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
+  return code === "3F000" || code === "42P01";
+};
 
 async function ensureSchema(db: Kysely<Database>, schema: string): Promise<void> {
   const exists = async () => {

@@ -306,6 +306,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "0007_daily_usage",
       "0008_outbox",
       "0009_ai_vectors",
+      "0010_key_change_notices",
     ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });

@@ -82,6 +82,11 @@ describe("SQLite metadata store on one file shared by two processes' stores", ()
     expect(await server.findActiveKeyByHash("cli-hash")).toBeNull();
   });
 
+  it("offers no key-change feed: the CLI's writes to the file could not be told, so nothing may be kept", () => {
+    const listener = { changed: () => undefined, live: () => undefined, lost: () => undefined };
+    expect(server.watchKeyChanges(listener)).toBeNull();
+  });
+
   it("file records written by one store are read by the other", async () => {
     const user = await server.createUser({ email: "files@example.test", plan: "free" });
     const id = randomUUID();

@@ -1,4 +1,3 @@
-import { Readable } from "node:stream";
 import type { Router } from "express";
 import {
   FileFilter,
@@ -156,10 +155,8 @@ export class FilesHttpClient extends internal.Client implements FilesApi {
         "X-Locus-File-Name": encodeURIComponent(input.originalName),
         ...(input.metadata ? { "X-Locus-File-Metadata": MetadataHeader.encode(input.metadata) } : {}),
       },
-      body: Readable.toWeb(input.body) as ReadableStream<Uint8Array>,
-      // Streamed request bodies need half-duplex in fetch.
-      duplex: "half",
+      body: input.body,
       timeoutMs: UPLOAD_TIMEOUT_MS,
-    } as RequestInit & { duplex: "half"; timeoutMs: number });
+    });
   }
 }

@@ -11,6 +11,7 @@ import { authenticate, type KeyRefusal, type Principal, type SessionAuthenticato
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LimiterCounters } from "@locus/http";
+import type { KeyLookup } from "./key-lookup-cache.ts";
 import { rateLimit } from "./rate-limit.ts";
 import { SAMPLE_PDF, SANDBOX_FILE_NAME } from "./sandbox.ts";
 import { apisChooser } from "./sandbox-apis.ts";
@@ -32,6 +33,8 @@ import { missing, RequestValidationError } from "./operations/rules.ts";
 
 export interface GatewayDeps {
   store: MetadataStore;
+  /** Where request keys are looked up: the store, or a KeyLookupCache over it. */
+  keys: KeyLookup;
   files: FilesApi;
   search: SearchApi;
   /** The webhooks service, here or over HTTP; without it (a split gateway not told where), 503s. */
@@ -73,7 +76,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
   });
 
   const guard = [
-    authenticate(deps.store, deps.logger, deps.sessions, (reason) => deps.observer?.keyRefused(reason)),
+    authenticate(deps.keys, deps.store, deps.logger, deps.sessions, (reason) =>
+      deps.observer?.keyRefused(reason),
+    ),
     rateLimit(deps.rateLimits, deps.limiterCounters, (plan) => deps.observer?.rateLimitRefused(plan)),
   ];
   // Test keys are answered by the sandbox's APIs, live keys and sessions by the services.

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { Errors } from "@locus/contracts";
 import type { ApiKey, ApiKeyStore, User } from "@locus/metadata-store";
+import type { KeyLookup } from "./key-lookup-cache.ts";
 import type { Logger } from "@locus/runtime";
 import { hashApiKey, keyTypeOf } from "@locus/metadata-store";
 
@@ -37,8 +38,9 @@ export function principalOf(res: Response): Principal {
 }
 
 /**
- * Bearer-key authentication. The key is looked up by its hash on every request, so a revoked key
- * is refused from the next request on, by every process sharing the store. The key itself is never
+ * Bearer-key authentication. The key is looked up by its hash (through `keys`, which may keep
+ * lookups while it hears of every change: see KeyLookupCache), so a revoked key is refused from
+ * the next request after the revocation, by every process sharing the store. The key itself is never
  * logged or echoed. Without an Authorization header, a dashboard session cookie (with its CSRF
  * token) is accepted instead, when the gateway serves the dashboard.
  */
@@ -46,7 +48,8 @@ export function principalOf(res: Response): Principal {
 export type KeyRefusal = "missing" | "malformed" | "unknown";
 
 export function authenticate(
-  store: ApiKeyStore,
+  keys: KeyLookup,
+  store: Pick<ApiKeyStore, "touchKey">,
   logger: Logger,
   sessions?: SessionAuthenticator,
   keyRefused: (reason: KeyRefusal) => void = () => undefined,
@@ -72,7 +75,7 @@ export function authenticate(
       keyRefused("malformed");
       throw Errors.malformedAuthorization(challenge("invalid_request"));
     }
-    const found = await store.findActiveKeyByHash(hashApiKey(key));
+    const found = await keys.findActiveKeyByHash(hashApiKey(key));
     if (!found || found.key.type !== type) {
       keyRefused("unknown");
       throw Errors.invalidApiKey(challenge("invalid_token"));

@@ -27,7 +27,7 @@ beforeAll(async () => {
   store = createSqliteMetadataStore(join(dir, "metadata.sqlite"));
   await store.migrate();
   const app = express();
-  app.get("/whoami", authenticate(store, logger), (_req, res) => {
+  app.get("/whoami", authenticate(store, store, logger), (_req, res) => {
     const principal = principalOf(res);
     res.json({
       userId: principal.user.id,
