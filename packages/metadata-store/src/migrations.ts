@@ -4,6 +4,7 @@ import { KEY_CHANGES_CHANNEL } from "./postgres-key-changes.ts";
 /**
  * One set of migrations for every dialect: only portable column types (text, integer, bigint,
  * double precision) and ISO-8601 text timestamps, so SQLite and Postgres hold the same data.
+ * 0010 is the one dialect's own: Postgres triggers that hold no data (see it).
  * Never edit a migration that has shipped; add a new one.
  */
 const migrations: Record<string, Migration> = {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { pollUntil } from "@locus/testing/polling";
 import type { KeyChange, KeyChangeListener, KyselyMetadataStore } from "../src/index.ts";
 import { createPostgresMetadataStore } from "../src/postgres-metadata-store.ts";
 
@@ -28,12 +29,8 @@ class Heard implements KeyChangeListener {
   }
 }
 
-/** Waits until `done` holds; a busy CI may hold a notice up for a while, never for 10 s. */
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (const started = Date.now(); !done(); await sleep(20)) {
-    if (Date.now() - started > 10_000) throw new Error(`still waiting for ${what}`);
-  }
-}
+/** A busy CI may hold a notice up for a while, never for 10 s. */
+const WAIT = { timeoutMs: 10_000, everyMs: 20 };
 
 let admin: pg.Pool;
 const schema = freshSchema();
@@ -71,12 +68,27 @@ async function userWithKey(store: KyselyMetadataStore) {
   return { user, key };
 }
 
+/** Runs `run` with a listener of `here`'s key changes, once it listens; stops listening after. */
+async function listening(run: (heard: Heard) => Promise<void>): Promise<void> {
+  const heard = new Heard();
+  const feed = here.watchKeyChanges(heard)!;
+  try {
+    expect(
+      await pollUntil(
+        () => heard.lives,
+        (n) => n === 1,
+        WAIT,
+      ),
+    ).toBe(1);
+    await run(heard);
+  } finally {
+    await feed.close();
+  }
+}
+
 describe("watchKeyChanges on Postgres", () => {
   it("tells of revocations, renames, owners changed by SQL or deleted, from any process; not of a key's use or another schema", async () => {
-    const heard = new Heard();
-    const feed = here.watchKeyChanges(heard)!;
-    try {
-      await until(() => heard.lives === 1, "listening");
+    await listening(async (heard) => {
       const { user, key } = await userWithKey(elsewhere);
       const second = await elsewhere.createKey({
         userId: user.id,
@@ -95,7 +107,11 @@ describe("watchKeyChanges on Postgres", () => {
       await admin.query(`update "${schema}".users set plan = 'pro' where id = $1`, [user.id]);
       await admin.query(`delete from "${schema}".users where id = $1`, [user.id]);
 
-      await until(() => heard.changes.length >= 6, "the notices");
+      await pollUntil(
+        () => heard.changes.length,
+        (n) => n >= 6,
+        WAIT,
+      );
       await sleep(300);
       expect(heard.changes.slice(0, 3)).toEqual([
         { keyId: key.id },
@@ -107,43 +123,44 @@ describe("watchKeyChanges on Postgres", () => {
       expect(heard.changes.slice(3)).toEqual(
         expect.arrayContaining([{ userId: user.id }, { keyId: key.id }, { keyId: second.id }]),
       );
-    } finally {
-      await feed.close();
-    }
+    });
   });
 
   it("tells of this process's own revocation as it returns, before the database's notice", async () => {
-    const heard = new Heard();
-    const feed = here.watchKeyChanges(heard)!;
-    try {
-      await until(() => heard.lives === 1, "listening");
+    await listening(async (heard) => {
       const { key } = await userWithKey(here);
       await here.revokeKey({ id: key.id });
       expect(heard.changes).toContainEqual({ keyId: key.id });
-    } finally {
-      await feed.close();
-    }
+    });
   });
 
   it("says when listening was lost, listens again, and hears changes after that", async () => {
-    const heard = new Heard();
-    const feed = here.watchKeyChanges(heard)!;
-    try {
-      await until(() => heard.lives === 1, "listening");
+    await listening(async (heard) => {
       // As when the server restarts or a proxy drops the idle connection.
       const { rowCount } = await admin.query(
         "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
         [`locus key changes ${schema}`.slice(0, 63)],
       );
       expect(rowCount).toBe(1);
-      await until(() => heard.losses === 1, "the loss");
-      await until(() => heard.lives === 2, "listening again");
+      expect(
+        await pollUntil(
+          () => heard.losses,
+          (n) => n === 1,
+          WAIT,
+        ),
+      ).toBe(1);
+      expect(
+        await pollUntil(
+          () => heard.lives,
+          (n) => n === 2,
+          WAIT,
+        ),
+      ).toBe(2);
       const { key } = await userWithKey(elsewhere);
       await elsewhere.revokeKey({ id: key.id });
-      await until(() => heard.changes.some((c) => "keyId" in c && c.keyId === key.id), "the notice");
-    } finally {
-      await feed.close();
-    }
+      const heardIt = () => heard.changes.some((c) => "keyId" in c && c.keyId === key.id);
+      expect(await pollUntil(heardIt, Boolean, WAIT)).toBe(true);
+    });
     // Closed: nothing listens any more.
     const { rows } = await admin.query(
       "select count(*)::int as n from pg_stat_activity where application_name = $1",

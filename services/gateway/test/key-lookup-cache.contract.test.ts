@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { pollUntil } from "@locus/testing/polling";
 import {
   createPostgresMetadataStore,
   createSqliteMetadataStore,
@@ -14,14 +15,8 @@ import { KeyLookupCache, type KeyLookup } from "../src/key-lookup-cache.ts";
  */
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const schema = `locus_test_${randomUUID().replaceAll("-", "")}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `done` holds; a busy CI may hold a notice up for a while, never for 10 s. */
-async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const started = Date.now(); !(await done()); await sleep(20)) {
-    if (Date.now() - started > 10_000) throw new Error(`still waiting for ${what}`);
-  }
-}
+/** A busy CI may hold a notice up for a while, never for 10 s. */
+const WAIT = { timeoutMs: 10_000, everyMs: 20 };
 
 /** The real store, counting the lookups that reach it. */
 class Counted implements KeyLookup {
@@ -73,7 +68,7 @@ async function withCache(
   const cache = new KeyLookupCache(counted, now);
   const feed = gateway.watchKeyChanges(cache)!;
   try {
-    await until(() => cache.isListening, "listening");
+    expect(await pollUntil(() => cache.isListening, Boolean, WAIT)).toBe(true);
     await run(cache, counted);
   } finally {
     await feed.close();
@@ -106,7 +101,13 @@ describe("KeyLookupCache over Postgres", () => {
       const { hash } = await keyOf(dashboard);
       expect(await cache.findActiveKeyByHash(hash)).not.toBeNull();
       await dashboard.revokeKey({ hash });
-      await until(async () => (await cache.findActiveKeyByHash(hash)) === null, "the notice");
+      expect(
+        await pollUntil(
+          () => cache.findActiveKeyByHash(hash),
+          (found) => found === null,
+          WAIT,
+        ),
+      ).toBeNull();
     });
   });
 
@@ -127,10 +128,8 @@ describe("KeyLookupCache over Postgres", () => {
       await admin.connect();
       await admin.query(`update "${schema}".users set plan = 'enterprise' where id = $1`, [user.id]);
       await admin.end();
-      await until(
-        async () => (await cache.findActiveKeyByHash(hash))?.user.plan === "enterprise",
-        "the notice",
-      );
+      const planNow = async () => (await cache.findActiveKeyByHash(hash))?.user.plan;
+      expect(await pollUntil(planNow, (plan) => plan === "enterprise", WAIT)).toBe("enterprise");
     });
   });
 
@@ -150,7 +149,13 @@ describe("KeyLookupCache over Postgres", () => {
     let release!: () => void;
     held = new Promise((resolve) => (release = resolve));
     const first = cache.findActiveKeyByHash(hash);
-    await until(() => counted.lookups === 1, "the lookup");
+    expect(
+      await pollUntil(
+        () => counted.lookups,
+        (n) => n === 1,
+        WAIT,
+      ),
+    ).toBe(1);
     cache.changed({ keyId: key.id });
     release();
     expect(await first).not.toBeNull();
