@@ -300,6 +300,7 @@ export function moduleDescriptors(
           logger: log("webhooks"),
           allowAddresses: settings.allowAddresses,
           retryScheduleMs: settings.retryScheduleMs,
+          secretOverlapS: settings.secretOverlapS,
           timeoutMs: settings.timeoutMs,
           concurrency: settings.concurrency,
           retentionDays: settings.retentionDays,

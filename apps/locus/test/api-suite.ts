@@ -8,6 +8,7 @@ import { describeFilters } from "./api-suite/filters.ts";
 import { describeHealth } from "./api-suite/health.ts";
 import { describeLogs } from "./api-suite/logs.ts";
 import { describeOcr } from "./api-suite/ocr.ts";
+import { describePaging } from "./api-suite/paging.ts";
 import { describePdfs } from "./api-suite/pdfs.ts";
 import { describePlans } from "./api-suite/plans.ts";
 import { describePreviewLinks } from "./api-suite/preview-links.ts";
@@ -29,6 +30,8 @@ export const SUITE_ENV = {
   LOCUS_MAX_UPLOAD_BYTES: String(MAX_UPLOAD),
   LOCUS_RATE_LIMIT_PRO: "1000",
   LOCUS_QUOTA_FREE: "2",
+  // The paging section's webhook receiver listens on loopback.
+  LOCUS_WEBHOOK_ALLOW_ADDRESSES: "loopback",
 };
 
 export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, label?: string): void {
@@ -65,6 +68,7 @@ export function describeApi(shape: Shape, start: () => Promise<LocusProcess>, la
     describeDocuments(s);
     describeFileRecords(s);
     describeFilters(s);
+    describePaging(s);
     describePreviewLinks(s);
     describeBadInput(s);
     describeSandbox(s);

@@ -460,6 +460,113 @@ describe("webhooks", () => {
     }
     expect(pageErrors).toEqual([]);
   }, 90_000);
+
+  it("holds what happens while an endpoint is disabled, by its owner or after failures, and sends it once enabled; the event log has every event", async () => {
+    const owner = api(key);
+    let recovered = false;
+    receiver.on("/recovering", () => (recovered ? 204 : 500));
+    const held = await owner.create(receiver.url("/held"), ["file.ready"]);
+    const recovering = await owner.create(receiver.url("/recovering"), ["file.ready"]);
+    const off = await owner.call("PATCH", `/api/webhooks/${held.id}`, { enabled: false });
+    expect(off.body).toMatchObject({ enabled: false, disabled_reason: "Disabled by its owner." });
+
+    const c = client(locus.baseUrl, key);
+    const upload = async (words: string, name: string) => {
+      const res = await c.upload(await makePdf({ pages: [[words]] }), name);
+      const id = ((await res.json()) as { file: { id: string } }).file.id;
+      expect((await waitForFile(c, id)).status).toBe("ready");
+      return id;
+    };
+    const first = await upload("Wagtails bob along the towpath.", "wagtail.pdf");
+    // Three failed attempts: the second endpoint is disabled too, automatically.
+    await until("the recovering endpoint disabled", async () => {
+      const endpoint = (await owner.call("GET", `/api/webhooks/${recovering.id}`)).body as Endpoint;
+      return endpoint.enabled ? undefined : endpoint;
+    });
+    const second = await upload("Swifts scream over the rooftops.", "swift.pdf");
+
+    // Every event is in the log, whoever was told of it.
+    const ready = await until("both file.ready events in the log", async () => {
+      const res = await owner.call("GET", "/api/events?type=file.ready&limit=100");
+      expect(schemaErrors("EventPage", res.body)).toBeNull();
+      const events = (res.body as { events: { id: string; data: { file: { id: string } } }[] }).events;
+      const byFile = (id: string) => events.find((e) => e.data.file.id === id);
+      const [a, b] = [byFile(first), byFile(second)];
+      return a && b ? [a, b] : undefined;
+    });
+    const one = await owner.call("GET", `/api/events/${ready[0]!.id}`);
+    expect(schemaErrors("Event", one.body)).toBeNull();
+    expect(one.body).toMatchObject({ type: "file.ready", data: { file: { id: first, status: "ready" } } });
+    expect((await api(otherKey).call("GET", `/api/events/${ready[0]!.id}`)).status).toBe(404);
+    expect((await api(otherKey).call("GET", "/api/events")).body).toEqual({ events: [], next_cursor: null });
+    const deletedOnly = (await owner.call("GET", "/api/events?type=file.deleted")).body as {
+      events: { type: string }[];
+    };
+    expect(deletedOnly.events.every((e) => e.type === "file.deleted")).toBe(true);
+    const sandbox = await api(testKey).call("GET", "/api/events");
+    expect(sandbox.body).toMatchObject({ sandbox: true, events: [{ type: "file.ready" }] });
+    expect(schemaErrors("EventPage", sandbox.body)).toBeNull();
+
+    // Held, not sent: the delivery log says so.
+    const [waiting] = await owner.deliveries(held.id);
+    expect(waiting).toMatchObject({ status: "pending", attempts: 0 });
+    expect(receiver.at("/held")).toHaveLength(0);
+
+    // Enabled again, each endpoint gets what it was owed, oldest first, under the events' ids.
+    recovered = true;
+    for (const endpoint of [held, recovering])
+      expect((await owner.call("PATCH", `/api/webhooks/${endpoint.id}`, { enabled: true })).status).toBe(200);
+    const sent = await until("both held events at /held", () =>
+      receiver.at("/held").length >= 2 ? receiver.at("/held") : undefined,
+    );
+    expect(sent.map((r) => verified(held.secret!, r).data.file.id)).toEqual([first, second]);
+    expect(sent.map((r) => r.headers["webhook-id"])).toEqual(ready.map((e) => e.id));
+    // The automatically disabled one: the event held for it goes out; the one that failed stays
+    // failed (redeliverable).
+    const delivered = await until("the held event at /recovering", () =>
+      receiver.at("/recovering").find((r) => verified(recovering.secret!, r).data.file.id === second),
+    );
+    expect(delivered.headers["webhook-id"]).toBe(ready[1]!.id);
+  }, 90_000);
+
+  it("signs with the replaced secret too for a day after a rotation, so receivers can switch; at once when asked", async () => {
+    const owner = api(key);
+    const endpoint = await owner.create(receiver.url("/rotating"), ["file.ready"]);
+    const c = client(locus.baseUrl, key);
+    const deliveredAfter = async (words: string) => {
+      const before = receiver.at("/rotating").length;
+      const res = await c.upload(await makePdf({ pages: [[words]] }), "rotation.pdf");
+      const id = ((await res.json()) as { file: { id: string } }).file.id;
+      expect((await waitForFile(c, id)).status).toBe("ready");
+      return until("the delivery at /rotating", () => receiver.at("/rotating")[before]);
+    };
+
+    const rotated = await owner.call("POST", `/api/webhooks/${endpoint.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(schemaErrors("WebhookEndpointWithSecret", rotated.body)).toBeNull();
+    const fresh = rotated.body as Endpoint & { previous_secret_expires_at: string | null };
+    expect(fresh.secret).not.toBe(endpoint.secret);
+    const overlap = Date.parse(fresh.previous_secret_expires_at ?? "") - Date.now();
+    expect(overlap).toBeGreaterThan(86_400_000 - 60_000);
+    expect(overlap).toBeLessThanOrEqual(86_400_000);
+    const overlapping = await deliveredAfter("Rooks gather in the elms.");
+    expect(String(overlapping.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    expect(verified(fresh.secret!, overlapping).type).toBe("file.ready");
+    expect(verified(endpoint.secret!, overlapping).type).toBe("file.ready");
+
+    // A leaked secret is dropped at once.
+    const leaked = await owner.call("POST", `/api/webhooks/${endpoint.id}/rotate-secret`, { overlap_s: 0 });
+    expect(leaked.body).toMatchObject({ previous_secret_expires_at: null });
+    const newest = (leaked.body as Endpoint).secret!;
+    const alone = await deliveredAfter("Jackdaws nest in the chimney.");
+    expect(verified(newest, alone).type).toBe("file.ready");
+    expect(() => verified(fresh.secret!, alone)).toThrow();
+    expect(() => verified(endpoint.secret!, alone)).toThrow();
+
+    const bad = await owner.call("POST", `/api/webhooks/${endpoint.id}/rotate-secret`, { overlap_s: 1e9 });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ detail: [{ type: "less_than_equal", loc: ["body", "overlap_s"] }] });
+  }, 90_000);
 });
 
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts", "dashboard");

@@ -21,7 +21,7 @@ export interface paths {
          *
          *     Filters (`file_id`, `file_type`, `created_after`, `created_before`, and any number up to 32 of `metadata.<key>=<value>`: the file's metadata has that value under that key, a number or boolean as JSON writes it, a list matching any of its items) all hold at once. They are applied inside the index, before results are ranked and cut to `limit`.
          *
-         *     **Paging:** `next_offset` in the response is the `offset` of the next page of the same ranking (send the same `q`, `mode`, filters and `limit`); null on the last page. In ai mode only the first page has the summary.
+         *     **Paging:** `next_offset` in the response is the `offset` of the next page of the same ranking (send the same `q`, `mode`, filters and `limit`); null on the last page. `next_cursor`, given as `cursor`, and the `Link` header say the same, by the paging rule of every list. In ai mode only the first page has the summary.
          */
         get: operations["search"];
         put?: never;
@@ -61,7 +61,7 @@ export interface paths {
         };
         /**
          * List the caller's files, newest first
-         * @description A bare JSON array. When more files remain, the response has a `Link: <...>; rel="next"` header and `X-Next-Cursor`; pass that cursor back as `cursor` (with the same filters) for the next page.
+         * @description A bare JSON array. When more files remain, the response has a `Link: <...>; rel="next"` header (the next page's request, whole) and `X-Next-Cursor`: pass that cursor back as `cursor` (with the same filters and `limit`) for the next page.
          *
          *     Filters (`file_id`, `file_type`, `created_after`, `created_before`, and any number up to 32 of `metadata.<key>=<value>`: the file's metadata has that value under that key, a number or boolean as JSON writes it, a list matching any of its items) all hold at once.
          */
@@ -121,7 +121,7 @@ export interface paths {
         };
         /**
          * A file's passages in reading order: a document's text, a recording's transcript
-         * @description Extension. The passages search looks through, each with its locator, in the order they come in the file; consecutive passages overlap a little (a line, or a couple of seconds of speech). Pages through long files with `offset` and `limit`. 409 while the file is not ready.
+         * @description Extension. The passages search looks through, each with its locator, in the order they come in the file; consecutive passages overlap a little (a line, or a couple of seconds of speech). Pages through long files with `limit` and `cursor` (or `offset`). 409 while the file is not ready.
          */
         get: operations["listFilePassages"];
         put?: never;
@@ -141,7 +141,7 @@ export interface paths {
         };
         /**
          * List the caller's webhook endpoints
-         * @description Extension. Locus POSTs `{type, timestamp, data: {file}}` (the file record as `GET /api/files/{file_id}` returns it) to each enabled endpoint subscribed to the event (`file.ready`, `file.failed`, `file.deleted`), signed the Standard Webhooks way: headers `webhook-id` (the same on every attempt: deduplicate on it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint's `whsec_` secret; any Standard Webhooks library verifies it. A 2xx answer within the time limit is a success; anything else (a redirect too: they are not followed) is retried with growing waits over about a day, then the delivery fails, and an endpoint with no success since that delivery began is disabled (`enabled: false`, with `disabled_reason`; PATCH `enabled: true` to resume). Receivers on private, loopback or link-local addresses are refused unless the operator allows them.
+         * @description Extension. Locus POSTs `{type, timestamp, data: {file}}` (the file record as `GET /api/files/{file_id}` returns it) to each enabled endpoint subscribed to the event (`file.ready`, `file.failed`, `file.deleted`), signed the Standard Webhooks way: headers `webhook-id` (the same on every attempt: deduplicate on it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint's `whsec_` secret; any Standard Webhooks library verifies it. A 2xx answer within the time limit is a success; anything else (a redirect too: they are not followed) is retried with growing waits over about a day, then the delivery fails, and an endpoint with no success since that delivery began is disabled (`enabled: false`, with `disabled_reason`; PATCH `enabled: true` to resume). What happens while an endpoint is disabled (by that or by its owner) is held for it, `pending`, and sent once it is enabled again, oldest first; held longer than the event log keeps events (30 days by default), a delivery fails. Every event is in `GET /api/events` whether or not it was delivered. Receivers on private, loopback or link-local addresses are refused unless the operator allows them.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -186,7 +186,7 @@ export interface paths {
         put?: never;
         /**
          * Replace an endpoint's signing secret
-         * @description Attempts from now on are signed with the new secret, shown this once.
+         * @description Attempts from now on are signed with the new secret, shown this once, and, until `previous_secret_expires_at`, with the replaced one too: `webhook-signature` then holds two space-separated `v1,` signatures, and a receiver verifying with either secret accepts the delivery. Rotating again before that drops the older secret. The body is optional.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -226,6 +226,43 @@ export interface paths {
          * @description One more attempt, now, with the same `webhook-id`. A delivery still being retried is only brought forward. A redelivery that fails does not disable the endpoint.
          */
         post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's event log, newest first
+         * @description Extension. Every `file.ready`, `file.failed` and `file.deleted` of the account's files, whether or not a webhook endpoint was told of it, kept for `LOCUS_WEBHOOK_RETENTION_DAYS` (30 by default): a consumer whose receiver was down or whose endpoint was disabled catches up here. Each event is the body its webhook deliveries carry, with their `webhook-id` as `id`. Filters (`type`, `occurred_after`, `occurred_before`) all hold at once; pages by `limit` and `cursor`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one event */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -332,6 +369,8 @@ export interface components {
             }[];
             /** @description The `offset` of the next page, or null on the last page. */
             next_offset: number | null;
+            /** @description The same next page as `next_offset`, by the paging rule of every list. Give it as `cursor` for the next page (the `Link` header holds that request whole); null on the last page. */
+            next_cursor: string | null;
             /** @constant */
             sandbox?: true;
         };
@@ -394,6 +433,8 @@ export interface components {
             count: number;
             /** @description The `offset` that asks for the next page of the same search (same `q`, `mode`, filters and `limit`), or null when this page is the last. In ai mode only the first page carries the summary and citations. */
             next_offset: number | null;
+            /** @description Extension: the same next page as `next_offset`, by the paging rule of every list. Give it as `cursor` for the next page (the `Link` header holds that request whole); null on the last page. */
+            next_cursor: string | null;
             mode: components["schemas"]["SearchMode"];
             /** @constant */
             sandbox?: true;
@@ -433,6 +474,8 @@ export interface components {
             /** @description Why it was disabled: the failures that led to it. */
             disabled_reason: string | null;
             last_success_at: string | null;
+            /** @description After a rotation, until this time every delivery is also signed with the replaced secret (a second `v1,` signature), so receivers can switch over; null when only the current secret signs. */
+            previous_secret_expires_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -452,6 +495,8 @@ export interface components {
             /** @description Why it was disabled: the failures that led to it. */
             disabled_reason: string | null;
             last_success_at: string | null;
+            /** @description After a rotation, until this time every delivery is also signed with the replaced secret (a second `v1,` signature), so receivers can switch over; null when only the current secret signs. */
+            previous_secret_expires_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -523,6 +568,7 @@ export interface components {
         };
         WebhookDeliveryPage: {
             deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Give it as `cursor` for the next page (the `Link` header holds that request whole); null on the last page. */
             next_cursor: string | null;
             /** @constant */
             sandbox?: true;
@@ -530,6 +576,29 @@ export interface components {
         WebhookDeleted: {
             message: string;
             id: string;
+            /** @constant */
+            sandbox?: true;
+        };
+        Event: {
+            /** @description The event's id: the `webhook-id` header of every delivery of it. */
+            id: string;
+            type: components["schemas"]["WebhookEventType"];
+            /**
+             * Format: date-time
+             * @description When the change to the file was recorded.
+             */
+            timestamp: string;
+            data: {
+                /** @description The file record as it was then (for `file.deleted`, before the delete). */
+                file: components["schemas"]["FileRecord"];
+            };
+            /** @constant */
+            sandbox?: true;
+        };
+        EventPage: {
+            events: components["schemas"]["Event"][];
+            /** @description Give it as `cursor` for the next page (the `Link` header holds that request whole); null on the last page. */
+            next_cursor: string | null;
             /** @constant */
             sandbox?: true;
         };
@@ -551,6 +620,8 @@ export interface operations {
                 mode?: "quick" | "ai";
                 /** @description Results to skip: the previous page's `next_offset`. */
                 offset?: number;
+                /** @description The previous page's `next_cursor` (see the `Link` header): the next page. Instead of `offset`. */
+                cursor?: string;
                 /** @description Only these files; repeat for several (at most 100). */
                 file_id?: string[];
                 /** @description Only files of these kinds; repeat for several. */
@@ -575,6 +646,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The next page's request, whole, as `<url>; rel="next"`; absent on the last page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -720,6 +793,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                /** @description The previous page's `next_cursor` (see the `Link` header): the next page. */
                 cursor?: string;
                 /** @description Only these files; repeat for several (at most 100). */
                 file_id?: string[];
@@ -739,7 +813,7 @@ export interface operations {
             /** @description File records. */
             200: {
                 headers: {
-                    /** @description Next page, when there is one. */
+                    /** @description The next page's request, whole, as `<url>; rel="next"`; absent on the last page. */
                     Link?: string;
                     /** @description Cursor of the next page. */
                     "X-Next-Cursor"?: string;
@@ -1001,6 +1075,8 @@ export interface operations {
                 /** @description Passages to skip: 0, or the previous page's `next_offset`. */
                 offset?: number;
                 limit?: number;
+                /** @description The previous page's `next_cursor` (see the `Link` header): the next page. Instead of `offset`. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -1014,6 +1090,8 @@ export interface operations {
             /** @description A page of passages. */
             200: {
                 headers: {
+                    /** @description The next page's request, whole, as `<url>; rel="next"`; absent on the last page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1453,7 +1531,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Seconds the replaced secret keeps signing too (0: it stops at once, as after a leak). Default: the operator's LOCUS_WEBHOOK_SECRET_OVERLAP_S (a day). */
+                    overlap_s?: number;
+                };
+            };
+        };
         responses: {
             /** @description The endpoint, with its new secret. */
             200: {
@@ -1516,7 +1601,12 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's `next_cursor`. */
+                /** @description The previous page's `next_cursor` (see the `Link` header): the next page. */
+                cursor?: string;
+                /**
+                 * @deprecated
+                 * @description The name `cursor` had before the paging rule: the same.
+                 */
                 before?: string;
             };
             header?: never;
@@ -1531,6 +1621,8 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    /** @description The next page's request, whole, as `<url>; rel="next"`; absent on the last page. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1619,6 +1711,144 @@ export interface operations {
                 };
             };
             /** @description No such webhook endpoint (or delivery) for this key's user (another user's is reported the same way). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description A parameter breaks its rules (FastAPI/pydantic v2 format). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The plan's rate limit (or, for uploads, the monthly quota) is used up. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests per second the plan allows. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current second. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The previous page's `next_cursor` (see the `Link` header): the next page. */
+                cursor?: string;
+                /** @description Only events of these types; repeat for several. */
+                type?: components["schemas"]["WebhookEventType"][];
+                /** @description Only events strictly after this instant (ISO 8601; a date is its midnight UTC, no offset means UTC). */
+                occurred_after?: string;
+                /** @description Only events strictly before this instant (as `occurred_after`). */
+                occurred_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    /** @description The next page's request, whole, as `<url>; rel="next"`; absent on the last page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description A parameter breaks its rules (FastAPI/pydantic v2 format). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description The plan's rate limit (or, for uploads, the monthly quota) is used up. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Requests per second the plan allows. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current second. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An event's UUID (a delivery's `event_id`, its `webhook-id`). */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description No such event for this key's user (another user's, or one older than the log keeps, is reported the same way). */
             404: {
                 headers: {
                     [name: string]: unknown;

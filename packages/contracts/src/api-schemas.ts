@@ -10,6 +10,7 @@ import {
   PreviewUrlDto,
   UploadedFileDto,
 } from "./files.ts";
+import { EventDto, EventPageDto } from "./events.ts";
 import { Locator, PassageSource } from "./locator.ts";
 import { CitationDto, HighlightDto, SearchMode, SearchResponseDto, SearchResultDto } from "./search.ts";
 import {
@@ -56,6 +57,8 @@ export const API_SCHEMAS = {
   WebhookDelivery: WebhookDeliveryDto,
   WebhookDeliveryPage: WebhookDeliveryPageDto,
   WebhookDeleted: WebhookDeletedDto,
+  Event: EventDto,
+  EventPage: EventPageDto,
 } as const;
 
 export type ApiSchemaName = keyof typeof API_SCHEMAS;

@@ -49,6 +49,7 @@ export const Errors = {
   // Webhooks.
   webhookNotFound: () => new LocusError("not_found", "Webhook endpoint not found"),
   webhookDeliveryNotFound: () => new LocusError("not_found", "Webhook delivery not found"),
+  eventNotFound: () => new LocusError("not_found", "Event not found"),
   tooManyWebhooks: (limit: number) =>
     new LocusError(
       "conflict",

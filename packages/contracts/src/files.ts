@@ -2,6 +2,7 @@ import { z } from "zod";
 import { FileFailureCodes } from "./errors.ts";
 import { FILE_KINDS } from "./kinds.ts";
 import { Locator } from "./locator.ts";
+import { NEXT_CURSOR_TEXT } from "./paging.ts";
 
 /**
  * The shapes the files endpoints answer with. The gateway's /openapi.json is generated from these
@@ -246,6 +247,10 @@ export const FilePassagesDto = z.object({
     .min(0)
     .nullable()
     .describe("The `offset` of the next page, or null on the last page."),
+  next_cursor: z
+    .string()
+    .nullable()
+    .describe(`The same next page as \`next_offset\`, by the paging rule of every list. ${NEXT_CURSOR_TEXT}`),
   sandbox: z.literal(true).optional(),
 });
 export type FilePassagesDto = z.infer<typeof FilePassagesDto>;

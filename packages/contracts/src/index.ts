@@ -9,3 +9,5 @@ export * from "./blob-keys.ts";
 export * from "./kinds.ts";
 export * from "./error-bodies.ts";
 export * from "./api-schemas.ts";
+export * from "./paging.ts";
+export * from "./events.ts";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { FileType } from "./files.ts";
 import { Locator } from "./locator.ts";
+import { NEXT_CURSOR_TEXT } from "./paging.ts";
 
 export const SearchMode = z.enum(["quick", "ai"]);
 export type SearchMode = z.infer<typeof SearchMode>;
@@ -83,6 +84,12 @@ export const SearchResponseDto = z.object({
       "The `offset` that asks for the next page of the same search (same `q`, `mode`, filters and " +
         "`limit`), or null when this page is the last. In ai mode only the first page carries the " +
         "summary and citations.",
+    ),
+  next_cursor: z
+    .string()
+    .nullable()
+    .describe(
+      `Extension: the same next page as \`next_offset\`, by the paging rule of every list. ${NEXT_CURSOR_TEXT}`,
     ),
   mode: SearchMode,
   sandbox: z.literal(true).optional(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FileEventType } from "./messages.ts";
+import { NEXT_CURSOR_TEXT } from "./paging.ts";
 
 /**
  * The webhooks API (`/api/webhooks`): endpoints per account, their deliveries and attempts. Each
@@ -18,6 +19,8 @@ export const WEBHOOK_LIMITS = {
   deliveriesLimitMin: 1,
   deliveriesLimitMax: 100,
   deliveriesLimitDefault: 20,
+  /** The longest a replaced secret may keep signing after a rotation: a week. */
+  secretOverlapMaxS: 7 * 86_400,
 } as const;
 
 /**
@@ -55,6 +58,12 @@ export const WebhookEndpointDto = z.object({
   disabled_at: timestamp.nullable(),
   disabled_reason: z.string().nullable().describe("Why it was disabled: the failures that led to it."),
   last_success_at: timestamp.nullable(),
+  previous_secret_expires_at: timestamp
+    .nullable()
+    .describe(
+      "After a rotation, until this time every delivery is also signed with the replaced secret (a second " +
+        "`v1,` signature), so receivers can switch over; null when only the current secret signs.",
+    ),
   created_at: timestamp,
   updated_at: timestamp,
   sandbox,
@@ -109,10 +118,10 @@ export const WebhookDeliveryDto = WebhookDeliverySummaryDto.extend({
 });
 export type WebhookDeliveryDto = z.infer<typeof WebhookDeliveryDto>;
 
-/** `GET /api/webhooks/{id}/deliveries`: newest first; `next_cursor` goes in `before` for the next page. */
+/** `GET /api/webhooks/{id}/deliveries`: newest first. */
 export const WebhookDeliveryPageDto = z.object({
   deliveries: z.array(WebhookDeliveryDto),
-  next_cursor: z.string().nullable(),
+  next_cursor: z.string().nullable().describe(NEXT_CURSOR_TEXT),
   sandbox,
 });
 export type WebhookDeliveryPageDto = z.infer<typeof WebhookDeliveryPageDto>;
@@ -125,6 +134,11 @@ export interface WebhookEndpointInput {
   url: string;
   events: FileEventType[];
   description: string;
+}
+
+export interface WebhookSecretRotationInput {
+  /** Seconds the replaced secret keeps signing too (0: it stops now); the operator's default when absent. */
+  overlap_s?: number;
 }
 
 export interface WebhookEndpointChangeInput {

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from "kysely";
 import {
+  keysetCursor,
   metadataTerms,
   type AiVectorsState,
   type FileFilter,
@@ -15,6 +16,7 @@ import type {
   FileStore,
   FileUpdate,
 } from "./file-store.ts";
+import { afterCursor } from "./keyset.ts";
 import { insertOutboxEntries } from "./kysely-outbox-store.ts";
 import type { NewOutboxEntry } from "./outbox-store.ts";
 import type { Database, FilesTable } from "./schema.ts";
@@ -76,26 +78,6 @@ function whereFilter(query: FilesQuery, userId: string, filter: FileFilter | und
     );
   }
   return q;
-}
-
-const encodeCursor = (f: { createdAt: string; id: string }) =>
-  Buffer.from(JSON.stringify([f.createdAt, f.id])).toString("base64url");
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(value) &&
-      value.length === 2 &&
-      typeof value[0] === "string" &&
-      typeof value[1] === "string"
-    ) {
-      return { createdAt: value[0], id: value[1] };
-    }
-  } catch {
-    // fall through: a cursor we did not make
-  }
-  return null;
 }
 
 /** File records over the shared Kysely database, in any dialect. */
@@ -178,17 +160,7 @@ export class KyselyFileStore implements FileStore {
       userId,
       options.filter,
     );
-    if (options.cursor !== undefined) {
-      const after = decodeCursor(options.cursor);
-      if (after) {
-        query = query.where((eb) =>
-          eb.or([
-            eb("created_at", "<", after.createdAt),
-            eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)]),
-          ]),
-        );
-      }
-    }
+    if (options.cursor !== undefined) query = query.where(afterCursor(options.cursor, "created_at"));
     const rows = await query
       .orderBy("created_at", "desc")
       .orderBy("id", "desc")
@@ -196,7 +168,11 @@ export class KyselyFileStore implements FileStore {
       .execute();
     const files = rows.slice(0, options.limit).map(toFile);
     const last = files.at(-1);
-    return { files, nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
+    return {
+      files,
+      nextCursor:
+        rows.length > options.limit && last ? keysetCursor({ at: last.createdAt, id: last.id }) : null,
+    };
   }
 
   async listFilesWithStatus(

@@ -1,7 +1,9 @@
 import { Migrator, sql, type Kysely } from "kysely";
 import type { ApiKeyStore, KeyChange, KeyChangeFeed, KeyChangeListener } from "./api-key-store.ts";
+import type { EventStore } from "./event-store.ts";
 import type { FileStore } from "./file-store.ts";
 import { KyselyApiKeyStore } from "./kysely-api-key-store.ts";
+import { KyselyEventStore } from "./kysely-event-store.ts";
 import { KyselyFileStore } from "./kysely-file-store.ts";
 import { KyselyOutboxStore } from "./kysely-outbox-store.ts";
 import type { OutboxStore } from "./outbox-store.ts";
@@ -58,6 +60,7 @@ export class KyselyMetadataStore implements MetadataStore {
   private readonly outbox: KyselyOutboxStore;
   private readonly usage: KyselyUsageStore;
   private readonly webhooks: KyselyWebhookStore;
+  private readonly events: KyselyEventStore;
   /** Listeners of watchKeyChanges() in this process. */
   private readonly keyWatchers = new Set<KeyChangeListener>();
 
@@ -72,6 +75,7 @@ export class KyselyMetadataStore implements MetadataStore {
     this.outbox = new KyselyOutboxStore(db);
     this.usage = new KyselyUsageStore(db);
     this.webhooks = new KyselyWebhookStore(db);
+    this.events = new KyselyEventStore(db);
   }
 
   async migrate(): Promise<void> {
@@ -216,4 +220,11 @@ export class KyselyMetadataStore implements MetadataStore {
   listDeliveries: WebhookStore["listDeliveries"] = (...args) => this.webhooks.listDeliveries(...args);
   redeliver: WebhookStore["redeliver"] = (...args) => this.webhooks.redeliver(...args);
   pruneDeliveries: WebhookStore["pruneDeliveries"] = (...args) => this.webhooks.pruneDeliveries(...args);
+  expireHeldDeliveries: WebhookStore["expireHeldDeliveries"] = (...args) =>
+    this.webhooks.expireHeldDeliveries(...args);
+
+  recordEvent: EventStore["recordEvent"] = (...args) => this.events.recordEvent(...args);
+  listEvents: EventStore["listEvents"] = (...args) => this.events.listEvents(...args);
+  getEvent: EventStore["getEvent"] = (...args) => this.events.getEvent(...args);
+  pruneEvents: EventStore["pruneEvents"] = (...args) => this.events.pruneEvents(...args);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
-import type { FileEventType } from "@locus/contracts";
+import { keysetCursor, type FileEventType } from "@locus/contracts";
+import { afterCursor } from "./keyset.ts";
 import type {
   Database,
   WebhookAttemptsTable,
@@ -12,6 +13,7 @@ import type {
   ClaimedDelivery,
   DeliveryPage,
   DeliveryStatus,
+  NewWebhookEndpoint,
   WebhookAttempt,
   WebhookDelivery,
   WebhookEndpoint,
@@ -26,6 +28,8 @@ const toEndpoint = (r: Selectable<WebhookEndpointsTable>): WebhookEndpoint => ({
   description: r.description,
   events: JSON.parse(r.events) as FileEventType[],
   secret: r.secret,
+  previousSecret: r.previous_secret,
+  previousSecretExpiresAt: r.previous_secret_expires_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   disabledAt: r.disabled_at,
@@ -60,24 +64,11 @@ const toAttempt = (r: Selectable<WebhookAttemptsTable>): WebhookAttempt => ({
   durationMs: Number(r.duration_ms),
 });
 
-/** The deliveries page cursor: the last row's creation time and id, opaque to clients. */
-const encodeCursor = (d: WebhookDelivery) => Buffer.from(`${d.createdAt}|${d.id}`).toString("base64url");
-function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
-  const [createdAt, id] = Buffer.from(cursor, "base64url").toString().split("|");
-  return createdAt && id ? { createdAt, id } : null;
-}
-
 /** Webhook endpoints, deliveries and attempts over the shared Kysely database, in any dialect. */
 export class KyselyWebhookStore implements WebhookStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async createWebhookEndpoint(
-    endpoint: Omit<
-      WebhookEndpoint,
-      "createdAt" | "updatedAt" | "disabledAt" | "disabledReason" | "lastSuccessAt"
-    >,
-    at: string,
-  ): Promise<WebhookEndpoint> {
+  async createWebhookEndpoint(endpoint: NewWebhookEndpoint, at: string): Promise<WebhookEndpoint> {
     const row = {
       id: endpoint.id,
       user_id: endpoint.userId,
@@ -90,6 +81,8 @@ export class KyselyWebhookStore implements WebhookStore {
       disabled_at: null,
       disabled_reason: null,
       last_success_at: null,
+      previous_secret: null,
+      previous_secret_expires_at: null,
     };
     await this.db.insertInto("webhook_endpoints").values(row).execute();
     return toEndpoint(row);
@@ -122,16 +115,25 @@ export class KyselyWebhookStore implements WebhookStore {
     change: WebhookEndpointChange,
     at: string,
   ): Promise<WebhookEndpoint | null> {
+    const overlap = change.previousSecretExpiresAt !== undefined && change.previousSecretExpiresAt > at;
     const result = await this.db
       .updateTable("webhook_endpoints")
-      .set({
+      .set((eb) => ({
         updated_at: at,
         ...(change.url === undefined ? {} : { url: change.url }),
         ...(change.events === undefined ? {} : { events: JSON.stringify(change.events) }),
         ...(change.description === undefined ? {} : { description: change.description }),
-        ...(change.secret === undefined ? {} : { secret: change.secret }),
+        ...(change.secret === undefined
+          ? {}
+          : {
+              secret: change.secret,
+              // The secret being replaced (the row's value before this update) keeps signing for
+              // the overlap; a rotation before it ends drops the older one.
+              previous_secret: overlap ? eb.ref("secret") : null,
+              previous_secret_expires_at: overlap ? (change.previousSecretExpiresAt ?? null) : null,
+            }),
         ...(change.enable ? { disabled_at: null, disabled_reason: null } : {}),
-      })
+      }))
       .where("id", "=", endpointId)
       .where("user_id", "=", userId)
       .executeTakeFirst();
@@ -154,7 +156,6 @@ export class KyselyWebhookStore implements WebhookStore {
       .selectFrom("webhook_endpoints")
       .selectAll()
       .where("user_id", "=", userId)
-      .where("disabled_at", "is", null)
       .execute();
     // A handful per account: filtered here rather than by a JSON operator each dialect spells apart.
     return rows.map(toEndpoint).filter((e) => e.events.includes(eventType));
@@ -268,6 +269,8 @@ export class KyselyWebhookStore implements WebhookStore {
           "e.disabled_at as e_disabled_at",
           "e.disabled_reason as e_disabled_reason",
           "e.last_success_at as e_last_success_at",
+          "e.previous_secret as e_previous_secret",
+          "e.previous_secret_expires_at as e_previous_secret_expires_at",
         ])
         .where("d.id", "=", id)
         .executeTakeFirst();
@@ -286,6 +289,8 @@ export class KyselyWebhookStore implements WebhookStore {
           disabled_at: row.e_disabled_at,
           disabled_reason: row.e_disabled_reason,
           last_success_at: row.e_last_success_at,
+          previous_secret: row.e_previous_secret,
+          previous_secret_expires_at: row.e_previous_secret_expires_at,
         }),
       });
     }
@@ -359,22 +364,14 @@ export class KyselyWebhookStore implements WebhookStore {
   async listDeliveries(
     userId: string,
     endpointId: string,
-    page: { limit: number; before?: string | undefined },
+    page: { limit: number; cursor?: string | undefined },
   ): Promise<DeliveryPage> {
-    const cursor = page.before === undefined ? null : decodeCursor(page.before);
     let query = this.db
       .selectFrom("webhook_deliveries")
       .selectAll()
       .where("endpoint_id", "=", endpointId)
       .where("user_id", "=", userId);
-    if (cursor) {
-      query = query.where((eb) =>
-        eb.or([
-          eb("created_at", "<", cursor.createdAt),
-          eb.and([eb("created_at", "=", cursor.createdAt), eb("id", "<", cursor.id)]),
-        ]),
-      );
-    }
+    if (page.cursor !== undefined) query = query.where(afterCursor(page.cursor, "created_at"));
     const rows = await query
       .orderBy("created_at", "desc")
       .orderBy("id", "desc")
@@ -401,7 +398,7 @@ export class KyselyWebhookStore implements WebhookStore {
         ...d,
         attemptLog: attempts.filter((a) => a.delivery_id === d.id).map(toAttempt),
       })),
-      nextCursor: rows.length > page.limit && last ? encodeCursor(last) : null,
+      nextCursor: rows.length > page.limit && last ? keysetCursor({ at: last.createdAt, id: last.id }) : null,
     };
   }
 
@@ -467,5 +464,20 @@ export class KyselyWebhookStore implements WebhookStore {
       .where("status", "in", ["succeeded", "failed"])
       .executeTakeFirst();
     return Number(result.numDeletedRows);
+  }
+
+  async expireHeldDeliveries(before: string, at: string, reason: string): Promise<number> {
+    const result = await this.db
+      .updateTable("webhook_deliveries")
+      .set({ status: "failed", next_attempt_at: null, last_error: reason, updated_at: at })
+      .where("status", "=", "pending")
+      .where("created_at", "<", before)
+      // Not one being attempted now: its attempt's outcome is recorded by its worker.
+      .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", at)]))
+      .where("endpoint_id", "in", (eb) =>
+        eb.selectFrom("webhook_endpoints").select("id").where("disabled_at", "is not", null),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 }

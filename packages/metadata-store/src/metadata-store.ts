@@ -1,4 +1,5 @@
 import type { ApiKeyStore, KeyChangeFeed, KeyChangeListener } from "./api-key-store.ts";
+import type { EventStore } from "./event-store.ts";
 import type { FileStore } from "./file-store.ts";
 import type { OutboxStore } from "./outbox-store.ts";
 import type { SessionStore } from "./session-store.ts";
@@ -32,21 +33,23 @@ export type {
   ClaimedDelivery,
   DeliveryPage,
   DeliveryStatus,
+  NewWebhookEndpoint,
   WebhookAttempt,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointChange,
   WebhookStore,
 } from "./webhook-store.ts";
+export type { EventPage, EventStore, StoredEvent } from "./event-store.ts";
 
 /**
  * Users, sessions, API keys, file records (and the outbox of their messages), usage, and webhook
- * endpoints with their deliveries: one port per aggregate, for consumers that need only some of
+ * endpoints with their deliveries, and the event log: one port per aggregate, for consumers that need only some of
  * them, and this whole store with its lifecycle. Embedded: SQLite; split: Postgres. Both through
  * one Kysely data layer and one set of migrations.
  */
 export interface MetadataStore
-  extends UserStore, SessionStore, ApiKeyStore, FileStore, OutboxStore, UsageStore, WebhookStore {
+  extends UserStore, SessionStore, ApiKeyStore, FileStore, OutboxStore, UsageStore, WebhookStore, EventStore {
   /** Brings the schema up to date; safe to call from every process at start. */
   migrate(): Promise<void>;
   /**

@@ -272,6 +272,37 @@ const migrations: Record<string, Migration> = {
         for each row execute function locus_key_changed()`.execute(db);
     },
   },
+  "0011_event_log": {
+    // The event log (GET /api/events): every file event of an account, kept for the retention
+    // period whether or not an endpoint was told, read newest first per user, pruned by age.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("events")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("occurred_at", "text", (c) => c.notNull())
+        .addColumn("payload", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("events_user_occurred_idx")
+        .on("events")
+        .columns(["user_id", "occurred_at", "id"])
+        .execute();
+      await db.schema.createIndex("events_occurred_idx").on("events").column("occurred_at").execute();
+    },
+  },
+  "0012_webhook_secret_overlap": {
+    // After a rotation the replaced secret signs too, for a while (a second signature), so
+    // receivers can switch secrets without refusing a delivery.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("webhook_endpoints").addColumn("previous_secret", "text").execute();
+      await db.schema
+        .alterTable("webhook_endpoints")
+        .addColumn("previous_secret_expires_at", "text")
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

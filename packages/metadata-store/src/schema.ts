@@ -92,6 +92,8 @@ export interface WebhookEndpointsTable {
   disabled_at: string | null;
   disabled_reason: string | null;
   last_success_at: string | null;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
 }
 
 /** See WebhookDelivery; the lease columns say which worker holds it, until when. */
@@ -124,6 +126,15 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+/** See StoredEvent: the event log; `payload` is the JSON body its webhook deliveries carry. */
+export interface EventsTable {
+  id: string;
+  user_id: string;
+  type: string;
+  occurred_at: string;
+  payload: string;
+}
+
 /** Messages recorded with the change that calls for them, until a relay publishes them (see OutboxStore). */
 export interface OutboxTable {
   id: string;
@@ -148,4 +159,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   outbox: OutboxTable;
+  events: EventsTable;
 }

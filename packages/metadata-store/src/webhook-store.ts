@@ -10,6 +10,12 @@ export interface WebhookEndpoint {
   events: FileEventType[];
   /** `whsec_` and the base64 signing key (Standard Webhooks); shown to the owner once. */
   secret: string;
+  /**
+   * The secret before the last rotation, which signs too until `previousSecretExpiresAt` (a
+   * second signature), so a receiver can switch over; null when none.
+   */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
   createdAt: string;
   updatedAt: string;
   /** Set while the endpoint is disabled (after persistent failure): when, and why. */
@@ -18,6 +24,12 @@ export interface WebhookEndpoint {
   /** The last time a delivery to it succeeded. */
   lastSuccessAt: string | null;
 }
+
+/** What makes an endpoint; the rest (times, state, a rotated-out secret) the store sets. */
+export type NewWebhookEndpoint = Pick<
+  WebhookEndpoint,
+  "id" | "userId" | "url" | "description" | "events" | "secret"
+>;
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
@@ -68,7 +80,12 @@ export interface WebhookEndpointChange {
   url?: string;
   events?: FileEventType[];
   description?: string;
+  /**
+   * A new secret: the current one becomes the previous secret, signing too until
+   * `previousSecretExpiresAt` (never, when that is absent or not after the change's time).
+   */
   secret?: string;
+  previousSecretExpiresAt?: string;
   /** true: enable again (clears the disabled time and reason). */
   enable?: boolean;
 }
@@ -83,7 +100,7 @@ export interface AttemptOutcome {
 /** A page of an endpoint's deliveries, newest first, each with its attempts (oldest first). */
 export interface DeliveryPage {
   deliveries: (WebhookDelivery & { attemptLog: WebhookAttempt[] })[];
-  /** Give as `before` for the next page; null on the last. */
+  /** Give as the next page's `cursor`; null on the last. */
   nextCursor: string | null;
 }
 
@@ -94,13 +111,7 @@ export interface DeliveryPage {
  * several workers never send the same attempt at once and a crashed worker's deliveries come back.
  */
 export interface WebhookStore {
-  createWebhookEndpoint(
-    endpoint: Omit<
-      WebhookEndpoint,
-      "createdAt" | "updatedAt" | "disabledAt" | "disabledReason" | "lastSuccessAt"
-    >,
-    at: string,
-  ): Promise<WebhookEndpoint>;
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint, at: string): Promise<WebhookEndpoint>;
   listWebhookEndpoints(userId: string): Promise<WebhookEndpoint[]>;
   getWebhookEndpoint(userId: string, endpointId: string): Promise<WebhookEndpoint | null>;
   /** The changed endpoint, or null when the user has no such endpoint. */
@@ -112,7 +123,10 @@ export interface WebhookStore {
   ): Promise<WebhookEndpoint | null>;
   /** Removes it with its deliveries; false when the user has no such endpoint. */
   deleteWebhookEndpoint(userId: string, endpointId: string): Promise<boolean>;
-  /** The user's enabled endpoints subscribed to this event type. */
+  /**
+   * The user's endpoints subscribed to this event type, disabled ones too: what is owed to a
+   * disabled endpoint is held (claimDueDeliveries skips it) and goes out when it is enabled.
+   */
   endpointsFor(userId: string, eventType: FileEventType): Promise<WebhookEndpoint[]>;
 
   /**
@@ -147,11 +161,11 @@ export interface WebhookStore {
     at: string,
     unlessSuccessSince: string,
   ): Promise<boolean>;
-  /** The user's endpoint's deliveries, newest first, `limit` at a time after the `before` cursor. */
+  /** The user's endpoint's deliveries, newest first, `limit` at a time after the cursor. */
   listDeliveries(
     userId: string,
     endpointId: string,
-    page: { limit: number; before?: string | undefined },
+    page: { limit: number; cursor?: string | undefined },
   ): Promise<DeliveryPage>;
   /**
    * Sends a delivery once more, now: pending again with one more attempt allowed. Null when the
@@ -168,4 +182,9 @@ export interface WebhookStore {
    * with their attempts; pending ones are kept whatever their age. Returns how many went.
    */
   pruneDeliveries(before: string, limit: number): Promise<number>;
+  /**
+   * Ends the deliveries held for a disabled endpoint since before `before` (older than the event
+   * log keeps their events): `failed` at `at`, with `reason` as their last error. How many.
+   */
+  expireHeldDeliveries(before: string, at: string, reason: string): Promise<number>;
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createPostgresMetadataStore } from "../src/postgres-metadata-store.ts";
+import { eventStoreContract } from "./event-store.contract.ts";
 import { webhookStoreContract } from "./webhook-store.contract.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 // Each test in a fresh schema of its own, created by the suite's migrate() and dropped after.
-webhookStoreContract("Postgres", () => {
+const postgres = () => {
   const schema = `locus_test_${randomUUID().replaceAll("-", "")}`;
   const store = createPostgresMetadataStore({ connectionString: DATABASE_URL, schema });
   return Promise.resolve({
@@ -22,4 +23,7 @@ webhookStoreContract("Postgres", () => {
       }
     },
   });
-});
+};
+
+webhookStoreContract("Postgres", postgres);
+eventStoreContract("Postgres", postgres);

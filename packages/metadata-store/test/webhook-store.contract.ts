@@ -94,14 +94,56 @@ export function webhookStoreContract(name: string, make: () => Promise<MetadataS
       expect(await store.getWebhookEndpoint(owner.id, endpoint.id)).toBeNull();
     });
 
-    it("finds the enabled endpoints subscribed to an event type", async () => {
+    it("keeps a rotated-out secret with its overlap's end; a second rotation drops the older one", async () => {
+      const user = await newUser();
+      const endpoint = await newEndpoint(user.id);
+      const first = await store.updateWebhookEndpoint(
+        user.id,
+        endpoint.id,
+        { secret: "whsec_bmV3LW9uZQ==", previousSecretExpiresAt: at(100) },
+        at(1),
+      );
+      expect(first).toMatchObject({
+        secret: "whsec_bmV3LW9uZQ==",
+        previousSecret: endpoint.secret,
+        previousSecretExpiresAt: at(100),
+      });
+      const [claimed] = await (async () => {
+        await enqueue(endpoint.id, user.id);
+        return store.claimDueDeliveries("w", at(2), at(30), 10);
+      })();
+      expect(claimed?.endpoint).toEqual(first);
+      const second = await store.updateWebhookEndpoint(
+        user.id,
+        endpoint.id,
+        { secret: "whsec_dGhpcmQ=", previousSecretExpiresAt: at(200) },
+        at(3),
+      );
+      expect(second).toMatchObject({
+        previousSecret: "whsec_bmV3LW9uZQ==",
+        previousSecretExpiresAt: at(200),
+      });
+      // No overlap (it ends at the change): no previous secret at all.
+      const leaked = await store.updateWebhookEndpoint(
+        user.id,
+        endpoint.id,
+        { secret: "whsec_Zm91cnRo", previousSecretExpiresAt: at(4) },
+        at(4),
+      );
+      expect(leaked).toMatchObject({ previousSecret: null, previousSecretExpiresAt: null });
+      // Other changes leave the secrets alone.
+      const renamed = await store.updateWebhookEndpoint(user.id, endpoint.id, { description: "x" }, at(5));
+      expect(renamed).toMatchObject({ secret: "whsec_Zm91cnRo", previousSecret: null });
+    });
+
+    it("finds the endpoints subscribed to an event type, disabled ones too (what they are owed is held)", async () => {
       const user = await newUser();
       const ready = await newEndpoint(user.id, ["file.ready"]);
       const both = await newEndpoint(user.id, ["file.ready", "file.failed"]);
       const disabled = await newEndpoint(user.id, ["file.ready"]);
       await store.disableWebhookEndpoint(disabled.id, "kept failing", at(1), at(0));
       const ids = (await store.endpointsFor(user.id, "file.ready")).map((e) => e.id).sort();
-      expect(ids).toEqual([ready.id, both.id].sort());
+      expect(ids).toEqual([ready.id, both.id, disabled.id].sort());
       expect((await store.endpointsFor(user.id, "file.failed")).map((e) => e.id)).toEqual([both.id]);
       expect(await store.endpointsFor((await newUser()).id, "file.ready")).toEqual([]);
     });
@@ -164,6 +206,31 @@ export function webhookStoreContract(name: string, make: () => Promise<MetadataS
       const next = await store.claimDueDeliveries("w2", at(3), at(33), 10);
       expect(next).toHaveLength(1);
       expect(next[0]?.delivery.id).not.toBe(held.delivery.id);
+    });
+
+    it("ends deliveries held for a disabled endpoint past the cut, and no others", async () => {
+      const user = await newUser();
+      const held = await newEndpoint(user.id);
+      const enabled = await newEndpoint(user.id);
+      await enqueue(held.id, user.id, randomUUID(), at(0));
+      await enqueue(held.id, user.id, randomUUID(), at(100));
+      await enqueue(enabled.id, user.id, randomUUID(), at(0));
+      await store.disableWebhookEndpoint(held.id, "Disabled by its owner.", at(1), at(1));
+      expect(await store.expireHeldDeliveries(at(50), at(200), "Not sent: held too long.")).toBe(1);
+      const [recent, old] = (await store.listDeliveries(user.id, held.id, { limit: 10 })).deliveries;
+      expect(old).toMatchObject({
+        status: "failed",
+        nextAttemptAt: null,
+        lastError: "Not sent: held too long.",
+        updatedAt: at(200),
+      });
+      expect(recent).toMatchObject({ status: "pending" });
+      const [other] = (await store.listDeliveries(user.id, enabled.id, { limit: 10 })).deliveries;
+      expect(other).toMatchObject({ status: "pending" });
+      // Enabled again, the one still held goes out.
+      await store.updateWebhookEndpoint(user.id, held.id, { enable: true }, at(300));
+      const claimed = await store.claimDueDeliveries("w", at(301), at(330), 10);
+      expect(claimed.map((c) => c.delivery.id).sort()).toEqual([recent!.id, other!.id].sort());
     });
 
     it("claims only deliveries that are due and whose endpoint is enabled", async () => {
@@ -231,12 +298,12 @@ export function webhookStoreContract(name: string, make: () => Promise<MetadataS
         await enqueue(endpoint.id, user.id, eventId, at(i));
       }
       const seen: WebhookDelivery[] = [];
-      let before: string | undefined;
+      let cursor: string | undefined;
       for (;;) {
-        const page = await store.listDeliveries(user.id, endpoint.id, { limit: 2, before });
+        const page = await store.listDeliveries(user.id, endpoint.id, { limit: 2, cursor });
         seen.push(...page.deliveries);
         if (!page.nextCursor) break;
-        before = page.nextCursor;
+        cursor = page.nextCursor;
       }
       expect(seen.map((d) => d.eventId)).toEqual([...events].reverse());
       expect(await store.deleteWebhookEndpoint(user.id, endpoint.id)).toBe(true);

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
+import { WEBHOOK_LIMITS } from "@locus/contracts";
 import {
   baseUrl,
   flag,
@@ -538,11 +539,17 @@ const Settings = z.object({
       [1, 256],
       "Webhook attempts one process sends at once.",
     ),
+    secretOverlapS: integer(
+      "LOCUS_WEBHOOK_SECRET_OVERLAP_S",
+      86_400,
+      [0, WEBHOOK_LIMITS.secretOverlapMaxS],
+      "Seconds a webhook secret replaced by rotate-secret keeps signing deliveries too (a second signature), unless the rotation says otherwise.",
+    ),
     retentionDays: integer(
       "LOCUS_WEBHOOK_RETENTION_DAYS",
       30,
       [1, 3650],
-      "Days a finished webhook delivery stays in the delivery log.",
+      "Days the event log keeps an event and the delivery log a finished delivery; a delivery held for a disabled endpoint longer than this fails.",
     ),
   }),
   serviceName: setting(

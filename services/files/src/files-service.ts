@@ -7,6 +7,7 @@ import {
   fileBlobKey,
   Errors,
   MAX_NAME_LENGTH,
+  nextPosition,
   OFFICE_MIME_TYPES,
   publicLocator,
   renditionBlobKey,
@@ -243,7 +244,7 @@ export class FilesService implements FilesApi {
       // Read as far as the page and one passage more, to know whether there is a next page.
       for await (const passage of readExtraction(this.blobs, extractionBlobKey(userId, fileId))) {
         if (position >= page.offset + page.limit) {
-          return { passages, next_offset: position };
+          return { passages, ...nextPosition(position) };
         }
         if (position >= page.offset)
           passages.push({ content: passage.content, locator: publicLocator(passage.locator) });
@@ -253,7 +254,7 @@ export class FilesService implements FilesApi {
       if (err instanceof BlobNotFoundError) throw Errors.fileNotFound();
       throw err;
     }
-    return { passages, next_offset: null };
+    return { passages, ...nextPosition(null) };
   }
 
   private async record(userId: string, fileId: string): Promise<FileRecord> {

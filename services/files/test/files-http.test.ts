@@ -52,7 +52,8 @@ function filesApi(calls: unknown[][]): FilesApi {
         expiresAt: new Date(AT),
         expiresIn: 3600 as const,
       }),
-    passages: (userId, id, page) => call("passages", userId, [id, page], { passages: [], next_offset: null }),
+    passages: (userId, id, page) =>
+      call("passages", userId, [id, page], { passages: [], next_offset: null, next_cursor: null }),
   };
 }
 
@@ -115,6 +116,7 @@ describe("files over internal HTTP: FilesHttpClient and filesInternalRouter", ()
       expect(await files.passages("u1", "f/1", { offset: 20, limit: 10 })).toEqual({
         passages: [],
         next_offset: null,
+        next_cursor: null,
       });
 
       expect(calls).toEqual([

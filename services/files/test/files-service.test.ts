@@ -3,7 +3,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { extractionBlobKey, fileBlobKey, FileStatus, LocusError, type Topic } from "@locus/contracts";
+import {
+  extractionBlobKey,
+  fileBlobKey,
+  FileStatus,
+  LocusError,
+  positionCursor,
+  type Topic,
+} from "@locus/contracts";
 import { LocalBlobStore } from "@locus/blob-store";
 import { InProcessBus, type Delivery } from "@locus/bus";
 import { createSqliteMetadataStore, type KyselyMetadataStore, type User } from "@locus/metadata-store";
@@ -421,11 +428,11 @@ describe("list", () => {
     expect(seen).toEqual([...ids].sort().reverse());
   });
 
-  it("treats a cursor it did not make as the first page", async () => {
+  it("never reads a cursor it did not make as the first page (a client would loop): it finds nothing", async () => {
     const user = await newUser();
-    const dto = await files.upload(user, { originalName: "only.pdf", body: body(pdfBytes()) });
+    await files.upload(user, { originalName: "only.pdf", body: body(pdfBytes()) });
     const page = await files.list(user.id, { limit: 10, cursor: "not-a-cursor" });
-    expect(page.files.map((f) => f.id)).toEqual([dto.id]);
+    expect(page).toEqual({ files: [], nextCursor: null });
   });
 });
 
@@ -460,11 +467,13 @@ describe("passages", () => {
         { content: lines[1], locator: { page: 1, line: 2, source: "text" } },
       ],
       next_offset: 2,
+      next_cursor: positionCursor(2),
     });
     const second = await files.passages(user.id, dto.id, { offset: 2, limit: 2 });
     expect(second).toEqual({
       passages: [{ content: lines[2], locator: { page: 1, line: 3, source: "text" } }],
       next_offset: null,
+      next_cursor: null,
     });
   });
 });

@@ -10,6 +10,7 @@ import type { WebhooksApi } from "@locus/webhooks";
 import { authenticate, type KeyRefusal, type Principal, type SessionAuthenticator } from "./authenticate.ts";
 import { docsRouter } from "./docs.ts";
 import { openApiDocument } from "./openapi.ts";
+import { setNextLink } from "./paging.ts";
 import type { LimiterCounters } from "@locus/http";
 import type { KeyLookup } from "./key-lookup-cache.ts";
 import { rateLimit } from "./rate-limit.ts";
@@ -20,7 +21,6 @@ import { metadataFieldCount, UploadStorage, type StoredUpload } from "./upload-s
 import { webhookRoutes } from "./webhooks-routes.ts";
 import {
   deleteFile,
-  filterQuery,
   getFile,
   getPreviewUrl,
   listFilePassages,
@@ -111,9 +111,11 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
   const baseUrl = (req: Request) => deps.publicUrl ?? `${req.protocol}://${req.host ?? "localhost"}`;
 
   mountRoutes(app, guard, [
-    on(search, async ({ q, limit, mode, offset, filter }, principal, _req, res) => {
-      const request = { userId: principal.user.id, q, limit, mode, offset, filter };
-      res.json(await apisFor(principal).search.search(request));
+    on(search, async ({ q, limit, mode, offset, cursor, filter }, principal, req, res) => {
+      const request = { userId: principal.user.id, q, limit, mode, offset: cursor ?? offset, filter };
+      const found = await apisFor(principal).search.search(request);
+      setNextLink(search, req, res, baseUrl(req), found.next_cursor);
+      res.json(found);
       countActivity(principal, "search");
     }),
     on(uploadFile, (_input, principal, req, res, next) => {
@@ -164,14 +166,9 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
     }),
     on(listFiles, async ({ limit, cursor, filter }, principal, req, res) => {
       const page = await apisFor(principal).files.list(principal.user.id, { limit, cursor, filter });
-      if (page.nextCursor) {
-        // The next page of the same list: the same filter, the cursor where this page ended.
-        const params = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor });
-        for (const [name, value] of filterQuery(req.query)) params.append(name, value);
-        const next = `${baseUrl(req)}/api/files?${params.toString()}`;
-        res.setHeader("Link", `<${next}>; rel="next"`);
-        res.setHeader("X-Next-Cursor", page.nextCursor);
-      }
+      // A bare array (the seed's shape): the next cursor travels in a header of its own.
+      if (page.nextCursor) res.setHeader("X-Next-Cursor", page.nextCursor);
+      setNextLink(listFiles, req, res, baseUrl(req), page.nextCursor);
       res.json(page.files);
     }),
     on(getFile, async ({ file_id }, principal, _req, res) => {
@@ -195,10 +192,13 @@ export function createGatewayRouter(deps: GatewayDeps): Router {
         ...apis.sandboxField,
       } satisfies PreviewUrlDto);
     }),
-    on(listFilePassages, async ({ file_id, offset, limit }, principal, _req, res) => {
-      res.json(await apisFor(principal).files.passages(principal.user.id, file_id, { offset, limit }));
+    on(listFilePassages, async ({ file_id, offset, cursor, limit }, principal, req, res) => {
+      const page = { offset: cursor ?? offset, limit };
+      const passages = await apisFor(principal).files.passages(principal.user.id, file_id, page);
+      setNextLink(listFilePassages, req, res, baseUrl(req), passages.next_cursor);
+      res.json(passages);
     }),
-    ...webhookRoutes(deps.webhooks),
+    ...webhookRoutes(deps.webhooks, baseUrl),
   ]);
 
   return app;

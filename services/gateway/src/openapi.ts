@@ -1,6 +1,7 @@
 import { apiJsonSchemas } from "@locus/contracts";
 import { fileOperations } from "./operations/files.ts";
 import { openApiPaths } from "./operations/operation.ts";
+import { eventOperations } from "./operations/events.ts";
 import { webhookOperations } from "./operations/webhooks.ts";
 
 /**
@@ -26,7 +27,7 @@ export const openApiDocument = {
   },
   servers: [{ url: "/" }],
   security: [{ bearerAuth: [] }],
-  paths: openApiPaths([...fileOperations, ...webhookOperations]),
+  paths: openApiPaths([...fileOperations, ...webhookOperations, ...eventOperations]),
   components: {
     securitySchemes: {
       bearerAuth: { type: "http", scheme: "bearer", description: "An API key: sk_live_… or sk_test_…" },

@@ -1,5 +1,8 @@
 import {
   Errors,
+  type EventDto,
+  type EventPageDto,
+  type EventQuery,
   webhookUrlFormProblem,
   type WebhookDeliveryPageDto,
   type WebhookDeliverySummaryDto,
@@ -7,8 +10,10 @@ import {
   type WebhookEndpointDto,
   type WebhookEndpointInput,
   type WebhookEndpointWithSecretDto,
+  type WebhookSecretRotationInput,
 } from "@locus/contracts";
 import type { WebhooksApi } from "@locus/webhooks";
+import { sandboxFile } from "./sandbox.ts";
 
 /**
  * The webhooks API of test keys: answers shaped like live ones, marked `sandbox: true`, built from
@@ -16,6 +21,8 @@ import type { WebhooksApi } from "@locus/webhooks";
  */
 export const SANDBOX_WEBHOOK_ID = "whep_sandbox_example";
 const SANDBOX_DELIVERY_ID = "whdl_sandbox_example";
+/** The one event of a test key's log, which its example delivery carries. */
+const SANDBOX_EVENT_ID = "00000000-0000-4000-8000-000000000000";
 const EPOCH = "2026-01-01T00:00:00.000Z";
 /** Not a secret: the same for every test key, and nothing is signed with it. */
 const SANDBOX_SECRET = "whsec_c2FuZGJveC1vbmx5LW5vdC1hLXJlYWwtc2VjcmV0";
@@ -30,6 +37,7 @@ function sandboxEndpoint(overrides: Partial<WebhookEndpointDto> = {}): WebhookEn
     disabled_at: null,
     disabled_reason: null,
     last_success_at: EPOCH,
+    previous_secret_expires_at: null,
     created_at: EPOCH,
     updated_at: EPOCH,
     ...overrides,
@@ -40,7 +48,7 @@ function sandboxEndpoint(overrides: Partial<WebhookEndpointDto> = {}): WebhookEn
 function sandboxDelivery(): WebhookDeliverySummaryDto {
   return {
     id: SANDBOX_DELIVERY_ID,
-    event_id: "00000000-0000-4000-8000-000000000000",
+    event_id: SANDBOX_EVENT_ID,
     event_type: "file.ready",
     status: "succeeded",
     attempts: 1,
@@ -50,6 +58,16 @@ function sandboxDelivery(): WebhookDeliverySummaryDto {
     last_error: null,
     created_at: EPOCH,
     updated_at: EPOCH,
+    sandbox: true,
+  };
+}
+
+function sandboxEvent(): EventDto {
+  return {
+    id: SANDBOX_EVENT_ID,
+    type: "file.ready",
+    timestamp: EPOCH,
+    data: { file: sandboxFile() },
     sandbox: true,
   };
 }
@@ -83,17 +101,28 @@ export class SandboxWebhooksApi implements WebhooksApi {
 
   async delete(): Promise<void> {}
 
-  rotateSecret(_userId: string, endpointId: string): Promise<WebhookEndpointWithSecretDto> {
-    return Promise.resolve({ ...sandboxEndpoint({ id: endpointId }), secret: SANDBOX_SECRET, sandbox: true });
+  /** The overlap the request asked for, from now (a day when it says none: the default setting's). */
+  rotateSecret(
+    _userId: string,
+    endpointId: string,
+    rotation: WebhookSecretRotationInput = {},
+  ): Promise<WebhookEndpointWithSecretDto> {
+    const overlapS = rotation.overlap_s ?? 86_400;
+    const expires = overlapS > 0 ? new Date(Date.now() + overlapS * 1000).toISOString() : null;
+    return Promise.resolve({
+      ...sandboxEndpoint({ id: endpointId, previous_secret_expires_at: expires }),
+      secret: SANDBOX_SECRET,
+      sandbox: true,
+    });
   }
 
   deliveries(): Promise<WebhookDeliveryPageDto> {
-    const file = { id: "file_sandbox_example", status: "ready" };
+    const { id: _id, sandbox: _sandbox, ...payload } = sandboxEvent();
     return Promise.resolve({
       deliveries: [
         {
           ...sandboxDelivery(),
-          payload: { type: "file.ready", timestamp: EPOCH, data: { file } },
+          payload,
           attempt_log: [{ attempted_at: EPOCH, status_code: 200, error: null, duration_ms: 42 }],
         },
       ],
@@ -110,6 +139,22 @@ export class SandboxWebhooksApi implements WebhooksApi {
       next_attempt_at: EPOCH,
       sandbox: true,
     });
+  }
+
+  /** The example event, when it passes the query's filters. */
+  events(_userId: string, query: EventQuery): Promise<EventPageDto> {
+    const event = sandboxEvent();
+    const passes =
+      (query.types?.includes(event.type) ?? true) &&
+      (query.occurredAfter === undefined || event.timestamp > query.occurredAfter) &&
+      (query.occurredBefore === undefined || event.timestamp < query.occurredBefore) &&
+      query.cursor === undefined;
+    return Promise.resolve({ events: passes ? [event] : [], next_cursor: null, sandbox: true });
+  }
+
+  event(_userId: string, eventId: string): Promise<EventDto> {
+    if (eventId !== SANDBOX_EVENT_ID) return Promise.reject(Errors.eventNotFound());
+    return Promise.resolve(sandboxEvent());
   }
 }
 

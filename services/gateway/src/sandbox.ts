@@ -1,4 +1,5 @@
 import {
+  nextPosition,
   SEARCH_LIMITS,
   TEXT_MIME_TYPES,
   fileMatchesFilter,
@@ -124,7 +125,7 @@ export function sandboxSearch(params: SearchParams & { filter?: FileFilter | und
   const response: SearchResponseDto = {
     results: page,
     count: page.length,
-    next_offset: more ? params.offset + params.limit : null,
+    ...nextPosition(more ? params.offset + params.limit : null),
     mode: params.mode,
     sandbox: true,
   };
@@ -214,7 +215,7 @@ export function sandboxPassages(page: { offset: number; limit: number }): FilePa
   const end = page.offset + page.limit;
   return {
     passages: passages.slice(page.offset, end),
-    next_offset: end < passages.length ? end : null,
+    ...nextPosition(end < passages.length ? end : null),
     sandbox: true,
   };
 }

@@ -1,6 +1,8 @@
+import type { Request } from "express";
 import { Errors, type WebhookDeletedDto } from "@locus/contracts";
 import type { WebhooksApi } from "@locus/webhooks";
 import type { Principal } from "./authenticate.ts";
+import { getEvent, listEvents } from "./operations/events.ts";
 import { on, type Route } from "./operations/routes.ts";
 import { RequestValidationError } from "./operations/rules.ts";
 import {
@@ -13,13 +15,15 @@ import {
   rotateWebhookSecret,
   updateWebhook,
 } from "./operations/webhooks.ts";
+import { setNextLink } from "./paging.ts";
 import { SandboxWebhooksApi } from "./sandbox-webhooks.ts";
 
 /**
- * `/api/webhooks`: the caller's endpoints, their delivery log and redelivery. Live keys and
- * dashboard sessions reach the webhooks service (here or over HTTP); test keys the sandbox.
+ * `/api/webhooks`: the caller's endpoints, their delivery log and redelivery; `/api/events`: the
+ * event log. Live keys and dashboard sessions reach the webhooks service (here or over HTTP);
+ * test keys the sandbox.
  */
-export function webhookRoutes(live: WebhooksApi | undefined): Route[] {
+export function webhookRoutes(live: WebhooksApi | undefined, baseUrl: (req: Request) => string): Route[] {
   const sandbox = new SandboxWebhooksApi();
   const apiFor = (principal: Principal): WebhooksApi => {
     if (principal.sandbox) return sandbox;
@@ -60,15 +64,27 @@ export function webhookRoutes(live: WebhooksApi | undefined): Route[] {
         ...(principal.sandbox ? { sandbox: true as const } : {}),
       } satisfies WebhookDeletedDto);
     }),
-    on(rotateWebhookSecret, async ({ endpoint_id }, principal, _req, res) => {
-      res.json(await apiFor(principal).rotateSecret(principal.user.id, endpoint_id));
+    on(rotateWebhookSecret, async ({ endpoint_id, body }, principal, _req, res) => {
+      res.json(await apiFor(principal).rotateSecret(principal.user.id, endpoint_id, body));
     }),
-    on(listWebhookDeliveries, async ({ endpoint_id, limit, before }, principal, _req, res) => {
-      const page = before ? { limit, before } : { limit };
-      res.json(await apiFor(principal).deliveries(principal.user.id, endpoint_id, page));
+    on(listWebhookDeliveries, async ({ endpoint_id, limit, cursor, before }, principal, req, res) => {
+      const from = cursor ?? before;
+      const page = from === undefined ? { limit } : { limit, cursor: from };
+      const deliveries = await apiFor(principal).deliveries(principal.user.id, endpoint_id, page);
+      setNextLink(listWebhookDeliveries, req, res, baseUrl(req), deliveries.next_cursor);
+      res.json(deliveries);
     }),
     on(redeliverWebhook, async ({ endpoint_id, delivery_id }, principal, _req, res) => {
       res.status(202).json(await apiFor(principal).redeliver(principal.user.id, endpoint_id, delivery_id));
+    }),
+    on(listEvents, async ({ limit, cursor, filter }, principal, req, res) => {
+      const query = { limit, ...(cursor === undefined ? {} : { cursor }), ...filter };
+      const page = await apiFor(principal).events(principal.user.id, query);
+      setNextLink(listEvents, req, res, baseUrl(req), page.next_cursor);
+      res.json(page);
+    }),
+    on(getEvent, async ({ event_id }, principal, _req, res) => {
+      res.json(await apiFor(principal).event(principal.user.id, event_id));
     }),
   ];
 }

@@ -1,7 +1,10 @@
+import { keysetCursor } from "@locus/contracts";
 import { RequestValidationError } from "@locus/http";
-import { filterQuery, listFiles } from "../src/operations/files.ts";
+import type { Request, Response } from "express";
+import { listFiles } from "../src/operations/files.ts";
 import { parseRequest } from "../src/operations/operation.ts";
 import { parseInstant } from "../src/operations/rules.ts";
+import { setNextLink } from "../src/paging.ts";
 import { parseMetadataField } from "../src/upload-metadata.ts";
 
 /** The filter of the file list's (and search's) declaration. */
@@ -42,7 +45,8 @@ describe("parseFileFilter", () => {
   const id = "0b7e7a7e-6b0a-4c1e-9d3a-2f1c2b3a4d5e";
 
   it("is undefined when the query asks for nothing but the seed's parameters", () => {
-    expect(parseFileFilter({ q: "x", limit: "5", mode: "ai", offset: "10", cursor: "c" })).toBeUndefined();
+    const cursor = keysetCursor({ at: "2026-01-01T00:00:00.000Z", id: "f1" });
+    expect(parseFileFilter({ q: "x", limit: "5", mode: "ai", offset: "10", cursor })).toBeUndefined();
   });
 
   it("reads every condition, repeated ones as lists, UUIDs as pydantic does", () => {
@@ -100,15 +104,22 @@ describe("parseFileFilter", () => {
     expect(issuesOf(() => parseFileFilter(many))[0]).toMatchObject({ type: "too_long" });
   });
 
-  it("gives a next page's link the same filter, and nothing else of the query", () => {
-    const params = filterQuery({
-      limit: "2",
-      cursor: "c",
-      file_id: [id, id],
-      "metadata.team": "a b",
-      q: "x",
+  it("gives a next page's link the same limit and filter, the new cursor, and nothing else of the query", () => {
+    const query = { limit: "2", cursor: "old", file_id: [id, id], "metadata.team": "a b", q: "x" };
+    const headers: Record<string, string> = {};
+    const req = { query, originalUrl: "/api/files?whatever" } as unknown as Request;
+    const res = {
+      setHeader: (name: string, value: string) => (headers[name] = value),
+    } as unknown as Response;
+    setNextLink(listFiles, req, res, "https://locus.test", "next");
+    expect(headers).toEqual({
+      Link: `<https://locus.test/api/files?limit=2&file_id=${id}&file_id=${id}&metadata.team=a+b&cursor=next>; rel="next"`,
     });
-    expect(params.toString()).toBe(`file_id=${id}&file_id=${id}&metadata.team=a+b`);
+    // The last page has none.
+    const none: Record<string, string> = {};
+    const last = { setHeader: (name: string, value: string) => (none[name] = value) } as unknown as Response;
+    setNextLink(listFiles, req, last, "https://locus.test", null);
+    expect(none).toEqual({});
   });
 });
 

@@ -1,3 +1,4 @@
+import { keysetCursor } from "@locus/contracts";
 import { RequestValidationError } from "@locus/http";
 import { parseRequest } from "../src/operations/operation.ts";
 import {
@@ -15,8 +16,11 @@ const parseWebhookChange = (body: unknown) =>
 const parseIdParam = (endpoint_id: string) =>
   parseRequest(getWebhook, { params: { endpoint_id } }).endpoint_id;
 const parseDeliveriesQuery = (query: Record<string, unknown>) => {
-  const { limit, before } = parseRequest(listWebhookDeliveries, { params: { endpoint_id: ID }, query });
-  return { limit, before };
+  const { limit, cursor, before } = parseRequest(listWebhookDeliveries, {
+    params: { endpoint_id: ID },
+    query,
+  });
+  return { limit, cursor, before };
 };
 
 /** What each bad body or parameter of /api/webhooks is answered with: pydantic v2's issues. */
@@ -105,8 +109,15 @@ describe("webhook request validation", () => {
       loc: ["path", "endpoint_id"],
       msg: "Input should be a valid UUID, invalid character: found `n` at 1",
     });
-    expect(parseDeliveriesQuery({})).toEqual({ limit: 20, before: undefined });
-    expect(parseDeliveriesQuery({ limit: "5", before: "abc" })).toEqual({ limit: 5, before: "abc" });
+    expect(parseDeliveriesQuery({})).toEqual({ limit: 20, cursor: undefined, before: undefined });
+    const cursor = keysetCursor({ at: "2026-01-01T00:00:00.000Z", id: "d1" });
+    expect(parseDeliveriesQuery({ limit: "5", cursor })).toEqual({ limit: 5, cursor, before: undefined });
+    // `before` is the name the cursor had before the paging rule: still taken.
+    expect(parseDeliveriesQuery({ before: cursor })).toMatchObject({ before: cursor });
+    expect(issues(() => parseDeliveriesQuery({ cursor: "abc" }))[0]).toMatchObject({
+      type: "value_error",
+      loc: ["query", "cursor"],
+    });
     expect(issues(() => parseDeliveriesQuery({ limit: "101" }))[0]).toMatchObject({
       type: "less_than_equal",
     });

@@ -1,4 +1,5 @@
 import {
+  nextPosition,
   SEARCH_LIMITS,
   type AiFallbackDto,
   type CitationDto,
@@ -108,7 +109,7 @@ export class SearchService implements SearchApi {
       const next = offset + request.limit;
       // No next page past the deepest offset a request may ask for.
       const more = presented.length > next && next <= SEARCH_LIMITS.offsetMax;
-      return { results, count: results.length, next_offset: more ? next : null };
+      return { results, count: results.length, ...nextPosition(more ? next : null) };
     };
     if (request.mode === "quick") {
       const hits = await this.keywordHits(throughPageEnd, pool);

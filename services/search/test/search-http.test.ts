@@ -12,7 +12,13 @@ describe("search over internal HTTP: SearchHttpClient and searchInternalRouter",
   it("carries a search there and back, on the wire as before", async () => {
     const identity = new ServiceIdentity(SECRET);
     const requests: SearchRequest[] = [];
-    const answer: SearchResponseDto = { results: [], count: 0, next_offset: null, mode: "quick" };
+    const answer: SearchResponseDto = {
+      results: [],
+      count: 0,
+      next_offset: null,
+      next_cursor: null,
+      mode: "quick",
+    };
     const search: SearchApi = {
       search: (request) => {
         requests.push(request);

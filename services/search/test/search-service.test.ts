@@ -215,7 +215,7 @@ describe("quick mode", () => {
     const scores = response.results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     // No ai fields in quick mode.
-    expect(Object.keys(response).sort()).toEqual(["count", "mode", "next_offset", "results"]);
+    expect(Object.keys(response).sort()).toEqual(["count", "mode", "next_cursor", "next_offset", "results"]);
   });
 
   it("gives at most `limit` results", async () => {
@@ -273,12 +273,14 @@ describe("quick mode", () => {
       results: [],
       count: 0,
       next_offset: null,
+      next_cursor: null,
       mode: "quick",
     });
     expect(await search({ userId: carol, q: "refunds" })).toEqual({
       results: [],
       count: 0,
       next_offset: null,
+      next_cursor: null,
       mode: "quick",
     });
   });
@@ -417,6 +419,7 @@ describe("ai mode", () => {
       results: [],
       count: 0,
       next_offset: null,
+      next_cursor: null,
       mode: "ai",
       summary: NO_ANSWER,
       citations: [],

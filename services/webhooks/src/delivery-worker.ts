@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ClaimedDelivery, WebhookStore } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import type { RetrySchedule } from "./retry-schedule.ts";
-import { webhookHeaders } from "./signing.ts";
+import { signingSecrets, webhookHeaders } from "./signing.ts";
 import type { WebhookSender } from "./webhook-sender.ts";
 
 export interface DeliveryWorkerOptions {
@@ -105,7 +105,12 @@ export class DeliveryWorker {
 
   private async attempt({ delivery, endpoint }: ClaimedDelivery): Promise<void> {
     const attemptedAt = new Date();
-    const headers = webhookHeaders(endpoint.secret, delivery.eventId, delivery.payload, attemptedAt);
+    const headers = webhookHeaders(
+      signingSecrets(endpoint, attemptedAt),
+      delivery.eventId,
+      delivery.payload,
+      attemptedAt,
+    );
     const result = await this.sender.send(endpoint.url, delivery.payload, headers);
     this.observer?.webhookAttempted(result.ok ? "delivered" : "failed", result.durationMs / 1000);
     const attempt = delivery.attempts + 1;

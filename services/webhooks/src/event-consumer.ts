@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CONSUMER_GROUPS, type FileEvent } from "@locus/contracts";
 import type { Bus } from "@locus/bus";
-import type { WebhookStore } from "@locus/metadata-store";
+import type { EventStore, WebhookStore } from "@locus/metadata-store";
 
 /**
  * The body every endpoint receives for an event, in Standard Webhooks' recommended shape
@@ -12,22 +12,31 @@ export function webhookPayload(event: FileEvent): string {
 }
 
 /**
- * Turns each file event into one delivery per enabled endpoint of its account that wants it,
- * recorded before the message is acknowledged. A redelivered event is owed once per endpoint (the
- * store's unique event id per endpoint), so a crash between two inserts is harmless.
+ * Keeps each file event in its account's event log, then turns it into one delivery per endpoint
+ * of the account that wants it, all recorded before the message is acknowledged. A disabled
+ * endpoint is owed its deliveries too: they are held until it is enabled. A redelivered event is
+ * kept and owed once (the store's unique event id, per endpoint for deliveries), so a crash
+ * between two inserts is harmless.
  */
 export async function subscribeFileEvents(
   bus: Bus,
-  store: WebhookStore,
+  store: WebhookStore & EventStore,
   maxAttempts: number,
   enqueued: () => void,
 ): Promise<void> {
   await bus.subscribe(
     { group: "webhooks", topics: CONSUMER_GROUPS.webhooks, concurrency: 4, maxAttempts: 5 },
     async ({ message: event }) => {
+      const payload = webhookPayload(event);
+      await store.recordEvent({
+        id: event.id,
+        userId: event.userId,
+        type: event.type,
+        occurredAt: event.occurredAt,
+        payload,
+      });
       const endpoints = await store.endpointsFor(event.userId, event.type);
       if (endpoints.length === 0) return;
-      const payload = webhookPayload(event);
       const createdAt = new Date().toISOString();
       for (const endpoint of endpoints) {
         await store.enqueueDelivery({

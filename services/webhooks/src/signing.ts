@@ -4,7 +4,9 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  * Standard Webhooks signatures (https://www.standardwebhooks.com): a `whsec_` secret holding a
  * base64 key; each attempt is signed over "<webhook-id>.<webhook-timestamp>.<body>" with
  * HMAC-SHA256 and sent as `webhook-signature: v1,<base64>`, so any Standard Webhooks library
- * (the `standardwebhooks` npm package, Svix's) verifies it.
+ * (the `standardwebhooks` npm package, Svix's) verifies it. For a while after a rotation the
+ * header holds a second signature, by the replaced secret, space-separated as the specification
+ * allows: a receiver that still has the old secret accepts the delivery too.
  */
 const SECRET_PREFIX = "whsec_";
 
@@ -26,13 +28,34 @@ export function signWebhook(secret: string, id: string, timestampS: number, body
   return `v1,${mac}`;
 }
 
-/** The headers of one attempt: its id (the same on every attempt), the time it was signed, the signature. */
-export function webhookHeaders(secret: string, id: string, body: string, now: Date): Record<string, string> {
+/** The secrets that sign an attempt at `now`: the endpoint's, and the replaced one while it overlaps. */
+export function signingSecrets(
+  endpoint: { secret: string; previousSecret: string | null; previousSecretExpiresAt: string | null },
+  now: Date,
+): string[] {
+  const { previousSecret, previousSecretExpiresAt } = endpoint;
+  const overlaps =
+    previousSecret !== null &&
+    previousSecretExpiresAt !== null &&
+    Date.parse(previousSecretExpiresAt) > now.getTime();
+  return overlaps ? [endpoint.secret, previousSecret] : [endpoint.secret];
+}
+
+/**
+ * The headers of one attempt: its id (the same on every attempt), the time it was signed, and a
+ * signature by each secret.
+ */
+export function webhookHeaders(
+  secrets: readonly string[],
+  id: string,
+  body: string,
+  now: Date,
+): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
     "webhook-id": id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": signWebhook(secret, id, timestamp, body),
+    "webhook-signature": secrets.map((secret) => signWebhook(secret, id, timestamp, body)).join(" "),
   };
 }
 

@@ -1,6 +1,9 @@
 import type { Router } from "express";
 import { z } from "zod";
 import {
+  EventDto,
+  EventPageDto,
+  EventQuery,
   FileEventType,
   WebhookDeliveryPageDto,
   WebhookDeliverySummaryDto,
@@ -79,14 +82,15 @@ const internal = internalService<WebhooksApi>("webhooks", (op) => ({
   rotateSecret: op({
     method: "POST",
     path: "/internal/webhooks/:id/rotate-secret",
+    body: z.object({ overlap_s: z.number().int().min(0).optional() }),
     answer: WebhookEndpointWithSecretDto,
-    send: (userId, id) => ({ user: userId, params: { id } }),
-    serve: (webhooks, { user, params }) => webhooks.rotateSecret(user, params.id),
+    send: (userId, id, rotation) => ({ user: userId, params: { id }, body: rotation ?? {} }),
+    serve: (webhooks, { user, params, body }) => webhooks.rotateSecret(user, params.id, body),
   }),
   deliveries: op({
     method: "GET",
     path: "/internal/webhooks/:id/deliveries",
-    query: z.object({ limit: wire.int.default(20), before: z.string().optional() }),
+    query: z.object({ limit: wire.int.default(20), cursor: z.string().optional() }),
     answer: WebhookDeliveryPageDto,
     send: (userId, id, page) => ({ user: userId, params: { id }, query: page }),
     serve: (webhooks, { user, params, query }) => webhooks.deliveries(user, params.id, query),
@@ -97,6 +101,21 @@ const internal = internalService<WebhooksApi>("webhooks", (op) => ({
     answer: WebhookDeliverySummaryDto,
     send: (userId, id, delivery) => ({ user: userId, params: { id, delivery } }),
     serve: (webhooks, { user, params }) => webhooks.redeliver(user, params.id, params.delivery),
+  }),
+  events: op({
+    method: "GET",
+    path: "/internal/events",
+    query: z.object({ query: wire.json(EventQuery, "base64url") }),
+    answer: EventPageDto,
+    send: (userId, query) => ({ user: userId, query: { query } }),
+    serve: (webhooks, { user, query }) => webhooks.events(user, query.query),
+  }),
+  event: op({
+    method: "GET",
+    path: "/internal/events/:id",
+    answer: EventDto,
+    send: (userId, id) => ({ user: userId, params: { id } }),
+    serve: (webhooks, { user, params }) => webhooks.event(user, params.id),
   }),
 }));
 

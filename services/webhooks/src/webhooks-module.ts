@@ -19,9 +19,14 @@ export interface WebhooksModuleDeps {
   allowAddresses: readonly WebhookAddressKind[];
   /** Waits between attempts (LOCUS_WEBHOOK_RETRY_SCHEDULE_S), in ms. */
   retryScheduleMs: readonly number[];
+  /** Seconds a replaced secret keeps signing after a rotation (LOCUS_WEBHOOK_SECRET_OVERLAP_S). */
+  secretOverlapS: number;
   timeoutMs: number;
   concurrency: number;
-  /** Days a finished delivery stays in the log (LOCUS_WEBHOOK_RETENTION_DAYS). */
+  /**
+   * Days the event log keeps an event and the delivery log a finished delivery; a delivery held
+   * for a disabled endpoint longer than this fails (LOCUS_WEBHOOK_RETENTION_DAYS).
+   */
   retentionDays: number;
   /** When set, the internal HTTP interface is served for gateways in other processes. */
   identity?: ServiceIdentity | undefined;
@@ -30,7 +35,7 @@ export interface WebhooksModuleDeps {
   resolve?: Resolver | undefined;
 }
 
-/** Deliveries removed per statement, so one pass never holds a long lock. */
+/** Rows removed per statement, so one pass never holds a long lock. */
 const PRUNE_BATCH = 500;
 
 export interface WebhooksModule extends RunningModule {
@@ -39,8 +44,8 @@ export interface WebhooksModule extends RunningModule {
 }
 
 /**
- * Webhooks: the `file.event` consumer that records what is owed, the worker that delivers it, and
- * the owner's API (endpoints, delivery log, redelivery).
+ * Webhooks: the `file.event` consumer that keeps the event log and records what is owed, the
+ * worker that delivers it, and the owner's API (endpoints, delivery log, redelivery, event log).
  */
 export async function startWebhooksModule(deps: WebhooksModuleDeps): Promise<WebhooksModule> {
   const guard = new AddressGuard(deps.allowAddresses, deps.resolve);
@@ -53,23 +58,40 @@ export async function startWebhooksModule(deps: WebhooksModuleDeps): Promise<Web
     { concurrency: deps.concurrency, timeoutMs: deps.timeoutMs },
     deps.observer,
   );
-  const service = new WebhooksService(deps.store, guard, () => worker.wake());
+  const service = new WebhooksService(deps.store, guard, deps.secretOverlapS, () => worker.wake());
   await subscribeFileEvents(deps.bus, deps.store, schedule.maxAttempts, () => worker.wake());
   // Deliveries left pending by the last run (a restart, a crash) go out from the first poll.
   worker.start();
-  // The log keeps finished deliveries for the retention period; pending ones stay however old.
+  // The logs keep events and finished deliveries for the retention period. Pending deliveries stay
+  // however old while their endpoint is enabled (their attempts end within a day or so); held
+  // for a disabled one, they fail once their event has left the event log.
   const prune = async () => {
-    const before = new Date(Date.now() - deps.retentionDays * 86_400_000).toISOString();
-    try {
+    const now = new Date();
+    const before = new Date(now.getTime() - deps.retentionDays * 86_400_000).toISOString();
+    const inBatches = async (step: (limit: number) => Promise<number>) => {
       let removed = 0;
       let batch: number;
       do {
-        batch = await deps.store.pruneDeliveries(before, PRUNE_BATCH);
+        batch = await step(PRUNE_BATCH);
         removed += batch;
       } while (batch === PRUNE_BATCH);
-      if (removed > 0) deps.logger.info({ removed, before }, "old webhook deliveries removed");
+      return removed;
+    };
+    try {
+      const expired = await deps.store.expireHeldDeliveries(
+        before,
+        now.toISOString(),
+        `Not sent: held for more than ${deps.retentionDays} days while the endpoint was disabled.`,
+      );
+      const deliveries = await inBatches((limit) => deps.store.pruneDeliveries(before, limit));
+      const events = await inBatches((limit) => deps.store.pruneEvents(before, limit));
+      if (expired + deliveries + events > 0)
+        deps.logger.info(
+          { expired, deliveries, events, before },
+          "old webhook deliveries and events removed",
+        );
     } catch (err) {
-      deps.logger.warn({ err }, "removing old webhook deliveries failed; trying again in an hour");
+      deps.logger.warn({ err }, "removing old webhook deliveries and events failed; trying again in an hour");
     }
   };
   void prune();

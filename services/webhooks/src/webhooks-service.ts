@@ -3,20 +3,31 @@ import {
   Errors,
   WEBHOOK_LIMITS,
   webhookUrlFormProblem,
+  type EventDto,
+  type EventPageDto,
+  type EventQuery,
   type WebhookDeliveryPageDto,
   type WebhookDeliverySummaryDto,
   type WebhookEndpointChangeInput,
   type WebhookEndpointDto,
   type WebhookEndpointInput,
   type WebhookEndpointWithSecretDto,
+  type WebhookSecretRotationInput,
 } from "@locus/contracts";
-import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from "@locus/metadata-store";
+import type {
+  EventStore,
+  StoredEvent,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookStore,
+} from "@locus/metadata-store";
 import { RefusedAddressError, type AddressGuard } from "./address-guard.ts";
 import { newWebhookSecret } from "./signing.ts";
 import type { WebhooksApi } from "./webhooks-api.ts";
 
-/** An endpoint as its owner sees it: never the secret. */
+/** An endpoint as its owner sees it now: never a secret. */
 export function toEndpointDto(e: WebhookEndpoint): WebhookEndpointDto {
+  const overlapEnds = e.previousSecret === null ? null : e.previousSecretExpiresAt;
   return {
     id: e.id,
     url: e.url,
@@ -26,6 +37,8 @@ export function toEndpointDto(e: WebhookEndpoint): WebhookEndpointDto {
     disabled_at: e.disabledAt,
     disabled_reason: e.disabledReason,
     last_success_at: e.lastSuccessAt,
+    previous_secret_expires_at:
+      overlapEnds !== null && Date.parse(overlapEnds) > Date.now() ? overlapEnds : null,
     created_at: e.createdAt,
     updated_at: e.updatedAt,
   };
@@ -47,11 +60,18 @@ export function toDeliverySummaryDto(d: WebhookDelivery): WebhookDeliverySummary
   };
 }
 
-/** The owner's side of webhooks: endpoints, their delivery log, redelivery. */
+/** An event as the log shows it: the body its deliveries carry, with their `webhook-id`. */
+export function toEventDto(e: StoredEvent): EventDto {
+  return { id: e.id, ...(JSON.parse(e.payload) as Omit<EventDto, "id">) };
+}
+
+/** The owner's side of webhooks: endpoints, their delivery log, redelivery, the event log. */
 export class WebhooksService implements WebhooksApi {
   constructor(
-    private readonly store: WebhookStore,
+    private readonly store: WebhookStore & EventStore,
     private readonly guard: AddressGuard,
+    /** Seconds a replaced secret keeps signing when a rotation does not say (LOCUS_WEBHOOK_SECRET_OVERLAP_S). */
+    private readonly secretOverlapS: number,
     /** Told when a delivery is due now (a redelivery), so it goes out without waiting for a poll. */
     private readonly wake: () => void = () => {},
   ) {}
@@ -113,13 +133,19 @@ export class WebhooksService implements WebhooksApi {
     if (!(await this.store.deleteWebhookEndpoint(userId, endpointId))) throw Errors.webhookNotFound();
   }
 
-  async rotateSecret(userId: string, endpointId: string): Promise<WebhookEndpointWithSecretDto> {
+  async rotateSecret(
+    userId: string,
+    endpointId: string,
+    rotation: WebhookSecretRotationInput = {},
+  ): Promise<WebhookEndpointWithSecretDto> {
     const secret = newWebhookSecret();
+    const now = Date.now();
+    const overlapMs = (rotation.overlap_s ?? this.secretOverlapS) * 1000;
     const updated = await this.store.updateWebhookEndpoint(
       userId,
       endpointId,
-      { secret },
-      new Date().toISOString(),
+      { secret, previousSecretExpiresAt: new Date(now + overlapMs).toISOString() },
+      new Date(now).toISOString(),
     );
     if (!updated) throw Errors.webhookNotFound();
     return { ...toEndpointDto(updated), secret };
@@ -128,7 +154,7 @@ export class WebhooksService implements WebhooksApi {
   async deliveries(
     userId: string,
     endpointId: string,
-    page: { limit: number; before?: string | undefined },
+    page: { limit: number; cursor?: string | undefined },
   ): Promise<WebhookDeliveryPageDto> {
     await this.endpoint(userId, endpointId);
     const { deliveries, nextCursor } = await this.store.listDeliveries(userId, endpointId, page);
@@ -156,6 +182,17 @@ export class WebhooksService implements WebhooksApi {
     if (!delivery) throw Errors.webhookDeliveryNotFound();
     this.wake();
     return toDeliverySummaryDto(delivery);
+  }
+
+  async events(userId: string, query: EventQuery): Promise<EventPageDto> {
+    const { events, nextCursor } = await this.store.listEvents(userId, query);
+    return { events: events.map(toEventDto), next_cursor: nextCursor };
+  }
+
+  async event(userId: string, eventId: string): Promise<EventDto> {
+    const event = await this.store.getEvent(userId, eventId);
+    if (!event) throw Errors.eventNotFound();
+    return toEventDto(event);
   }
 
   private async endpoint(userId: string, endpointId: string): Promise<WebhookEndpoint> {

@@ -1,5 +1,11 @@
 import { Webhook } from "standardwebhooks";
-import { newWebhookSecret, signWebhook, verifyWebhook, webhookHeaders } from "../src/signing.ts";
+import {
+  newWebhookSecret,
+  signingSecrets,
+  signWebhook,
+  verifyWebhook,
+  webhookHeaders,
+} from "../src/signing.ts";
 
 // The `standardwebhooks` package (the specification's reference library) is the independent
 // check: what it accepts, any Standard Webhooks receiver accepts.
@@ -19,13 +25,13 @@ describe("Standard Webhooks signatures", () => {
 
   it("signs so that the standardwebhooks package verifies the headers and body", () => {
     const secret = newWebhookSecret();
-    const headers = webhookHeaders(secret, "msg_1", body, new Date());
+    const headers = webhookHeaders([secret], "msg_1", body, new Date());
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
   });
 
   it("a changed body, id or timestamp, or another secret, fails the package's verification", () => {
     const secret = newWebhookSecret();
-    const headers = webhookHeaders(secret, "msg_1", body, new Date());
+    const headers = webhookHeaders([secret], "msg_1", body, new Date());
     const verify = (s: string, b: string, h: Record<string, string>) => () => new Webhook(s).verify(b, h);
     expect(verify(secret, body.replace("f", "g"), headers)).toThrow();
     expect(verify(secret, body, { ...headers, "webhook-id": "msg_2" })).toThrow();
@@ -43,5 +49,26 @@ describe("Standard Webhooks signatures", () => {
       true,
     );
     expect(verifyWebhook(secret, "msg_x", Math.floor(at.getTime() / 1000), `${body} `, ours)).toBe(false);
+  });
+
+  it("signs with both secrets while a rotation overlaps, so a receiver with either verifies it", () => {
+    const [current, previous] = [newWebhookSecret(), newWebhookSecret()];
+    const now = new Date("2026-03-04T05:06:07.000Z");
+    const rotated = {
+      secret: current,
+      previousSecret: previous,
+      previousSecretExpiresAt: "2026-03-05T05:06:07.000Z",
+    };
+    expect(signingSecrets(rotated, now)).toEqual([current, previous]);
+    const headers = webhookHeaders(signingSecrets(rotated, now), "msg_1", body, new Date());
+    expect(headers["webhook-signature"]).toMatch(/^v1,\S+ v1,\S+$/);
+    expect(new Webhook(current).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(new Webhook(previous).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
+    // Once the overlap ends (or with none), only the current secret signs.
+    expect(signingSecrets(rotated, new Date("2026-03-05T05:06:07.000Z"))).toEqual([current]);
+    expect(signingSecrets({ ...rotated, previousSecret: null, previousSecretExpiresAt: null }, now)).toEqual([
+      current,
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { Router } from "express";
-import type { WebhookDeliverySummaryDto, WebhookEndpointDto } from "@locus/contracts";
+import type { EventDto, WebhookDeliverySummaryDto, WebhookEndpointDto } from "@locus/contracts";
 import { createProcessApp, ServiceIdentity } from "@locus/http";
 import { createLogger } from "@locus/runtime";
 import type { WebhooksApi } from "../src/webhooks-api.ts";
@@ -17,10 +17,34 @@ const endpoint: WebhookEndpointDto = {
   disabled_at: null,
   disabled_reason: null,
   last_success_at: null,
+  previous_secret_expires_at: null,
   created_at: AT,
   updated_at: AT,
 };
 const withSecret = { ...endpoint, secret: "whsec_abc" };
+const event: EventDto = {
+  id: "ev/1",
+  type: "file.ready",
+  timestamp: AT,
+  data: {
+    file: {
+      id: "f1",
+      original_name: "a.pdf",
+      status: "ready",
+      file_type: "pdf",
+      mime_type: "application/pdf",
+      size_bytes: 10,
+      page_count: 1,
+      duration_s: null,
+      passage_count: 1,
+      progress: 1,
+      metadata: {},
+      error: null,
+      created_at: AT,
+      updated_at: AT,
+    },
+  },
+};
 const delivery: WebhookDeliverySummaryDto = {
   id: "d/1",
   event_id: "ev1",
@@ -48,10 +72,12 @@ function webhooksApi(calls: unknown[][]): WebhooksApi {
     get: (userId, id) => call(endpoint, "get", userId, id),
     update: (userId, id, change) => call(endpoint, "update", userId, id, change),
     delete: (userId, id) => call(undefined, "delete", userId, id),
-    rotateSecret: (userId, id) => call(withSecret, "rotateSecret", userId, id),
+    rotateSecret: (userId, id, rotation) => call(withSecret, "rotateSecret", userId, id, rotation),
     deliveries: (userId, id, page) =>
       call({ deliveries: [], next_cursor: null }, "deliveries", userId, id, page),
     redeliver: (userId, id, deliveryId) => call(delivery, "redeliver", userId, id, deliveryId),
+    events: (userId, query) => call({ events: [event], next_cursor: "c/2" }, "events", userId, query),
+    event: (userId, id) => call(event, "event", userId, id),
   };
 }
 
@@ -86,12 +112,21 @@ describe("webhooks over internal HTTP: WebhooksHttpClient and webhooksInternalRo
       expect(await webhooks.update("u1", "e/1", { enabled: false })).toEqual(endpoint);
       await webhooks.delete("u1", "e/1");
       expect(await webhooks.rotateSecret("u1", "e/1")).toEqual(withSecret);
-      expect(await webhooks.deliveries("u1", "e/1", { limit: 5, before: "d/9" })).toEqual({
+      expect(await webhooks.rotateSecret("u1", "e/1", { overlap_s: 0 })).toEqual(withSecret);
+      expect(await webhooks.deliveries("u1", "e/1", { limit: 5, cursor: "d/9" })).toEqual({
         deliveries: [],
         next_cursor: null,
       });
       await webhooks.deliveries("u1", "e/1", { limit: 20 });
       expect(await webhooks.redeliver("u1", "e/1", "d/1")).toEqual(delivery);
+      const query = {
+        limit: 3,
+        cursor: "c/1",
+        types: ["file.ready" as const, "file.deleted" as const],
+        occurredAfter: AT,
+      };
+      expect(await webhooks.events("u1", query)).toEqual({ events: [event], next_cursor: "c/2" });
+      expect(await webhooks.event("u1", "ev/1")).toEqual(event);
 
       expect(calls).toEqual([
         ["urlProblem", "http://hooks.test"],
@@ -101,10 +136,13 @@ describe("webhooks over internal HTTP: WebhooksHttpClient and webhooksInternalRo
         ["get", "u1", "e/1"],
         ["update", "u1", "e/1", { enabled: false }],
         ["delete", "u1", "e/1"],
-        ["rotateSecret", "u1", "e/1"],
-        ["deliveries", "u1", "e/1", { limit: 5, before: "d/9" }],
+        ["rotateSecret", "u1", "e/1", {}],
+        ["rotateSecret", "u1", "e/1", { overlap_s: 0 }],
+        ["deliveries", "u1", "e/1", { limit: 5, cursor: "d/9" }],
         ["deliveries", "u1", "e/1", { limit: 20 }],
         ["redeliver", "u1", "e/1", "d/1"],
+        ["events", "u1", query],
+        ["event", "u1", "ev/1"],
       ]);
       expect(seen).toEqual([
         "POST /internal/webhooks/url-check 200",
@@ -115,9 +153,12 @@ describe("webhooks over internal HTTP: WebhooksHttpClient and webhooksInternalRo
         "PATCH /internal/webhooks/e%2F1 200",
         "DELETE /internal/webhooks/e%2F1 204",
         "POST /internal/webhooks/e%2F1/rotate-secret 200",
-        "GET /internal/webhooks/e%2F1/deliveries?limit=5&before=d%2F9 200",
+        "POST /internal/webhooks/e%2F1/rotate-secret 200",
+        "GET /internal/webhooks/e%2F1/deliveries?limit=5&cursor=d%2F9 200",
         "GET /internal/webhooks/e%2F1/deliveries?limit=20 200",
         "POST /internal/webhooks/e%2F1/deliveries/d%2F1/redeliver 200",
+        `GET /internal/events?query=${Buffer.from(JSON.stringify(query)).toString("base64url")} 200`,
+        "GET /internal/events/ev%2F1 200",
       ]);
     } finally {
       await new Promise((resolve) => server.close(resolve));

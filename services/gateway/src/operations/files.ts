@@ -11,8 +11,19 @@ import {
   type FileFilter,
 } from "@locus/contracts";
 import { SANDBOX_FILE_ID } from "../sandbox.ts";
-import { errorResponse, ok, operation, rateLimitHeaders, type Group } from "./operation.ts";
-import { allValues, enumList, instant, integer, literal, prefixed, text, uuid, uuidList } from "./rules.ts";
+import { errorResponse, nextLink, ok, operation, rateLimitHeaders, type Group } from "./operation.ts";
+import {
+  cursor,
+  enumList,
+  instant,
+  integer,
+  literal,
+  positionCursor,
+  prefixed,
+  text,
+  uuid,
+  uuidList,
+} from "./rules.ts";
 
 /** The prefix of a metadata condition's query parameter: `metadata.team=search`. */
 export const METADATA_PARAM_PREFIX = "metadata.";
@@ -54,17 +65,6 @@ const fileFilter: Group<FileFilter | undefined> = {
   },
 };
 
-/** The filter's query parameters, as a client would send them again (the file list's next-page link). */
-export function filterQuery(query: Record<string, unknown>): URLSearchParams {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (fileFilter.rules[name]?.doc || name.startsWith(METADATA_PARAM_PREFIX)) {
-      for (const v of allValues(value)) params.append(name, v);
-    }
-  }
-  return params;
-}
-
 const FILTERS_TEXT =
   "Filters (`file_id`, `file_type`, `created_after`, `created_before`, and any number up to " +
   `${SEARCH_LIMITS.metadataFiltersMax} of \`metadata.<key>=<value>\`: the file's metadata has that value under ` +
@@ -89,7 +89,8 @@ export const search = operation({
     "answered instead.\n\n" +
     `${FILTERS_TEXT} They are applied inside the index, before results are ranked and cut to \`limit\`.\n\n` +
     "**Paging:** `next_offset` in the response is the `offset` of the next page of the same ranking (send the " +
-    "same `q`, `mode`, filters and `limit`); null on the last page. In ai mode only the first page has the summary.",
+    "same `q`, `mode`, filters and `limit`); null on the last page. `next_cursor`, given as `cursor`, and the " +
+    "`Link` header say the same, by the paging rule of every list. In ai mode only the first page has the summary.",
   query: {
     q: text({
       required: true,
@@ -109,9 +110,12 @@ export const search = operation({
       le: SEARCH_LIMITS.offsetMax,
       default: 0,
     }),
+    cursor: positionCursor({ le: SEARCH_LIMITS.offsetMax }),
   },
   filter: fileFilter,
-  responses: { "200": ok("Matching passages, best first.", "SearchResponse", rateLimitHeaders) },
+  responses: {
+    "200": ok("Matching passages, best first.", "SearchResponse", { ...rateLimitHeaders, ...nextLink }),
+  },
 });
 
 export const uploadFile = operation({
@@ -173,16 +177,17 @@ export const listFiles = operation({
   summary: "List the caller's files, newest first",
   description:
     'A bare JSON array. When more files remain, the response has a `Link: <...>; rel="next"` header ' +
-    "and `X-Next-Cursor`; pass that cursor back as `cursor` (with the same filters) for the next page.\n\n" +
+    "(the next page's request, whole) and `X-Next-Cursor`: pass that cursor back as `cursor` (with the same " +
+    "filters and `limit`) for the next page.\n\n" +
     FILTERS_TEXT,
   query: {
     limit: integer({ ge: 1, le: 1000, default: 1000 }),
-    cursor: text({ min: 1, max: 512 }),
+    cursor: cursor(),
   },
   filter: fileFilter,
   responses: {
     "200": ok("File records.", "FileList", {
-      Link: { schema: { type: "string" }, description: "Next page, when there is one." },
+      ...nextLink,
       "X-Next-Cursor": { schema: { type: "string" }, description: "Cursor of the next page." },
     }),
   },
@@ -236,7 +241,7 @@ export const listFilePassages = operation({
   description:
     "Extension. The passages search looks through, each with its locator, in the order they " +
     "come in the file; consecutive passages overlap a little (a line, or a couple of seconds of " +
-    "speech). Pages through long files with `offset` and `limit`. 409 while the file is not ready.",
+    "speech). Pages through long files with `limit` and `cursor` (or `offset`). 409 while the file is not ready.",
   params: fileId,
   query: {
     offset: integer({
@@ -249,9 +254,10 @@ export const listFilePassages = operation({
       le: PASSAGE_PAGE_LIMITS.limitMax,
       default: PASSAGE_PAGE_LIMITS.limitDefault,
     }),
+    cursor: positionCursor({}),
   },
   responses: {
-    "200": ok("A page of passages.", "FilePassages"),
+    "200": ok("A page of passages.", "FilePassages", nextLink),
     "404": notFound,
     "409": errorResponse("The file is not ready yet (or failed)."),
   },

@@ -19,6 +19,8 @@ export interface Group<T> {
 export interface JsonBody<T> {
   fields: Rules;
   required: string[];
+  /** No body at all is fine (FastAPI's `Body(None)`): the defaults then. */
+  optional?: boolean;
   defaults?: Record<string, unknown>;
   /** Only for the type of what parseRequest returns. */
   type?: T;
@@ -100,7 +102,9 @@ export function parseRequest<O extends Operation>(
   const params = check(op.params ?? {}, "path", req.params ?? {}, sandbox);
   const query = check(op.query ?? {}, "query", req.query ?? {}, sandbox);
   const filter = op.filter?.build(check(op.filter.rules, "query", req.query ?? {}, sandbox));
-  const body = op.body ? check(op.body.fields, "body", bodyObject(req.body), sandbox, op.body) : undefined;
+  const absent = req.body === undefined || req.body === null;
+  const source = op.body?.optional && absent ? {} : req.body;
+  const body = op.body ? check(op.body.fields, "body", bodyObject(source), sandbox, op.body) : undefined;
   return { ...params, ...query, filter, body } as Input<O>;
 }
 
@@ -122,6 +126,14 @@ export const rateLimitHeaders = {
   "RateLimit-Limit": { description: "Requests per second the plan allows.", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "Requests left in the current second.", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer" } },
+};
+
+/** Every list's next page, whole (the paging rule: contracts/src/paging.ts). */
+export const nextLink = {
+  Link: {
+    description: 'The next page\'s request, whole, as `<url>; rel="next"`; absent on the last page.',
+    schema: { type: "string" },
+  },
 };
 
 const commonErrors = {
@@ -160,7 +172,9 @@ function describe(op: Operation) {
     summary: op.summary,
     ...(op.description === undefined ? {} : { description: op.description }),
     ...(params.length > 0 ? { parameters: params } : {}),
-    ...(schema ? { requestBody: { required: true, content: { "application/json": { schema } } } } : {}),
+    ...(schema
+      ? { requestBody: { required: !op.body?.optional, content: { "application/json": { schema } } } }
+      : {}),
     ...(op.requestBody ? { requestBody: op.requestBody } : {}),
     // Status codes are integer keys: JavaScript keeps them in ascending order, as the document lists them.
     responses: { ...op.responses, ...commonErrors, ...(takesInput ? { "422": validationError } : {}) },

@@ -4,6 +4,7 @@
  * clients written against the reference service parse these bodies: {"detail": [{type, loc, msg,
  * input, ctx?}]} (checked against real pydantic by test/pydantic-compat.test.ts).
  */
+import { keysetFromCursor, PAGE_CURSOR_MAX_LENGTH, positionFromCursor } from "@locus/contracts";
 import { RequestValidationError, type ValidationIssue } from "@locus/http";
 
 export { RequestValidationError, type ValidationIssue };
@@ -325,6 +326,60 @@ export function instant(o: Doc): Rule<string | undefined> {
   };
 }
 
+const CURSOR_TEXT = "The previous page's `next_cursor` (see the `Link` header): the next page.";
+const notACursor = (loc: Loc, input: string): ValidationIssue => ({
+  type: "value_error",
+  loc,
+  msg: "Value error, not a cursor of this list: give a `next_cursor` it answered with",
+  input,
+  ctx: { error: {} },
+});
+
+/** `cursor` of a list paged by keyset (files, deliveries, events): a next_cursor the list gave. */
+export function cursor(o: Doc & { deprecated?: boolean } = {}): Rule<string | undefined> {
+  return {
+    doc: param(
+      { description: CURSOR_TEXT, ...o },
+      { type: "string", maxLength: PAGE_CURSOR_MAX_LENGTH },
+      o.deprecated ? { deprecated: true } : {},
+    ),
+    parse(raw, loc, issues) {
+      const input = lastValue(raw);
+      if (input === undefined || !checkLength(loc, input, issues, 1, PAGE_CURSOR_MAX_LENGTH))
+        return undefined;
+      if (keysetFromCursor(input)) return input;
+      issues.push(notACursor(loc, input));
+      return undefined;
+    },
+  };
+}
+
+/**
+ * `cursor` of a list in a fixed order (search results, a file's passages), read as the position
+ * it names (at most `le`); the same list's `offset` says it another way, so only one may be given.
+ */
+export function positionCursor(o: { le?: number }): Rule<number | undefined> {
+  return {
+    doc: param(
+      { description: `${CURSOR_TEXT} Instead of \`offset\`.` },
+      { type: "string", maxLength: PAGE_CURSOR_MAX_LENGTH },
+    ),
+    parse(raw, loc, issues, { source }) {
+      const input = lastValue(raw);
+      if (input === undefined || !checkLength(loc, input, issues, 1, PAGE_CURSOR_MAX_LENGTH))
+        return undefined;
+      const position = positionFromCursor(input);
+      if (position === null || position > (o.le ?? Number.MAX_SAFE_INTEGER)) {
+        issues.push(notACursor(loc, input));
+      } else if (source.offset !== undefined) {
+        const msg = "Value error, give `cursor` or `offset`, not both";
+        issues.push({ type: "value_error", loc, msg, input, ctx: { error: {} } });
+      } else return position;
+      return undefined;
+    },
+  };
+}
+
 /** The key of a metadata condition (`metadata.<key>`) or of an upload's metadata field. */
 export const keyMismatch = (loc: Loc, key: string, pattern: RegExp): ValidationIssue => ({
   type: "string_pattern_mismatch",
@@ -385,6 +440,42 @@ export function stringField(o: {
     parse(input, loc, issues) {
       if (typeof input === "string") return checkLength(loc, input, issues, 0, o.max) ? input : undefined;
       issues.push({ type: "string_type", loc, msg: "Input should be a valid string", input });
+      return undefined;
+    },
+  };
+}
+
+/** A JSON body's integer field in [ge, le] (pydantic's lax int: a whole float or digits in a string too). */
+export function integerField(o: { ge: number; le: number; description: string }): Rule<number | undefined> {
+  return {
+    doc: { type: "integer", minimum: o.ge, maximum: o.le, description: o.description },
+    parse(input, loc, issues) {
+      let n: number | null = null;
+      if (typeof input === "number" && Number.isFinite(input)) {
+        if (!Number.isInteger(input)) {
+          const msg = "Input should be a valid integer, got a number with a fractional part";
+          issues.push({ type: "int_from_float", loc, msg, input });
+          return undefined;
+        }
+        n = input;
+      } else if (typeof input === "string") {
+        n = parseInteger(input);
+        if (n === null) {
+          const msg = "Input should be a valid integer, unable to parse string as an integer";
+          issues.push({ type: "int_parsing", loc, msg, input });
+          return undefined;
+        }
+      } else {
+        issues.push({ type: "int_type", loc, msg: "Input should be a valid integer", input });
+        return undefined;
+      }
+      if (n < o.ge) {
+        const msg = `Input should be greater than or equal to ${o.ge}`;
+        issues.push({ type: "greater_than_equal", loc, msg, input, ctx: { ge: o.ge } });
+      } else if (n > o.le) {
+        const msg = `Input should be less than or equal to ${o.le}`;
+        issues.push({ type: "less_than_equal", loc, msg, input, ctx: { le: o.le } });
+      } else return n;
       return undefined;
     },
   };

@@ -8,10 +8,11 @@ import {
   WEBHOOK_LIMITS,
   type WebhookEndpointChangeInput,
   type WebhookEndpointInput,
+  type WebhookSecretRotationInput,
 } from "@locus/contracts";
 import { SANDBOX_DELIVERY_ID, SANDBOX_WEBHOOK_ID } from "../sandbox-webhooks.ts";
-import { errorResponse, ok, operation, type JsonBody } from "./operation.ts";
-import { booleanField, integer, literalListField, stringField, text, uuid } from "./rules.ts";
+import { errorResponse, nextLink, ok, operation, type JsonBody } from "./operation.ts";
+import { booleanField, cursor, integer, integerField, literalListField, stringField, uuid } from "./rules.ts";
 
 const WEBHOOKS_TEXT =
   "Extension. Locus POSTs `{type, timestamp, data: {file}}` (the file record as `GET /api/files/{file_id}` " +
@@ -21,7 +22,10 @@ const WEBHOOKS_TEXT =
   "with the endpoint's `whsec_` secret; any Standard Webhooks library verifies it. A 2xx answer within the " +
   "time limit is a success; anything else (a redirect too: they are not followed) is retried with growing " +
   "waits over about a day, then the delivery fails, and an endpoint with no success since that delivery " +
-  "began is disabled (`enabled: false`, with `disabled_reason`; PATCH `enabled: true` to resume). Receivers " +
+  "began is disabled (`enabled: false`, with `disabled_reason`; PATCH `enabled: true` to resume). What happens " +
+  "while an endpoint is disabled (by that or by its owner) is held for it, `pending`, and sent once it is enabled " +
+  "again, oldest first; held longer than the event log keeps events (30 days by default), a delivery fails. " +
+  "Every event is in `GET /api/events` whether or not it was delivered. Receivers " +
   "on private, loopback or link-local addresses are refused unless the operator allows them.";
 
 const notFound = errorResponse(
@@ -113,13 +117,32 @@ export const deleteWebhook = operation({
   responses: { "200": ok("Deleted.", "WebhookDeleted"), "404": notFound },
 });
 
+const rotationBody: JsonBody<WebhookSecretRotationInput> = {
+  fields: {
+    overlap_s: integerField({
+      ge: 0,
+      le: WEBHOOK_LIMITS.secretOverlapMaxS,
+      description:
+        "Seconds the replaced secret keeps signing too (0: it stops at once, as after a leak). Default: the " +
+        "operator's LOCUS_WEBHOOK_SECRET_OVERLAP_S (a day).",
+    }),
+  },
+  required: [],
+  optional: true,
+};
+
 export const rotateWebhookSecret = operation({
   method: "post",
   path: "/api/webhooks/{endpoint_id}/rotate-secret",
   operationId: "rotateWebhookSecret",
   summary: "Replace an endpoint's signing secret",
-  description: "Attempts from now on are signed with the new secret, shown this once.",
+  description:
+    "Attempts from now on are signed with the new secret, shown this once, and, until " +
+    "`previous_secret_expires_at`, with the replaced one too: `webhook-signature` then holds two " +
+    "space-separated `v1,` signatures, and a receiver verifying with either secret accepts the delivery. " +
+    "Rotating again before that drops the older secret. The body is optional.",
   params: endpointId,
+  body: rotationBody,
   responses: {
     "200": ok("The endpoint, with its new secret.", "WebhookEndpointWithSecret"),
     "404": notFound,
@@ -138,9 +161,13 @@ export const listWebhookDeliveries = operation({
       le: WEBHOOK_LIMITS.deliveriesLimitMax,
       default: WEBHOOK_LIMITS.deliveriesLimitDefault,
     }),
-    before: text({ description: "The previous page's `next_cursor`." }),
+    cursor: cursor(),
+    before: cursor({
+      description: "The name `cursor` had before the paging rule: the same.",
+      deprecated: true,
+    }),
   },
-  responses: { "200": ok("A page of deliveries.", "WebhookDeliveryPage"), "404": notFound },
+  responses: { "200": ok("A page of deliveries.", "WebhookDeliveryPage", nextLink), "404": notFound },
 });
 
 export const redeliverWebhook = operation({
