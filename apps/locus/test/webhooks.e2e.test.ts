@@ -158,7 +158,11 @@ function api(k: string) {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : null) as unknown };
+    return {
+      status: res.status,
+      location: res.headers.get("location"),
+      body: (text ? JSON.parse(text) : null) as unknown,
+    };
   };
   return {
     call,
@@ -170,6 +174,8 @@ function api(k: string) {
       });
       expect(res.status).toBe(201);
       expect(schemaErrors("WebhookEndpointWithSecret", res.body)).toBeNull();
+      // Where the new endpoint lives, as REST says a 201 should.
+      expect(res.location).toBe(`${locus.baseUrl}/api/webhooks/${(res.body as Endpoint).id}`);
       return res.body as Endpoint;
     },
     async deliveries(endpointId: string): Promise<Delivery[]> {
@@ -305,6 +311,14 @@ describe("webhooks", () => {
         detail: [
           { type: "value_error", loc: ["body", "url"], msg: expect.stringMatching(/private|link-local/) },
         ],
+      });
+    }
+    // Loopback is allowed here, but an unspecified address names no receiver.
+    for (const url of ["http://0.0.0.0:9/hook", "http://[::]:9/hook"]) {
+      const res = await owner.call("POST", "/api/webhooks", { url });
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({
+        detail: [{ loc: ["body", "url"], msg: expect.stringMatching(/unspecified/) }],
       });
     }
     const bad = await owner.call("POST", "/api/webhooks", {

@@ -309,7 +309,7 @@ export interface components {
             timestamp?: number;
             /** @description Seconds where it ends: in search results for speech, where the last matched word ends. */
             timestamp_end?: number;
-            /** @description Where the passage's lines sit (in search results, the matched lines), from the top-left corner: in pixels of the image as displayed (EXIF orientation applied) for images, in PDF points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned. */
+            /** @description Where the passage's lines sit (in search results, the matched lines), from the top-left corner: in pixels of the image as displayed (EXIF orientation applied) for images, in PDF points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned; to a tenth. */
             bbox?: {
                 x: number;
                 y: number;
@@ -1228,6 +1228,8 @@ export interface operations {
             /** @description The endpoint, with its secret. */
             201: {
                 headers: {
+                    /** @description The new endpoint's URL. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {

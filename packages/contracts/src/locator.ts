@@ -12,6 +12,15 @@ export const BoundingBox = z.object({
 });
 export type BoundingBox = z.infer<typeof BoundingBox>;
 
+/**
+ * A box as the API shows it: to a tenth of a point (or pixel), finer than any viewer draws, and
+ * without the binary noise of the arithmetic behind it (13.100000000000023 is 13.1).
+ */
+export function publicBox(box: BoundingBox): BoundingBox {
+  const tenth = (n: number) => Math.round(n * 10) / 10;
+  return { x: tenth(box.x), y: tenth(box.y), width: tenth(box.width), height: tenth(box.height) };
+}
+
 /** The smallest box around all of `boxes` (at least one). */
 export function boxAround(boxes: readonly BoundingBox[]): BoundingBox {
   const x0 = Math.min(...boxes.map((b) => b.x));
@@ -66,7 +75,8 @@ export const Locator = z
     bbox: BoundingBox.optional().describe(
       "Where the passage's lines sit (in search results, the matched lines), from the top-left " +
         "corner: in pixels of the image as displayed (EXIF orientation applied) for images, in PDF " +
-        "points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned.",
+        "points (1/72 inch, the page at 72 dpi, as a viewer shows it) for PDF pages, text or scanned; " +
+        "to a tenth.",
     ),
     source: PassageSource.describe(
       "`text`: a PDF's text layer (an office document's rendition's), or a text file's text; `ocr`: read from an image or a scanned page; `speech`: spoken in " +
@@ -106,10 +116,10 @@ export const StoredLocator = Locator.extend({
 });
 export type StoredLocator = z.infer<typeof StoredLocator>;
 
-/** A stored locator as the API shows it: without what is kept only for narrowing. */
+/** A stored locator as the API shows it: without what is kept only for narrowing, its box rounded. */
 export function publicLocator(stored: StoredLocator): Locator {
   const { line_boxes: _boxes, line_joins: _joins, word_times: _times, ...locator } = stored;
-  return locator;
+  return locator.bbox ? { ...locator, bbox: publicBox(locator.bbox) } : locator;
 }
 
 /** One passage an extractor found: the text and where it is. */

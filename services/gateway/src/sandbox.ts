@@ -1,5 +1,6 @@
 import {
   nextPosition,
+  publicBox,
   SEARCH_LIMITS,
   TEXT_MIME_TYPES,
   fileMatchesFilter,
@@ -161,7 +162,7 @@ function sandboxLinesBox(first: number, last: number) {
   const baseline = (line: number) => PAGE.height - (PAGE.firstBaseline - (line - 1) * PAGE.leading);
   const top = baseline(first) - 0.9 * PAGE.fontSize;
   const bottom = baseline(last) + 0.25 * PAGE.fontSize;
-  return { x: PAGE.margin, y: top, width: PAGE.width - 2 * PAGE.margin, height: bottom - top };
+  return publicBox({ x: PAGE.margin, y: top, width: PAGE.width - 2 * PAGE.margin, height: bottom - top });
 }
 
 /** A one-page PDF that sandbox preview links serve, built once from a few lines of PDF syntax. */

@@ -43,10 +43,14 @@ export function webhookRoutes(live: WebhooksApi | undefined, baseUrl: (req: Requ
     on(listWebhooks, async (_input, principal, _req, res) => {
       res.json(await apiFor(principal).list(principal.user.id));
     }),
-    on(createWebhook, async ({ body }, principal, _req, res) => {
+    on(createWebhook, async ({ body }, principal, req, res) => {
       const api = apiFor(principal);
       await checkUrl(api, body.url);
-      res.status(201).json(await api.create(principal.user.id, body));
+      const created = await api.create(principal.user.id, body);
+      res
+        .status(201)
+        .location(`${baseUrl(req)}/api/webhooks/${encodeURIComponent(created.id)}`)
+        .json(created);
     }),
     on(getWebhook, async ({ endpoint_id }, principal, _req, res) => {
       res.json(await apiFor(principal).get(principal.user.id, endpoint_id));

@@ -1,5 +1,6 @@
 import {
   boxAround,
+  publicBox,
   publicLocator,
   type HighlightDto,
   type Locator,
@@ -29,7 +30,7 @@ export function linesOfPassage(content: string, stored: StoredLocator, first: nu
     ...locator,
     line: locator.line + first,
     line_end: locator.line + last,
-    ...(boxes.length > 0 ? { bbox: boxAround(boxes) } : {}),
+    ...(boxes.length > 0 ? { bbox: publicBox(boxAround(boxes)) } : {}),
   };
 }
 

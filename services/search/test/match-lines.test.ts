@@ -30,6 +30,33 @@ describe("placeMatch on text passages", () => {
     expect(Array.from(content).slice(h?.start, h?.end).join("")).toBe("keepers");
   });
 
+  it("shows boxes to a tenth of a point, without the arithmetic's binary noise", () => {
+    // Boxes as pdf.js's transforms leave them: 13.100000000000023 and the like.
+    const noisy = (line: number) => ({
+      ...box(line),
+      x: 72.04999999,
+      y: box(line).y + 0.1 + 0.2,
+      height: 13.100000000000023,
+    });
+    const stored: StoredLocator = {
+      ...text,
+      bbox: { x: 72.04999999, y: 60.30000000000001, width: 400.000001, height: 79.12 },
+      line_boxes: [1, 2, 3, 4, 5].map(noisy),
+    };
+    expect(placeMatch(content, stored, queryStems("keepers")).locator.bbox).toEqual({
+      x: 72,
+      y: 109.8,
+      width: 400,
+      height: 13.1,
+    });
+    expect(placeMatch(content, stored, queryStems("nothing here")).locator.bbox).toEqual({
+      x: 72,
+      y: 60.3,
+      width: 400,
+      height: 79.1,
+    });
+  });
+
   it("narrows to the closest run holding the most query words, across lines", () => {
     const placed = placeMatch(content, text, queryStems("debate lighthouse"));
     expect(placed.locator).toMatchObject({ line: 11, line_end: 12 });

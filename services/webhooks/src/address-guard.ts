@@ -22,9 +22,6 @@ function blocks(entries: [string, number, "ipv4" | "ipv6"][]): BlockList {
 const LOOPBACK = blocks([
   ["127.0.0.0", 8, "ipv4"],
   ["::1", 128, "ipv6"],
-  // "This host": connecting to 0.0.0.0 or :: reaches the local machine.
-  ["0.0.0.0", 8, "ipv4"],
-  ["::", 128, "ipv6"],
 ]);
 const PRIVATE = blocks([
   ["10.0.0.0", 8, "ipv4"],
@@ -40,14 +37,19 @@ const LINK_LOCAL = blocks([
   ["169.254.0.0", 16, "ipv4"],
   ["fe80::", 10, "ipv6"],
 ]);
-/** Never a receiver: multicast, broadcast, reserved and documentation-only ranges. */
+/**
+ * Never a receiver: unspecified, multicast, broadcast, reserved and documentation-only ranges.
+ * Connecting to the unspecified 0.0.0.0 or :: reaches the local machine on Linux, but no receiver
+ * is meant by it, so it is refused even where loopback is allowed.
+ */
 const UNROUTABLE = blocks([
+  ["0.0.0.0", 8, "ipv4"],
   ["224.0.0.0", 4, "ipv4"],
   ["240.0.0.0", 4, "ipv4"],
   ["192.0.0.0", 24, "ipv4"],
   ["198.18.0.0", 15, "ipv4"],
   ["ff00::", 8, "ipv6"],
-  // IPv4-compatible addresses (deprecated) and the rest of ::/96: never a real receiver.
+  // The unspecified ::, IPv4-compatible addresses (deprecated) and the rest of ::/96.
   ["::", 96, "ipv6"],
 ]);
 
@@ -138,7 +140,7 @@ export class AddressGuard {
     for (const answer of answers) {
       const kind = addressKind(answer.address);
       if (!this.allowed.has(kind)) {
-        const what = kind === "unroutable" ? "a multicast or reserved" : `a ${kind}`;
+        const what = kind === "unroutable" ? "an unspecified, multicast or reserved" : `a ${kind}`;
         throw new RefusedAddressError(
           `${host} resolves to ${what} address (${answer.address}), which webhooks may not be sent to` +
             (kind === "unroutable"

@@ -9,9 +9,11 @@ describe("webhook address guard", () => {
     ["2606:4700:4700::1111", "public"],
     ["127.0.0.1", "loopback"],
     ["127.255.0.9", "loopback"],
-    ["0.0.0.0", "loopback"],
+    ["0.0.0.0", "unroutable"],
+    ["0.1.2.3", "unroutable"],
     ["::1", "loopback"],
-    ["::", "loopback"],
+    ["::", "unroutable"],
+    ["::ffff:0.0.0.0", "unroutable"],
     ["10.1.2.3", "private"],
     ["172.16.0.1", "private"],
     ["172.31.255.255", "private"],
@@ -82,7 +84,10 @@ describe("webhook address guard", () => {
     });
     await expect(guard.check(new URL("http://[::1]:9/"))).resolves.toEqual({ address: "::1", family: 6 });
     await expect(guard.check(new URL("http://192.168.0.1/"))).rejects.toThrow(/private/);
-    await expect(guard.check(new URL("http://224.0.0.1/"))).rejects.toThrow(/multicast or reserved/);
+    await expect(guard.check(new URL("http://224.0.0.1/"))).rejects.toThrow(/unspecified, multicast or reserved/);
+    // Unspecified addresses reach this machine too, but name no receiver: refused all the same.
+    await expect(guard.check(new URL("http://0.0.0.0/"))).rejects.toThrow(/unspecified/);
+    await expect(guard.check(new URL("http://[::]:9/"))).rejects.toThrow(/unspecified/);
   });
 
   it("refuses URLs that are not http(s) or carry credentials", () => {

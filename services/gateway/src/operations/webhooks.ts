@@ -83,7 +83,9 @@ export const createWebhook = operation({
   description: "The answer holds the endpoint's signing `secret`: it is shown this once.",
   body: createBody,
   responses: {
-    "201": ok("The endpoint, with its secret.", "WebhookEndpointWithSecret"),
+    "201": ok("The endpoint, with its secret.", "WebhookEndpointWithSecret", {
+      Location: { schema: { type: "string" }, description: "The new endpoint's URL." },
+    }),
     "409": errorResponse(`The account has ${WEBHOOK_LIMITS.endpointsPerAccount} endpoints already.`),
     "413": tooLarge,
   },
