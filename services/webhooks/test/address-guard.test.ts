@@ -84,7 +84,9 @@ describe("webhook address guard", () => {
     });
     await expect(guard.check(new URL("http://[::1]:9/"))).resolves.toEqual({ address: "::1", family: 6 });
     await expect(guard.check(new URL("http://192.168.0.1/"))).rejects.toThrow(/private/);
-    await expect(guard.check(new URL("http://224.0.0.1/"))).rejects.toThrow(/unspecified, multicast or reserved/);
+    await expect(guard.check(new URL("http://224.0.0.1/"))).rejects.toThrow(
+      /unspecified, multicast or reserved/,
+    );
     // Unspecified addresses reach this machine too, but name no receiver: refused all the same.
     await expect(guard.check(new URL("http://0.0.0.0/"))).rejects.toThrow(/unspecified/);
     await expect(guard.check(new URL("http://[::]:9/"))).rejects.toThrow(/unspecified/);
