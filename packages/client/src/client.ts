@@ -7,7 +7,7 @@ import {
   sendWithRetry,
   type RetryPolicy,
 } from "./retry.ts";
-import type { components, operations, paths } from "./schema.d.ts";
+import type { components, operations, paths } from "./schema.ts";
 import { multipartBody, uploadSource, type UploadInput } from "./upload.ts";
 
 type Schemas = components["schemas"];

@@ -1,4 +1,4 @@
-import type { components } from "./schema.d.ts";
+import type { components } from "./schema.ts";
 
 export type FileRecord = components["schemas"]["FileRecord"];
 export type ValidationIssue = components["schemas"]["ValidationError"];

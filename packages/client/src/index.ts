@@ -20,4 +20,4 @@ export {
 export { LocusApiError, LocusFileFailedError, LocusTimeoutError, type ValidationIssue } from "./errors.ts";
 export { retryAfterMs, sendWithRetry, type RetryPolicy } from "./retry.ts";
 export type { UploadInput } from "./upload.ts";
-export type { components, operations, paths } from "./schema.d.ts";
+export type { components, operations, paths } from "./schema.ts";

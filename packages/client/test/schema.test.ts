@@ -7,7 +7,7 @@ describe("the generated API types", () => {
     const checkedIn = readFileSync(SCHEMA_FILE, "utf8");
     if (checkedIn !== fresh) {
       throw new Error(
-        `packages/client/src/schema.d.ts is out of date with the API (services/gateway/src/openapi.ts): run \`${GENERATE_COMMAND}\` and commit the result.`,
+        `packages/client/src/schema.ts is out of date with the API (services/gateway/src/openapi.ts): run \`${GENERATE_COMMAND}\` and commit the result.`,
       );
     }
     // The file really is the API's: its operations are there.

@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createUserWithKey,
@@ -215,5 +217,164 @@ describe("the Python client (clients/python)", () => {
     expect(run.output).not.toMatch(/skipped/);
     expect(run.output).toMatch(/test_upload_wait_search_list_preview_delete .* ok$/m);
     // Its waits for a file to be ready allow 120 s each (a loaded CI runner extracts slowly).
+  }, 300_000);
+});
+
+/** A command's exit code and everything it wrote. */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...options.env },
+    });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => (output += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString("utf8")));
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, output }));
+  });
+}
+
+/** Fails with the command's whole output unless it exited 0; returns the output. */
+async function succeeds(
+  command: string,
+  args: string[],
+  options: Parameters<typeof run>[2],
+): Promise<string> {
+  const result = await run(command, args, options);
+  expect({
+    command: [command, ...args].join(" "),
+    code: result.code,
+    output: result.code === 0 ? "" : result.output,
+  }).toEqual({
+    command: [command, ...args].join(" "),
+    code: 0,
+    output: "",
+  });
+  return result.output;
+}
+
+/** The first fenced block of `language` in a README: its example, as a user copies it. */
+function readmeExample(readme: string, language: string): string {
+  const block = new RegExp("```" + language + "\\n([\\s\\S]*?)```").exec(readme)?.[1];
+  if (!block) throw new Error(`no \`\`\`${language} block in the README`);
+  return block;
+}
+
+/**
+ * Each client as a user gets it, outside this workspace: the TypeScript one packed (`pnpm pack`,
+ * which builds it) and installed from its tarball with npm into a new project, the Python one
+ * installed with pip into a new virtual environment. Each runs its README's example against this
+ * Locus (its address and key put in place of the README's), with a real PDF as report.pdf.
+ */
+describe("the clients as a user installs them", () => {
+  let work: string;
+  const README_URL = "http://127.0.0.1:8080";
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "locus-sdk-install-"));
+    const report = await makePdf({
+      pages: [pageWith("The quarterly revenue grew by nine percent in the third quarter.", 3)],
+    });
+    writeFileSync(join(work, "report.pdf"), report);
+  });
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("TypeScript: packs, installs from its tarball, type-checks and runs the README's example; require() works too", async () => {
+    const packed = join(work, "packed");
+    await succeeds("pnpm", ["pack", "--pack-destination", packed], {
+      cwd: join(REPO_ROOT, "packages/client"),
+    });
+    const [tarball] = readdirSync(packed).filter((f) => f.endsWith(".tgz"));
+    const project = join(work, "ts-project");
+    await succeeds("mkdir", ["-p", project], { cwd: work });
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "user-project", private: true, type: "module" }),
+    );
+    await succeeds(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--loglevel=error", join(packed, tarball!)],
+      {
+        cwd: project,
+      },
+    );
+    const installed = join(project, "node_modules/@locus/client");
+    // Only what a user needs: the built modules, their types, the README and the licence.
+    expect(readdirSync(installed).sort()).toEqual(["LICENSE", "README.md", "dist", "package.json"]);
+
+    const example = readmeExample(readFileSync(join(installed, "README.md"), "utf8"), "ts");
+    writeFileSync(join(project, "example.ts"), example.replaceAll(README_URL, locus.baseUrl));
+    writeFileSync(join(project, "report.pdf"), readFileSync(join(work, "report.pdf")));
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "nodenext",
+          target: "es2022",
+          strict: true,
+          // The package's own declarations are checked too, not skipped.
+          skipLibCheck: false,
+          typeRoots: [join(REPO_ROOT, "node_modules/@types")],
+          types: ["node"],
+        },
+        files: ["example.ts"],
+      }),
+    );
+    await succeeds(process.execPath, [join(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", "."], {
+      cwd: project,
+    });
+    const output = await succeeds(process.execPath, ["example.js"], {
+      cwd: project,
+      env: { LOCUS_API_KEY: apiKey },
+    });
+    expect(output).toMatch(/100%/);
+    expect(output).toMatch(/quarterly revenue/);
+
+    // CommonJS projects load it with require() (an ES module: Node 20.19 and later).
+    const required = await succeeds(
+      process.execPath,
+      ["-e", 'const { createLocusClient } = require("@locus/client"); console.log(typeof createLocusClient)'],
+      { cwd: project },
+    );
+    expect(required.trim().split("\n").at(-1)).toBe("function");
+  }, 300_000);
+
+  it("Python: installs with pip into a new virtual environment and runs the README's example", async () => {
+    // A copy of the folder, as a user's checkout or download: pip's build writes beside it.
+    const source = join(work, "locus-client-python");
+    await succeeds("mkdir", ["-p", source], { cwd: work });
+    for (const name of ["pyproject.toml", "README.md", "LICENSE", "locus_client.py"])
+      writeFileSync(join(source, name), readFileSync(join(REPO_ROOT, "clients/python", name)));
+    const venv = join(work, "venv");
+    await succeeds("python3", ["-m", "venv", venv], { cwd: work });
+    await succeeds(join(venv, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", source], {
+      cwd: work,
+    });
+
+    const example = readmeExample(readFileSync(join(source, "README.md"), "utf8"), "python");
+    writeFileSync(
+      join(work, "example.py"),
+      example.replaceAll(README_URL, locus.baseUrl).replaceAll("sk_live_...", apiKey),
+    );
+    // Run from elsewhere than the source folder, so the installed module is the one imported.
+    const output = await succeeds(join(venv, "bin/python"), ["example.py"], { cwd: work });
+    expect(output).toMatch(/100%/);
+    expect(output).toMatch(/quarterly revenue/);
+    const where = await succeeds(
+      join(venv, "bin/python"),
+      ["-c", "import locus_client; print(locus_client.__file__)"],
+      {
+        cwd: work,
+      },
+    );
+    expect(where).toContain(join(venv, "lib"));
   }, 300_000);
 });
