@@ -39,6 +39,22 @@ afterAll(async () => {
 
 const newEmail = () => `acct-${Math.random().toString(36).slice(2)}@example.com`;
 
+describe("the page's own files", () => {
+  it("serves Locus's icon at /favicon.ico (what every browser asks any page's origin for) and as SVG", async () => {
+    const ico = await fetch(`${locus.baseUrl}/favicon.ico`);
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get("content-type")).toBe("image/x-icon");
+    const bytes = Buffer.from(await ico.arrayBuffer());
+    // An ICO header (reserved 0, type 1, one image) holding a PNG.
+    expect([...bytes.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+    expect(bytes.subarray(22, 26).toString("latin1")).toBe("\x89PNG");
+    const svg = await fetch(`${locus.baseUrl}/dashboard/assets/favicon.svg`);
+    expect(svg.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+    const page = await (await fetch(`${locus.baseUrl}/dashboard`)).text();
+    expect(page).toContain('<link rel="icon" href="/dashboard/assets/favicon.svg"');
+  });
+});
+
 /** A browser-like client: keeps the session cookie and sends the CSRF token it was given. */
 class Browser {
   cookie = "";

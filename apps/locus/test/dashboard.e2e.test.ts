@@ -302,6 +302,22 @@ it("searches, and a result opens the preview at the page it was found on", async
   expect(onPage.bottom - onPage.top).toBeLessThan(16.5 / 841.89);
   expect(Math.abs(onPage.left - 72 / 595.28)).toBeLessThan(4 / 595.28);
   expect(onPage.inView).toBe(true);
+  // The page scrolled to its mark, the Close button and the page controls are still there to use.
+  const reachable = await page.evaluate(() =>
+    ["#preview-close", ".pager button"].map((selector) => {
+      const control = document.querySelector(selector)!;
+      const box = control.getBoundingClientRect();
+      const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+      return {
+        selector,
+        reachable: box.top >= 0 && box.bottom <= window.innerHeight && control.contains(hit),
+      };
+    }),
+  );
+  expect(reachable).toEqual([
+    { selector: "#preview-close", reachable: true },
+    { selector: ".pager button", reachable: true },
+  ]);
   // The page is drawn: the canvas comes to hold pixels that are not all white. The mark is placed
   // when drawing starts, and pdf.js finishes it a moment later (longer on a busy machine).
   await page.waitForFunction(
@@ -339,6 +355,13 @@ it("searches, and a result opens the preview at the page it was found on", async
   expect(await page.getByLabel("Mode").inputValue()).toBe("ai");
   await page.waitForTimeout(500);
   expect(searchesAsked).toEqual([]);
+  // The page says why nothing ran, and runs it with one click.
+  const held = page.getByRole("status").filter({ hasText: "This AI search was not run yet" });
+  await held.waitFor();
+  await shot("07b-search-ai-link");
+  await held.getByRole("button", { name: "Run this AI search" }).click();
+  await page.getByRole("heading", { name: "Answer" }).waitFor();
+  expect(searchesAsked).toHaveLength(1);
   page.off("request", countSearches);
 
   // ai mode answers with a summary whose markers open their place too.
@@ -519,6 +542,104 @@ it("shows searches and uploads per day in a chart, and per key with its last use
   await shot("09b-usage-chart");
 }, 30_000);
 
+it("pages search results, filters them by kind and metadata, and shows a file's metadata", async () => {
+  // Twelve pages that each say the word, uploaded with metadata through the API.
+  const form = new FormData();
+  form.append("metadata", JSON.stringify({ team: "birds", tags: ["moor", "winter"] }));
+  const pages = Array.from({ length: 12 }, (_, i) =>
+    pageWith(`Ptarmigan count number ${i + 1} on the moor.`, 3),
+  );
+  form.append("file", new Blob([new Uint8Array(await makePdf({ pages }))]), "moor survey.pdf");
+  const uploaded = await fetch(`${locus.baseUrl}/api/files/upload`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${liveKey}` },
+    body: form,
+  });
+  expect(uploaded.status).toBe(200);
+  await page.getByRole("link", { name: "Files" }).click();
+  const row = page.locator("tr", { hasText: "moor survey.pdf" });
+  await row.locator(".badge.ready").waitFor({ timeout: 60_000 });
+  await expect(
+    row.getByRole("list", { name: "Metadata of moor survey.pdf" }).getByRole("listitem").allTextContents(),
+  ).resolves.toEqual(["team: birds", "tags: moor, winter"]);
+
+  await page.getByRole("link", { name: "Search" }).click();
+  await page.getByLabel("Search your files").fill("ptarmigan");
+  await page.getByText("Filters and page size").click();
+  await page.getByLabel("Page size").selectOption("10");
+  await page.getByLabel("Metadata").fill("team=birds");
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  await page.getByText(/^10 results in 1 file so far/).waitFor();
+  expect(new URL(page.url()).hash).toBe("#/search?q=ptarmigan&mode=quick&metadata.team=birds&limit=10");
+  await page.getByRole("button", { name: "Copy as curl" }).click();
+  await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(
+    `curl -s -H "Authorization: Bearer $LOCUS_API_KEY" '${locus.baseUrl}/api/search?q=ptarmigan&mode=quick&limit=10&metadata.team=birds'`,
+  );
+  await shot("08a-search-filters");
+  // The next page adds the rest below, and then there is no more.
+  await page.getByRole("button", { name: "More results" }).click();
+  await page.getByText(/^12 results in 1 file, /).waitFor();
+  await expect(page.getByRole("button", { name: "More results" }).count()).resolves.toBe(0);
+  expect(await page.locator(".result").count()).toBe(12);
+  // Another kind of file, or other metadata: none of them.
+  await page.getByLabel("Kind of file").selectOption("audio");
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  await page.getByText("Nothing found.").waitFor();
+  // A reload comes back to the same filters.
+  await page.reload();
+  await expect(page.getByLabel("Kind of file").inputValue()).resolves.toBe("audio");
+  await expect(page.getByLabel("Metadata").inputValue()).resolves.toBe("team=birds");
+  await page.getByText("Nothing found.").waitFor();
+}, 90_000);
+
+/**
+ * Words that a line break cuts in two inside the page's table cells and badges ("read|y"), and
+ * badges that take two lines: each as what and where. A word's range has client rects on more than
+ * one line when it is broken.
+ */
+function brokenWords(target: Page): Promise<string[]> {
+  return target.evaluate(() => {
+    const broken: string[] = [];
+    for (const element of Array.from(
+      document.querySelectorAll<HTMLElement>("main td, main th, main .badge"),
+    )) {
+      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const word of (node.textContent ?? "").matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, word.index);
+          range.setEnd(node, word.index + word[0].length);
+          const lines = new Set(
+            Array.from(range.getClientRects())
+              .filter((r) => r.width > 0)
+              .map((r) => Math.round(r.top)),
+          );
+          if (lines.size > 1) broken.push(`"${word[0]}" in a ${element.tagName.toLowerCase()}`);
+        }
+      }
+      if (element.classList.contains("badge")) {
+        const fontSize = parseFloat(getComputedStyle(element).fontSize);
+        if (element.getBoundingClientRect().height > 2.2 * fontSize)
+          broken.push(`the badge "${element.textContent}" on two lines`);
+      }
+    }
+    return broken;
+  });
+}
+
+it("keeps every word whole in the tables and badges at desktop widths (1024, 1280, 1440 px)", async () => {
+  for (const view of ["Files", "API keys", "Usage"]) {
+    await page.getByRole("link", { name: view }).click();
+    await page.getByRole("heading", { name: view, level: 1 }).waitFor();
+    await page.locator("main tbody tr:visible").first().waitFor();
+    for (const width of [1024, 1280, 1440]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect({ view, width, broken: await brokenWords(page) }).toEqual({ view, width, broken: [] });
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}, 30_000);
+
 it("revokes the key after a confirmation, and the API refuses it at once", async () => {
   await page.getByRole("link", { name: "API keys" }).click();
   await page.getByRole("button", { name: "Revoke build server" }).click();
@@ -650,7 +771,8 @@ it("fits a phone-width screen, and signing out ends the session", async () => {
     await menu.waitFor({ state: "hidden" });
     await expect(menuButton.getAttribute("aria-expanded")).resolves.toBe("false");
     await expect(small.locator("#nav-current").textContent()).resolves.toBe("Usage");
-    await small.getByRole("img", { name: /searches and 5 uploads/ }).waitFor(); // and scratch.pdf
+    // And scratch.pdf, and the moor survey the key uploaded.
+    await small.getByRole("img", { name: /searches and 6 uploads/ }).waitFor();
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot("14-phone-usage", small);
     await small.goto(`${locus.baseUrl}/dashboard#/search?q=albatross&mode=quick`);

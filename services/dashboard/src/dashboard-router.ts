@@ -77,7 +77,13 @@ function contentSecurityPolicy(previewOrigin: string | undefined): string {
 }
 
 /** The page's own files; index.html is served at /dashboard only, with its headers. */
-const ASSETS: Record<string, string> = { "app.js": "text/javascript", "styles.css": "text/css" };
+const ASSETS: Record<string, string> = {
+  "app.js": "text/javascript",
+  "styles.css": "text/css",
+  "favicon.svg": "image/svg+xml",
+  // favicon.svg drawn at 32 px (sharp) in an ICO container: what browsers ask /favicon.ico for.
+  "favicon.ico": "image/x-icon",
+};
 /** The modules app.js imports: every script in public/js (no build step), as JavaScript. */
 const MODULES: Record<string, string> = Object.fromEntries(
   readdirSync(join(PUBLIC_DIR, "js"))
@@ -187,6 +193,13 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.sendFile(join(PUBLIC_DIR, "index.html"));
   });
   router.get("/dashboard/assets/:file", listedFiles(PUBLIC_DIR, ASSETS, "5m"));
+  // Browsers ask every origin for /favicon.ico (the API's /docs page, preview links): Locus's mark.
+  router.get("/favicon.ico", (_req, res) => {
+    res.sendFile(join(PUBLIC_DIR, "favicon.ico"), {
+      maxAge: "1d",
+      headers: { "Content-Type": "image/x-icon" },
+    });
+  });
   router.get("/dashboard/assets/js/:file", listedFiles(join(PUBLIC_DIR, "js"), MODULES, "5m"));
   router.get("/dashboard/vendor/pdfjs/:file", listedFiles(PDFJS_DIR, PDFJS, "1d"));
 

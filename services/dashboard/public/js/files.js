@@ -21,6 +21,23 @@ import { confirmedDelete, errorBox, h, onLeave, say, view } from "./ui.js";
 /** @type {ReadonlySet<string>} */
 const FINISHED = new Set(["ready", "failed"]);
 
+/**
+ * What the upload said about the file (its metadata), under its name: one `key: value` each, a
+ * list's items joined; nothing when it said nothing.
+ * @param {FileRecordDto} file
+ */
+function metadataList(file) {
+  const entries = Object.entries(file.metadata ?? {});
+  if (entries.length === 0) return null;
+  return h(
+    "ul",
+    { class: "metadata", "aria-label": `Metadata of ${file.original_name}` },
+    ...entries.map(([key, value]) =>
+      h("li", {}, `${key}: ${Array.isArray(value) ? value.join(", ") : String(value)}`),
+    ),
+  );
+}
+
 export async function filesView() {
   const error = errorBox();
   const uploads = h("ul", { class: "uploads", "aria-label": "Uploads in progress" });
@@ -137,7 +154,7 @@ export async function filesView() {
     return h(
       "tr",
       { "data-file": file.id },
-      h("td", { "data-label": "Name" }, file.original_name),
+      h("td", { "data-label": "Name", class: "wrap-anywhere" }, file.original_name, metadataList(file)),
       h("td", { "data-label": "Type" }, file.file_type),
       h(
         "td",

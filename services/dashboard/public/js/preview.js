@@ -160,9 +160,9 @@ async function showPdf(url, locator, current, originalUrl) {
       });
       if (!mark.hidden && !scrolled) {
         scrolled = true;
-        // Only when it is out of sight: the dialog's head stays in view when it can.
+        // Only when it is out of sight in the scrolling body (the head and page controls stay put).
         const box = mark.getBoundingClientRect();
-        const frame = previewDialog.getBoundingClientRect();
+        const frame = previewBody.getBoundingClientRect();
         if (box.top < frame.top || box.bottom > Math.min(frame.bottom, window.innerHeight)) {
           mark.scrollIntoView({ block: "center" });
         }

@@ -20,7 +20,7 @@ function perKeyTable(perKey, days) {
       {},
       h(
         "td",
-        { "data-label": "Key" },
+        { "data-label": "Key", class: "wrap-anywhere" },
         key
           ? [key.name, " ", h("code", {}, `${key.prefix}…`), key.status === "revoked" ? " (revoked)" : ""]
           : "This dashboard",
@@ -90,7 +90,7 @@ export async function usageView() {
               used,
             ),
       ),
-      h("dt", {}, "Largest upload"),
+      h("dt", {}, "Upload size limit"),
       h("dd", {}, formatBytes(usage.max_upload_bytes)),
     ),
     h("h2", {}, `The last ${usage.days.length} days`),

@@ -98,7 +98,7 @@ export async function webhooksView() {
               { "data-endpoint": e.id },
               h(
                 "td",
-                { "data-label": "URL" },
+                { "data-label": "URL", class: "wrap-anywhere" },
                 h("code", {}, e.url),
                 e.description ? h("div", { class: "muted" }, e.description) : null,
               ),
@@ -189,7 +189,12 @@ export async function webhooksView() {
       h(
         "tr",
         { "data-delivery": d.id },
-        h("td", { "data-label": "Event" }, d.event_type, h("div", { class: "muted mono" }, d.event_id)),
+        h(
+          "td",
+          { "data-label": "Event", class: "wrap-anywhere" },
+          d.event_type,
+          h("div", { class: "muted mono" }, d.event_id),
+        ),
         h("td", { "data-label": "Created" }, formatDate(d.created_at)),
         h("td", { "data-label": "Status" }, statusBadge(d.status)),
         h(
@@ -209,9 +214,11 @@ export async function webhooksView() {
               ),
             ),
           ),
-          d.status === "pending" && d.next_attempt_at
-            ? h("div", { class: "muted" }, `Next: ${formatDate(d.next_attempt_at)}`)
-            : null,
+          d.status === "pending" && !endpoint.enabled
+            ? h("div", { class: "muted" }, "Held: sent once the endpoint is enabled again.")
+            : d.status === "pending" && d.next_attempt_at
+              ? h("div", { class: "muted" }, `Next: ${formatDate(d.next_attempt_at)}`)
+              : null,
         ),
         h(
           "td",
