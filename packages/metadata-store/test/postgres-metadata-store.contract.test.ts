@@ -281,6 +281,7 @@ describe("Postgres metadata store: schemas and migrations", () => {
     expect(await tablesIn(schema)).toEqual([
       "api_keys",
       "daily_usage",
+      "events",
       "file_metadata_terms",
       "files",
       "kysely_migration",
@@ -307,6 +308,8 @@ describe("Postgres metadata store: schemas and migrations", () => {
       "0008_outbox",
       "0009_ai_vectors",
       "0010_key_change_notices",
+      "0011_event_log",
+      "0012_webhook_secret_overlap",
     ]);
 
     const user = await first.createUser({ email: "m@example.test", plan: "free" });
