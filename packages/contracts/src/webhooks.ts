@@ -19,6 +19,8 @@ export const WEBHOOK_LIMITS = {
   deliveriesLimitMin: 1,
   deliveriesLimitMax: 100,
   deliveriesLimitDefault: 20,
+  /** How long a replaced secret keeps signing after a rotation unless told otherwise: a day. */
+  secretOverlapDefaultS: 86_400,
   /** The longest a replaced secret may keep signing after a rotation: a week. */
   secretOverlapMaxS: 7 * 86_400,
 } as const;

@@ -541,7 +541,7 @@ const Settings = z.object({
     ),
     secretOverlapS: integer(
       "LOCUS_WEBHOOK_SECRET_OVERLAP_S",
-      86_400,
+      WEBHOOK_LIMITS.secretOverlapDefaultS,
       [0, WEBHOOK_LIMITS.secretOverlapMaxS],
       "Seconds a webhook secret replaced by rotate-secret keeps signing deliveries too (a second signature), unless the rotation says otherwise.",
     ),

@@ -1,5 +1,6 @@
 import {
   Errors,
+  WEBHOOK_LIMITS,
   type EventDto,
   type EventPageDto,
   type EventQuery,
@@ -101,13 +102,13 @@ export class SandboxWebhooksApi implements WebhooksApi {
 
   async delete(): Promise<void> {}
 
-  /** The overlap the request asked for, from now (a day when it says none: the default setting's). */
+  /** The overlap the request asked for, from now (the setting's default when it says none). */
   rotateSecret(
     _userId: string,
     endpointId: string,
     rotation: WebhookSecretRotationInput = {},
   ): Promise<WebhookEndpointWithSecretDto> {
-    const overlapS = rotation.overlap_s ?? 86_400;
+    const overlapS = rotation.overlap_s ?? WEBHOOK_LIMITS.secretOverlapDefaultS;
     const expires = overlapS > 0 ? new Date(Date.now() + overlapS * 1000).toISOString() : null;
     return Promise.resolve({
       ...sandboxEndpoint({ id: endpointId, previous_secret_expires_at: expires }),

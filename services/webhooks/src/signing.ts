@@ -28,17 +28,24 @@ export function signWebhook(secret: string, id: string, timestampS: number, body
   return `v1,${mac}`;
 }
 
+type RotatedSecrets = {
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
+};
+
+/** Until when the replaced secret still signs, seen at `now`; null when it no longer does (or there is none). */
+export function previousSecretSignsUntil(endpoint: RotatedSecrets, now: Date): string | null {
+  const until = endpoint.previousSecret === null ? null : endpoint.previousSecretExpiresAt;
+  return until !== null && Date.parse(until) > now.getTime() ? until : null;
+}
+
 /** The secrets that sign an attempt at `now`: the endpoint's, and the replaced one while it overlaps. */
-export function signingSecrets(
-  endpoint: { secret: string; previousSecret: string | null; previousSecretExpiresAt: string | null },
-  now: Date,
-): string[] {
-  const { previousSecret, previousSecretExpiresAt } = endpoint;
-  const overlaps =
-    previousSecret !== null &&
-    previousSecretExpiresAt !== null &&
-    Date.parse(previousSecretExpiresAt) > now.getTime();
-  return overlaps ? [endpoint.secret, previousSecret] : [endpoint.secret];
+export function signingSecrets(endpoint: RotatedSecrets, now: Date): string[] {
+  const { secret, previousSecret } = endpoint;
+  return previousSecret !== null && previousSecretSignsUntil(endpoint, now) !== null
+    ? [secret, previousSecret]
+    : [secret];
 }
 
 /**

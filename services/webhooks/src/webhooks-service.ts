@@ -22,12 +22,11 @@ import type {
   WebhookStore,
 } from "@locus/metadata-store";
 import { RefusedAddressError, type AddressGuard } from "./address-guard.ts";
-import { newWebhookSecret } from "./signing.ts";
+import { newWebhookSecret, previousSecretSignsUntil } from "./signing.ts";
 import type { WebhooksApi } from "./webhooks-api.ts";
 
 /** An endpoint as its owner sees it now: never a secret. */
 export function toEndpointDto(e: WebhookEndpoint): WebhookEndpointDto {
-  const overlapEnds = e.previousSecret === null ? null : e.previousSecretExpiresAt;
   return {
     id: e.id,
     url: e.url,
@@ -37,8 +36,7 @@ export function toEndpointDto(e: WebhookEndpoint): WebhookEndpointDto {
     disabled_at: e.disabledAt,
     disabled_reason: e.disabledReason,
     last_success_at: e.lastSuccessAt,
-    previous_secret_expires_at:
-      overlapEnds !== null && Date.parse(overlapEnds) > Date.now() ? overlapEnds : null,
+    previous_secret_expires_at: previousSecretSignsUntil(e, new Date()),
     created_at: e.createdAt,
     updated_at: e.updatedAt,
   };

@@ -100,6 +100,25 @@ function parseInteger(value: string): number | null {
   return m?.[1] === undefined ? null : Number(m[1].replace(/_/g, ""));
 }
 
+/** `n` when it lies in [ge, le]; otherwise pydantic's issue for the bound it breaks, and undefined. */
+function inRange(
+  n: number,
+  ge: number,
+  le: number,
+  loc: Loc,
+  input: unknown,
+  issues: Issues,
+): number | undefined {
+  if (n < ge) {
+    const msg = `Input should be greater than or equal to ${ge}`;
+    issues.push({ type: "greater_than_equal", loc, msg, input, ctx: { ge } });
+  } else if (n > le) {
+    const msg = `Input should be less than or equal to ${le}`;
+    issues.push({ type: "less_than_equal", loc, msg, input, ctx: { le } });
+  } else return n;
+  return undefined;
+}
+
 /** An integer query parameter in [ge, le] (unbounded above, as far as numbers are exact, without le). */
 export function integer(o: Doc & { ge: number; le?: number; default: number }): Rule<number> {
   const le = o.le ?? Number.MAX_SAFE_INTEGER;
@@ -112,14 +131,9 @@ export function integer(o: Doc & { ge: number; le?: number; default: number }): 
       if (n === null) {
         const msg = "Input should be a valid integer, unable to parse string as an integer";
         issues.push({ type: "int_parsing", loc, msg, input });
-      } else if (n < o.ge) {
-        const msg = `Input should be greater than or equal to ${o.ge}`;
-        issues.push({ type: "greater_than_equal", loc, msg, input, ctx: { ge: o.ge } });
-      } else if (n > le) {
-        const msg = `Input should be less than or equal to ${le}`;
-        issues.push({ type: "less_than_equal", loc, msg, input, ctx: { le } });
-      } else return n;
-      return o.default;
+        return o.default;
+      }
+      return inRange(n, o.ge, le, loc, input, issues) ?? o.default;
     },
   };
 }
@@ -469,14 +483,7 @@ export function integerField(o: { ge: number; le: number; description: string })
         issues.push({ type: "int_type", loc, msg: "Input should be a valid integer", input });
         return undefined;
       }
-      if (n < o.ge) {
-        const msg = `Input should be greater than or equal to ${o.ge}`;
-        issues.push({ type: "greater_than_equal", loc, msg, input, ctx: { ge: o.ge } });
-      } else if (n > o.le) {
-        const msg = `Input should be less than or equal to ${o.le}`;
-        issues.push({ type: "less_than_equal", loc, msg, input, ctx: { le: o.le } });
-      } else return n;
-      return undefined;
+      return inRange(n, o.ge, o.le, loc, input, issues);
     },
   };
 }
