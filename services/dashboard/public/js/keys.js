@@ -56,7 +56,7 @@ export async function keysView() {
               "tr",
               { "data-key": key.id },
               h("td", { "data-label": "Name", class: "wrap-anywhere" }, key.name),
-              h("td", { "data-label": "Key" }, h("code", {}, `${key.prefix}…`)),
+              h("td", { "data-label": "Key" }, h("code", { class: "key-prefix" }, `${key.prefix}…`)),
               h("td", { "data-label": "Created" }, formatDate(key.created_at)),
               h("td", { "data-label": "Type" }, key.type === "live" ? "Live" : "Test"),
               h(

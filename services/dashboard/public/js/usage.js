@@ -22,7 +22,12 @@ function perKeyTable(perKey, days) {
         "td",
         { "data-label": "Key", class: "wrap-anywhere" },
         key
-          ? [key.name, " ", h("code", {}, `${key.prefix}…`), key.status === "revoked" ? " (revoked)" : ""]
+          ? [
+              key.name,
+              " ",
+              h("code", { class: "key-prefix" }, `${key.prefix}…`),
+              key.status === "revoked" ? " (revoked)" : "",
+            ]
           : "This dashboard",
       ),
       h("td", { "data-label": "Searches" }, searches),
