@@ -17,7 +17,9 @@ export {
 } from "./hyphenation.ts";
 export {
   matchedWords,
-  queryStems,
+  queryWords,
+  singular,
+  type QueryWords,
   sentenceSpans,
   toCodePoints,
   wordsAt,

@@ -12,9 +12,32 @@ export interface WordAt extends TextSpan {
   stem: string;
 }
 
-/** The stems a query is matched by: its terms, as every index searches for them (see `queryTerms`). */
-export function queryStems(query: string, max = 32): Set<string> {
-  return new Set(queryTerms(query, max));
+/**
+ * What a query's words are matched by in a passage: its terms, as every index searches for them
+ * (see `queryTerms`), and the words as typed, reduced only to their singular (`singular`), which
+ * are preferred where a passage has both (see `matchedWords`).
+ */
+export interface QueryWords {
+  stems: ReadonlySet<string>;
+  typed: ReadonlySet<string>;
+}
+
+export function queryWords(query: string, max = 32): QueryWords {
+  const stems = new Set(queryTerms(query, max));
+  const forms = words(query).map(foldDiacritics);
+  return { stems, typed: new Set(forms.filter((form) => stems.has(stem(form))).map(singular)) };
+}
+
+/**
+ * A word without its plural ending, by Harman's S-stemmer ("queries" → "query", "boxes" → "boxe",
+ * "harbours" → "harbour"; "bus" and "glass" stay): a word and its plural are the same word to a
+ * reader, where Porter's stems also join words a reader keeps apart.
+ */
+export function singular(word: string): string {
+  if (/[^ae]ies$/.test(word)) return `${word.slice(0, -3)}y`;
+  if (/[^aeo]es$/.test(word)) return word.slice(0, -1);
+  if (/[^us]s$/.test(word)) return word.slice(0, -1);
+  return word;
 }
 
 /** A word as the indexes fold it: NFKC and lower case (plain ASCII needs only the latter). */
@@ -39,22 +62,45 @@ export function wordsAt(text: string): WordAt[] {
 const stemStart = (s: string) => s.slice(0, Math.min(2, Math.max(1, s.length - 1)));
 
 /**
- * The words of `text` that match the query's stems, in order: the words a keyword index matched,
- * since every index searches by the same terms. Only words that start like a query stem are
- * stemmed: this runs on every result of every search.
+ * The words of `text` that match the query, in order: the words a keyword index matched, since
+ * every index searches by the same terms. Where the text has a query word as typed (or its
+ * plural or singular), the other words of that stem are left out: Porter's stems join words a
+ * reader keeps apart ("respectable" and "respectively" are both "respect"), so a passage with
+ * both marks and points at the one asked for. A passage with only the other still marks it: the
+ * index found the passage by it.
  */
-export function matchedWords(text: string, stems: ReadonlySet<string>): WordAt[] {
+export function matchedWords(text: string, query: QueryWords): WordAt[] {
+  const found = stemMatches(text, query.stems).map((w) => ({
+    ...w,
+    asTyped: query.typed.has(singular(w.form)),
+  }));
+  const typedStems = new Set(found.filter((w) => w.asTyped).map((w) => w.stem));
+  return found
+    .filter((w) => w.asTyped || !typedStems.has(w.stem))
+    .map(({ start, end, stem }) => ({ start, end, stem }));
+}
+
+/** A matched word with its folded form (before stemming). */
+interface FormAt extends WordAt {
+  form: string;
+}
+
+/**
+ * The words of `text` whose stem is one of `stems`, in order. Only words that start like a query
+ * stem are stemmed: this runs on every result of every search.
+ */
+function stemMatches(text: string, stems: ReadonlySet<string>): FormAt[] {
   if (stems.size === 0) return [];
   const starts = new Set([...stems].map(stemStart));
   // Plain ASCII text (most of it) folds by lower-casing once, with the same offsets.
   // eslint-disable-next-line no-control-regex
   if (/^[\x00-\x7f]*$/.test(text)) return asciiMatches(text.toLowerCase(), starts, stems);
-  const found: WordAt[] = [];
+  const found: FormAt[] = [];
   for (const m of text.matchAll(WORD)) {
-    const folded = foldDiacritics(fold(m[0]));
-    if (!starts.has(folded.slice(0, 2)) && !starts.has(folded.slice(0, 1))) continue;
-    const wordStem = stem(folded);
-    if (stems.has(wordStem)) found.push({ start: m.index, end: m.index + m[0].length, stem: wordStem });
+    const form = foldDiacritics(fold(m[0]));
+    if (!starts.has(form.slice(0, 2)) && !starts.has(form.slice(0, 1))) continue;
+    const wordStem = stem(form);
+    if (stems.has(wordStem)) found.push({ start: m.index, end: m.index + m[0].length, stem: wordStem, form });
   }
   return found;
 }
@@ -66,15 +112,16 @@ const isAsciiWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <=
  * possible starts occur (indexOf) rather than by reading every word: a passage holds a few
  * candidates and hundreds of words.
  */
-function asciiMatches(lower: string, starts: ReadonlySet<string>, stems: ReadonlySet<string>): WordAt[] {
-  const found = new Map<number, WordAt>();
+function asciiMatches(lower: string, starts: ReadonlySet<string>, stems: ReadonlySet<string>): FormAt[] {
+  const found = new Map<number, FormAt>();
   for (const start of starts) {
     for (let i = lower.indexOf(start); i >= 0; i = lower.indexOf(start, i + 1)) {
       if (found.has(i) || (i > 0 && isAsciiWordChar(lower.charCodeAt(i - 1)))) continue;
       let end = i;
       while (end < lower.length && isAsciiWordChar(lower.charCodeAt(end))) end++;
-      const wordStem = stem(lower.slice(i, end));
-      if (stems.has(wordStem)) found.set(i, { start: i, end, stem: wordStem });
+      const form = lower.slice(i, end);
+      const wordStem = stem(form);
+      if (stems.has(wordStem)) found.set(i, { start: i, end, stem: wordStem, form });
     }
   }
   return [...found.values()].sort((a, b) => a.start - b.start);

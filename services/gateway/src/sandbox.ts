@@ -11,7 +11,7 @@ import {
   type FileType,
   type SearchResponseDto,
 } from "@locus/contracts";
-import { matchedWords, queryStems, toCodePoints } from "@locus/passages";
+import { matchedWords, queryWords, toCodePoints } from "@locus/passages";
 import type { Input } from "./operations/operation.ts";
 import type { search } from "./operations/files.ts";
 
@@ -82,11 +82,11 @@ type SearchParams = Pick<Input<typeof search>, "q" | "limit" | "mode" | "offset"
 
 export function sandboxSearch(params: SearchParams & { filter?: FileFilter | undefined }): SearchResponseDto {
   const files = { original_name: SANDBOX_FILE_NAME, file_type: "pdf" as const };
-  const stems = queryStems(params.q);
+  const query = queryWords(params.q);
   // The query's words are highlighted as a live search would: found by the same matching.
   const highlighted = (content: string) => ({
     content,
-    highlights: toCodePoints(content, matchedWords(content, stems)),
+    highlights: toCodePoints(content, matchedWords(content, query)),
   });
   const results = [
     {

@@ -1,5 +1,5 @@
 import type { VectorMatching } from "@locus/embedder";
-import { matchedWords, queryStems } from "@locus/passages";
+import { matchedWords, queryWords, type QueryWords } from "@locus/passages";
 import type { PassageHit } from "@locus/search-index";
 
 /**
@@ -72,8 +72,8 @@ export function rankAi(
   semantic: readonly PassageHit[],
   matching: VectorMatching,
 ): FusedHit[] {
-  const stems = queryStems(question);
-  const whole = keyword.filter((hit) => holdsEvery(hit.content, stems));
+  const query = queryWords(question);
+  const whole = keyword.filter((hit) => holdsEvery(hit.content, query));
   return fuse(
     [keyword, semantic.filter((h) => h.score >= matching.floor), whole],
     [1, matching.weight, matching.weight],
@@ -81,9 +81,9 @@ export function rankAi(
   );
 }
 
-/** Whether the text has a word of every one of the stems (none: false). */
-function holdsEvery(text: string, stems: ReadonlySet<string>): boolean {
-  if (stems.size === 0) return false;
-  const found = new Set(matchedWords(text, stems).map((w) => w.stem));
-  return found.size === stems.size;
+/** Whether the text has a word of every one of the query's stems (none: false). */
+function holdsEvery(text: string, query: QueryWords): boolean {
+  if (query.stems.size === 0) return false;
+  const found = new Set(matchedWords(text, query).map((w) => w.stem));
+  return found.size === query.stems.size;
 }

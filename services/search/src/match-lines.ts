@@ -6,7 +6,7 @@ import {
   type Locator,
   type StoredLocator,
 } from "@locus/contracts";
-import { matchedWords, toCodePoints, type TextSpan, type WordAt } from "@locus/passages";
+import { matchedWords, toCodePoints, type QueryWords, type TextSpan, type WordAt } from "@locus/passages";
 
 /** Playback starts this long before the first matching word, so its first sound is heard. */
 export const LEAD_IN_S = 0.3;
@@ -124,8 +124,8 @@ export interface PlacedMatch {
  * to the closest run of the most different ones (lines, a box, or seconds). A passage where none
  * is found keeps its own locator.
  */
-export function placeMatch(content: string, stored: StoredLocator, stems: ReadonlySet<string>): PlacedMatch {
-  const matches = matchedWords(content, stems);
+export function placeMatch(content: string, stored: StoredLocator, query: QueryWords): PlacedMatch {
+  const matches = matchedWords(content, query);
   if (matches.length === 0) return { locator: publicLocator(stored), highlights: [], matched: false };
   return {
     locator: narrowToSpans(content, stored, bestRun(matches)),

@@ -11,7 +11,7 @@ import {
   type StoredLocator,
 } from "@locus/contracts";
 import { dot, EmbedderError, type Embedder } from "@locus/embedder";
-import { queryStems, sentenceSpans, toCodePoints } from "@locus/passages";
+import { queryWords, sentenceSpans, toCodePoints } from "@locus/passages";
 import type { FileRecord, FileRecordReader } from "@locus/metadata-store";
 import type { Logger } from "@locus/runtime";
 import { Attr, inSpan } from "@locus/telemetry";
@@ -335,7 +335,7 @@ export class SearchService implements SearchApi {
     request: SearchRequest,
     ranked: readonly (PassageHit | RankedHit)[],
   ): Promise<Presented[]> {
-    const stems = queryStems(request.q);
+    const query = queryWords(request.q);
     const entries = ranked.map((r) => ("hit" in r ? r : { hit: r, score: r.score }));
     const files = new Map<string, FileRecord>(
       (
@@ -350,7 +350,7 @@ export class SearchService implements SearchApi {
     for (const { hit, score } of entries) {
       const file = files.get(hit.fileId);
       if (!file || file.status !== "ready") continue;
-      const { locator, highlights, matched } = placeMatch(hit.content, hit.locator, stems);
+      const { locator, highlights, matched } = placeMatch(hit.content, hit.locator, query);
       // The same place in the same file is one result: keep the best-scored passage for it.
       const place = JSON.stringify([
         hit.fileId,
