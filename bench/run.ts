@@ -456,11 +456,14 @@ if (ocrResult) {
 }
 const mediaResult = media as MediaBenchResult | null;
 if (mediaResult) {
-  console.log(
-    `  speech, ${mediaResult.speech.engine}: real-time factor ${mediaResult.speech.medianRtf} (median of ${mediaResult.speech.rounds.length}, ${mediaResult.speech.audioS} s of speech)`,
-  );
+  for (const e of mediaResult.speech.engines)
+    console.log(
+      `  speech, ${e.engine}: real-time factor ${e.medianRtf} (median of ${e.rounds.length}, ${mediaResult.speech.audioS} s of speech)`,
+    );
   for (const w of mediaResult.wer)
-    console.log(`  word error rate, ${w.recording}: ${(w.wer * 100).toFixed(1)}% (${w.errors}/${w.words})`);
+    console.log(
+      `  word error rate, ${w.engine}, ${w.recording}: ${(w.wer * 100).toFixed(1)}% (${w.errors}/${w.words})`,
+    );
   console.log(
     `  ${Math.round(mediaResult.longRecording.audioS / 60)}-minute recording through the server: ready in ${(mediaResult.longRecording.serverReadyMs / 1000).toFixed(1)} s`,
   );

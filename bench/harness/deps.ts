@@ -11,6 +11,9 @@ export {
   encodeAudio,
   recording,
   speak,
+  speechClips,
+  wav16k,
+  wordErrors,
   removeDataDir,
   PARAPHRASES,
   PARAPHRASES_DEV,
@@ -50,7 +53,7 @@ export {
 } from "@locus/ocr-reader";
 /** The media pieces the audio and video extractors run. */
 export { transcribeRecording, transcriptOf } from "@locus/media-reader";
-export { PocketsphinxSpeechToText } from "@locus/speech-to-text";
+export { MoonshineSpeechToText, PocketsphinxSpeechToText, type SpeechToText } from "@locus/speech-to-text";
 export { readVideo } from "@locus/extractor-media";
 /** The official client, for the Elasticsearch benchmark's own calls (cluster info, index stats, cleanup). */
 export {

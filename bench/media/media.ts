@@ -11,22 +11,28 @@ import {
   makeVideo,
   createOcrEngine,
   type OcrEngine,
+  MoonshineSpeechToText,
   PocketsphinxSpeechToText,
   readVideo,
   recording,
   speak,
+  speechClips,
   transcribeRecording,
+  wav16k,
   transcriptOf,
+  wordErrors,
+  type SpeechToText,
 } from "../harness/deps.ts";
 import { since, withServer, withTempDir } from "../harness/harness.ts";
 import { ingest } from "../pdf/pdf-ingestion.ts";
 import { median, round } from "../harness/stats.ts";
 
 /**
- * Media figures: the speech engine's real-time factor (processing seconds per second of audio,
- * through the whole pipeline: ffmpeg decode, chunks at pauses, pocketsphinx), its word error rate
- * on a real human recording and on synthetic speech, a 10-minute recording through the server, and
- * video frames read by OCR per second.
+ * Media figures: each offline speech engine's real-time factor (processing seconds per second of
+ * audio, through the whole pipeline: ffmpeg decode, chunks at pauses, the engine), side by side in
+ * the same run, and its word error rate on real human recordings (bench/fixtures: ALSA's
+ * announcements, LibriVox readings, a 1961 speech) and on synthetic speech; a 10-minute recording
+ * through the server (its default engine), and video frames read by OCR per second.
  */
 export interface MediaBenchOptions {
   /** Sentences of synthetic speech in the real-time-factor recording (~5 s each with pauses). */
@@ -46,7 +52,12 @@ export const DEFAULT_MEDIA_OPTIONS: MediaBenchOptions = {
 };
 
 export interface WerResult {
+  engine: string;
   recording: string;
+  /** Real human speech, or flite's synthetic voice. */
+  voice: "human" | "synthetic";
+  /** Real clips: `dev` (engine settings were chosen on them) or `test`. */
+  set?: "dev" | "test";
   reference: string;
   hypothesis: string;
   words: number;
@@ -55,12 +66,19 @@ export interface WerResult {
   wer: number;
 }
 
+/** Word errors pooled over recordings (errors / words), as a fraction. */
+export function pooledWer(rows: readonly WerResult[]): number | null {
+  const words = rows.reduce((sum, r) => sum + r.words, 0);
+  return words === 0 ? null : Math.round((rows.reduce((sum, r) => sum + r.errors, 0) / words) * 1000) / 1000;
+}
+
+/** The engine the server hears with by default: the first measured. */
+export const defaultEngine = (m: MediaBenchResult) => m.speech.engines[0]?.engine;
+
 export interface MediaBenchResult {
   speech: {
-    engine: string;
     audioS: number;
-    rounds: { ms: number; rtf: number }[];
-    medianRtf: number;
+    engines: { engine: string; rounds: { ms: number; rtf: number }[]; medianRtf: number }[];
     /** Why the OpenAI-compatible engine has no figure here. */
     openai: string;
   };
@@ -73,28 +91,6 @@ const FIXTURES = FIXTURES_DIR;
 /** What is said in fixtures/alsa-speaker-test.wav. */
 export const HUMAN_REFERENCE =
   "front center front left front right rear center rear left rear right side left side right";
-
-const words = (text: string) =>
-  text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}' ]+/gu, " ")
-    .split(/\s+/)
-    .filter(Boolean);
-
-/** Word-level edit distance: substitutions, deletions and insertions to turn `hyp` into `ref`. */
-export function wordErrors(reference: string, hypothesis: string): { words: number; errors: number } {
-  const r = words(reference);
-  const h = words(hypothesis);
-  let prev = Array.from({ length: h.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= r.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= h.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return { words: r.length, errors: prev[h.length]! };
-}
 
 function sentences(seed: number, count: number): string[] {
   const vocab = buildVocabulary(300).words.slice(0, 300);
@@ -111,10 +107,7 @@ async function spoken(texts: string[], pauseS: number): Promise<Buffer> {
   return recording(parts);
 }
 
-async function transcript(
-  audio: Buffer,
-  speech: PocketsphinxSpeechToText,
-): Promise<{ text: string; ms: number }> {
+async function transcript(audio: Buffer, speech: SpeechToText): Promise<{ text: string; ms: number }> {
   const started = performance.now();
   const passages: ExtractedPassage[] = [];
   const quiet = { warn: () => undefined };
@@ -129,41 +122,78 @@ async function transcript(
   return { text: transcriptOf(passages), ms: since(started) };
 }
 
+/** The offline engines, as the server makes them: Moonshine (its default) with pocketsphinx placing its words, and pocketsphinx. */
+const ENGINES: { engine: string; make: () => SpeechToText }[] = [
+  {
+    engine: "moonshine (base, English), words placed by pocketsphinx",
+    make: () => new MoonshineSpeechToText({ aligner: new PocketsphinxSpeechToText() }),
+  },
+  { engine: "pocketsphinx (Debian 0.8+5prealpha, en-us)", make: () => new PocketsphinxSpeechToText() },
+];
+
 export async function benchMedia(
   options: MediaBenchOptions,
   log: (line: string) => void,
 ): Promise<MediaBenchResult> {
-  const speech = new PocketsphinxSpeechToText();
-  await speech.check();
-
-  // Real-time factor through the whole pipeline.
+  // Real-time factor through the whole pipeline, each engine on the same audio.
   const texts = sentences(31, options.sentences);
   const audio = await spoken(texts, 1);
   const audioS = (audio.length - 44) / 32_000;
-  const rounds: { ms: number; rtf: number }[] = [];
-  let synthetic = "";
-  for (let r = 0; r < options.rounds; r++) {
-    const { text, ms } = await transcript(audio, speech);
-    synthetic = text;
-    rounds.push({ ms: round(ms), rtf: Math.round((ms / 1000 / audioS) * 1000) / 1000 });
-    log(`media: pocketsphinx, ${round(audioS)} s of speech in ${round(ms)} ms`);
-  }
-
-  // Word error rates: a real human voice (the fixture) and the synthetic speech above.
-  const human = await readFile(join(FIXTURES, "alsa-speaker-test.wav"));
-  const heard = await transcript(human, speech);
-  const wer = [
+  const human = [
     {
-      recording: "human voice (fixtures/alsa-speaker-test.wav)",
+      recording: "ALSA's announcements (fixtures/alsa-speaker-test.wav)",
       reference: HUMAN_REFERENCE,
-      hypothesis: heard.text,
+      set: "test" as const,
+      audio: await readFile(join(FIXTURES, "alsa-speaker-test.wav")),
     },
-    { recording: "flite synthetic voice (slt)", reference: texts.join(" "), hypothesis: synthetic },
-  ].map((w) => {
-    const e = wordErrors(w.reference, w.hypothesis);
-    return { ...w, ...e, wer: Math.round((e.errors / e.words) * 1000) / 1000 };
-  });
-  for (const w of wer) log(`media: WER ${w.recording}: ${w.errors}/${w.words}`);
+    ...speechClips().map((clip) => ({
+      recording: `fixtures/speech/${clip.file}`,
+      reference: clip.text,
+      set: clip.set,
+      audio: wav16k(clip.pcm),
+    })),
+  ];
+  const engines: MediaBenchResult["speech"]["engines"] = [];
+  const wer: WerResult[] = [];
+  let speech: SpeechToText | undefined;
+  for (const { engine, make } of ENGINES) {
+    const candidate = make();
+    await candidate.check();
+    speech ??= candidate;
+    // A first run loads the model (Moonshine: about 3 s, once a process): not counted.
+    await transcript(recording([1]), candidate);
+    const rounds: { ms: number; rtf: number }[] = [];
+    let synthetic = "";
+    for (let r = 0; r < options.rounds; r++) {
+      const { text, ms } = await transcript(audio, candidate);
+      synthetic = text;
+      rounds.push({ ms: round(ms), rtf: Math.round((ms / 1000 / audioS) * 1000) / 1000 });
+      log(`media: ${engine}, ${round(audioS)} s of speech in ${round(ms)} ms`);
+    }
+    engines.push({ engine, rounds, medianRtf: median(rounds.map((r) => r.rtf)) });
+    const heard = [];
+    for (const h of human) heard.push({ ...h, hypothesis: (await transcript(h.audio, candidate)).text });
+    for (const w of [
+      ...heard.map(({ recording, reference, set, hypothesis }) => ({
+        recording,
+        reference,
+        hypothesis,
+        set,
+        voice: "human" as const,
+      })),
+      {
+        recording: "flite synthetic voice (slt), random English words",
+        reference: texts.join(" "),
+        hypothesis: synthetic,
+        voice: "synthetic" as const,
+      },
+    ]) {
+      const e = wordErrors(w.reference, w.hypothesis);
+      wer.push({ engine, ...w, ...e, wer: Math.round((e.errors / e.words) * 1000) / 1000 });
+      log(`media: ${engine}: WER ${w.recording}: ${e.errors}/${e.words}`);
+    }
+  }
+  if (!speech) throw new Error("no speech engine");
 
   // A long recording through the running server, upload to ready.
   // Sentences until the recording is at least as long as asked (their lengths vary).
@@ -229,10 +259,8 @@ export async function benchMedia(
   log(`media: ${seconds} s video, ${framesRead} frames read in ${round(ms)} ms`);
   return {
     speech: {
-      engine: "pocketsphinx (Debian 0.8+5prealpha, en-us)",
       audioS: round(audioS),
-      rounds,
-      medianRtf: median(rounds.map((r) => r.rtf)),
+      engines,
       openai:
         "not measured: it depends on the server it calls (no OpenAI-compatible transcription server can run on this machine; the tests use a local stand-in that answers at once)",
     },

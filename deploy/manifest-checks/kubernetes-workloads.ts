@@ -17,6 +17,7 @@ import {
   POSTINGS_CACHE_MB_DEFAULT,
   RECORDING_MB,
   RECORDING_TMP_EXTRA,
+  SPEECH_MODEL_MB,
   SPEECH_TARGETS,
   SPLIT_TARGETS,
   TEMPLATE_COMMANDS,
@@ -178,8 +179,14 @@ export function checkWorkloads(
               parts.push("LOCUS_POSTINGS_CACHE_MB");
             }
           }
-          // Each recording or video in flight runs one pocketsphinx process at a time, outside the
-          // heap; an all-in-one process takes LOCUS_EXTRACT_CONCURRENCY of each kind at once.
+          // Each recording or video in flight runs one pocketsphinx process at a time (recognition,
+          // or the forced alignment of Moonshine's words), outside the heap; an all-in-one process
+          // takes LOCUS_EXTRACT_CONCURRENCY of each kind at once.
+          // The speech model is loaded once per process, whichever of its targets it runs.
+          if (SPEECH_TARGETS.some(runs)) {
+            heaps += SPEECH_MODEL_MB;
+            parts.push(`${SPEECH_MODEL_MB} MB speech model`);
+          }
           for (const t of SPEECH_TARGETS.filter(runs)) {
             heaps += concurrency * (RECORDING_MB.pocketsphinx + RECORDING_MB.buffers);
             parts.push(

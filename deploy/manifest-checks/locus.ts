@@ -96,6 +96,13 @@ export const OCR_WORKERS_DEFAULT_MAX = 4;
  * needs no resizing) and the buffers around it (ffmpeg, the chunks).
  */
 export const RECORDING_MB = { pocketsphinx: 150, buffers: 50 };
+/**
+ * Memory of the Moonshine speech model, once per process that transcribes, in MB: ONNX Runtime's
+ * copy of its weights (~400 MB resident once loaded) and the working memory it keeps after
+ * utterances of up to 20 s (~100 MB); measured as the resident size of a process after three
+ * 40 s chunks. Counted whatever LOCUS_SPEECH_ENGINE says, as the model is the default.
+ */
+export const SPEECH_MODEL_MB = 500;
 /** Targets that transcribe sound, each LOCUS_EXTRACT_CONCURRENCY files at a time. */
 export const SPEECH_TARGETS: readonly string[] = extractorTargetsRunning("speech");
 /**

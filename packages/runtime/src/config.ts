@@ -211,9 +211,15 @@ const Settings = z.object({
   speech: z.object({
     engine: setting(
       "LOCUS_SPEECH_ENGINE",
-      "pocketsphinx",
-      z.enum(["pocketsphinx", "openai"]),
-      "Speech to text: pocketsphinx (offline) or openai.",
+      unset("the best offline engine installed: moonshine, else pocketsphinx"),
+      z.enum(["moonshine", "pocketsphinx", "openai"]).optional(),
+      "Speech to text: moonshine (offline, its model fetched by `pnpm install`), pocketsphinx (offline, Debian's) or openai.",
+    ),
+    modelDir: setting(
+      "LOCUS_SPEECH_MODEL_DIR",
+      unset("`packages/speech-to-text/models`"),
+      text().optional(),
+      "Where the Moonshine speech model is (`pnpm install` fetches it there).",
     ),
     pocketsphinxModelDir: setting(
       "LOCUS_POCKETSPHINX_MODEL_DIR",

@@ -28,6 +28,18 @@ export interface SpeechToText {
   transcribe(pcm: Buffer, options?: ChunkOptions): Promise<SpeechSegment[]>;
 }
 
+/** Where a word is said, in seconds from the start of the audio given; null when not found. */
+export type WordTime = { start: number; end: number } | null;
+
+/**
+ * Finds where the words of a transcript are said in its audio (forced alignment), for engines
+ * whose model gives text without word times.
+ */
+export interface WordAligner {
+  /** A time (or null) for each of `words`, in order. */
+  align(pcm: Buffer, words: readonly string[], options?: ChunkOptions): Promise<WordTime[]>;
+}
+
 export interface ChunkOptions {
   signal?: AbortSignal | undefined;
   /**

@@ -1,5 +1,20 @@
 import { recording, speak } from "@locus/testing";
-import { parseTimedOutput, PocketsphinxSpeechToText, SpeechEngineError } from "../src/index.ts";
+import { speechClips } from "@locus/testing";
+import {
+  dictionaryForms,
+  parseTimedOutput,
+  PocketsphinxSpeechToText,
+  SpeechEngineError,
+} from "../src/index.ts";
+import { speechToTextContract } from "./speech-to-text-contract.ts";
+
+// pocketsphinx is the fallback: it mishears real voices (see bench/report), hence the bound.
+speechToTextContract(
+  "pocketsphinx (Debian's pocketsphinx and pocketsphinx-en-us)",
+  () => new PocketsphinxSpeechToText(),
+  () => new PocketsphinxSpeechToText({ modelDir: "/nonexistent/model" }),
+  { maxWordErrorRate: 0.7 },
+);
 
 /** 16 kHz mono samples of a WAV made by `recording`. */
 const samples = (wav: Buffer) => wav.subarray(44);
@@ -39,6 +54,38 @@ describe("PocketsphinxSpeechToText (Debian's pocketsphinx and pocketsphinx-en-us
     await expect(noBinary.transcribe(samples(recording([1])))).rejects.toBeInstanceOf(SpeechEngineError);
     const noModel = new PocketsphinxSpeechToText({ modelDir: "/nonexistent/model" });
     await expect(noModel.check()).rejects.toThrow(/install Debian's pocketsphinx-en-us package/);
+  });
+});
+
+describe("PocketsphinxSpeechToText's forced alignment", () => {
+  const engine = new PocketsphinxSpeechToText();
+
+  it("places each word of a transcript where it is said, and leaves words it cannot say unplaced", async () => {
+    const clip = speechClips().find((c) => c.file.includes("0870"));
+    if (!clip) throw new Error("no speech fixture");
+    // After 2 s of silence; "Xqzv" is in no dictionary.
+    const pcm = Buffer.concat([Buffer.alloc(64_000), clip.pcm]);
+    const words = ["And", "Mr.", "John", "Dashwood", "Xqzv", "had", "then", "leisure"];
+    const times = await engine.align(pcm, words);
+    expect(times).toHaveLength(words.length);
+    expect(times[4]).toBeNull();
+    // Where a reading of the clip by ear puts them: "John" about 0.6 s in, "leisure" 2.2 s.
+    expect(times[2]?.start).toBeCloseTo(2.63, 0);
+    expect(times[7]?.start).toBeCloseTo(4.22, 0);
+    const placed = times.filter((t) => t !== null);
+    for (let i = 1; i < placed.length; i++)
+      expect(placed[i]?.start).toBeGreaterThanOrEqual(placed[i - 1]?.end ?? 0);
+  }, 30_000);
+
+  it("places nothing when no word is in its dictionary", async () => {
+    expect(await engine.align(Buffer.alloc(32_000), ["Xqzv", "42"])).toEqual([null, null]);
+  });
+
+  it("says words as its dictionary lists them", () => {
+    expect(dictionaryForms("Ill-disposed,")).toEqual(["ill", "disposed"]);
+    expect(dictionaryForms("don\u2019t")).toEqual(["don't"]);
+    expect(dictionaryForms('"Mr."')).toEqual(["mr"]);
+    expect(dictionaryForms("—")).toEqual([]);
   });
 });
 

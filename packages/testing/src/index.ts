@@ -12,6 +12,7 @@ export * from "./hostile-files.ts";
 export * from "./log-scan.ts";
 export * from "./figures.ts";
 export * from "./quality-fixtures.ts";
+export * from "./speech-fixtures.ts";
 export * from "./rate-limit-burst.ts";
 export * from "./metrics-scrape.ts";
 export * from "./prometheus.ts";

@@ -29,15 +29,20 @@ export function speak(text: string, voice = "slt"): Promise<Buffer> {
   });
 }
 
-/** The samples of a 16-bit WAV (the bytes after its "data" chunk header). */
-function wavSamples(wav: Buffer): Buffer {
-  const data = wav.indexOf("data", 12, "latin1");
-  if (data < 0) throw new Error("not a WAV file");
-  return wav.subarray(data + 8);
+/** The samples of a 16-bit WAV: its "data" chunk, wherever the header puts it (files made elsewhere may have others before it). */
+export function wavSamples(wav: Buffer): Buffer {
+  let at = 12;
+  while (at + 8 <= wav.length) {
+    const id = wav.toString("latin1", at, at + 4);
+    const size = wav.readUInt32LE(at + 4);
+    if (id === "data") return wav.subarray(at + 8, at + 8 + size);
+    at += 8 + size + (size % 2);
+  }
+  throw new Error("not a WAV file");
 }
 
 /** A 16 kHz mono WAV of the given samples. */
-function wav16k(samples: Buffer): Buffer {
+export function wav16k(samples: Buffer): Buffer {
   return Buffer.concat([wav16kHeader(samples.length), samples]);
 }
 

@@ -19,6 +19,7 @@ export async function prepareMediaReading(
   );
   try {
     await deps.speech.check();
+    deps.logger.info({ engine: deps.speech.name }, "speech is heard by this engine");
     return null;
   } catch (err) {
     if (!(err instanceof SpeechEngineError)) throw err;
