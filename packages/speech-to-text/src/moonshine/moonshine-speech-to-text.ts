@@ -9,7 +9,7 @@ import {
   type WordAligner,
   type WordTime,
 } from "../speech-to-text.ts";
-import { DEFAULT_SPEECH_MODEL_DIR, readMoonshineModel } from "./moonshine-model.ts";
+import { DEFAULT_SPEECH_MODEL_DIR, moonshineInstalled, readMoonshineModel } from "./moonshine-model.ts";
 import { MoonshineTokenizer } from "./tokenizer.ts";
 import {
   DEFAULT_UTTERANCE_OPTIONS,
@@ -81,9 +81,15 @@ export class MoonshineSpeechToText implements SpeechToText {
     this.utteranceOptions = options.utterances ?? DEFAULT_UTTERANCE_OPTIONS;
   }
 
-  /** Loads the model (about 3 s, once a process): the files are there as pinned and ONNX Runtime runs. */
+  /**
+   * The model's files are there and ONNX Runtime loads, without loading the model: that takes
+   * about 3 s and 500 MB, which a process pays on its first recording, not at every start (its
+   * files' hashes are checked then, and a file that is not the pinned one fails the recording
+   * with speech_engine_unavailable, as a missing model would).
+   */
   async check(): Promise<void> {
-    await this.load();
+    if (!moonshineInstalled(this.modelDir)) throw notInstalled(`${this.modelDir} lacks its files`);
+    await runtime();
   }
 
   async transcribe(pcm: Buffer, options: ChunkOptions = {}): Promise<SpeechSegment[]> {
@@ -137,23 +143,10 @@ export class MoonshineSpeechToText implements SpeechToText {
       try {
         files = await readMoonshineModel(this.modelDir);
       } catch (err) {
-        if (err instanceof ModelUnavailableError)
-          throw new SpeechEngineError(
-            `The Moonshine speech model is not installed here (${err.message}): run pnpm install, ` +
-              "or choose another engine with LOCUS_SPEECH_ENGINE.",
-            { cause: err },
-          );
+        if (err instanceof ModelUnavailableError) throw notInstalled(err.message, err);
         throw err;
       }
-      let ort: Ort;
-      try {
-        // Loaded on first use: a process that never hears a recording never loads the runtime.
-        ort = await import("onnxruntime-node");
-      } catch (err) {
-        throw new SpeechEngineError("ONNX Runtime cannot load on this machine, so Moonshine cannot run.", {
-          cause: err,
-        });
-      }
+      const ort = await runtime();
       // One thread each: the process's CPU slots decide how many utterances run at once. Weights
       // are not also kept in the matrix routines' packed layout: that copy cost 130 MB of the
       // model's 560 MB resident for a decoder step 10% faster.
@@ -173,6 +166,24 @@ export class MoonshineSpeechToText implements SpeechToText {
     // A failed load is tried again by the next call (the files may be fetched meanwhile).
     this.loaded.catch(() => (this.loaded = undefined));
     return this.loaded;
+  }
+}
+
+const notInstalled = (reason: string, cause?: unknown) =>
+  new SpeechEngineError(
+    `The Moonshine speech model is not installed here (${reason}): run pnpm install, ` +
+      "or choose another engine with LOCUS_SPEECH_ENGINE.",
+    { cause },
+  );
+
+/** ONNX Runtime, loaded on first use: a process that never hears a recording never loads it. */
+async function runtime(): Promise<Ort> {
+  try {
+    return await import("onnxruntime-node");
+  } catch (err) {
+    throw new SpeechEngineError("ONNX Runtime cannot load on this machine, so Moonshine cannot run.", {
+      cause: err,
+    });
   }
 }
 
