@@ -3,11 +3,11 @@ import { ortToOnnx, OrtFormatError } from "../src/index.ts";
 import { MoonshineTokenizer } from "../src/moonshine/tokenizer.ts";
 import { placeWords, splitUtterances, DEFAULT_UTTERANCE_OPTIONS } from "../src/moonshine/utterances.ts";
 
-/** 16 kHz mono s16le: a 300 Hz tone (loud) or silence, `seconds` long. */
-const tone = (seconds: number) => {
+/** 16 kHz mono s16le: a 300 Hz tone (loud, or as soft as `amplitude` says) or silence, `seconds` long. */
+const tone = (seconds: number, amplitude = 8000) => {
   const pcm = Buffer.alloc(Math.round(seconds * 16_000) * 2);
   for (let i = 0; i < pcm.length / 2; i++)
-    pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 16_000)), i * 2);
+    pcm.writeInt16LE(Math.round(amplitude * Math.sin((2 * Math.PI * 300 * i) / 16_000)), i * 2);
   return pcm;
 };
 const quiet = (seconds: number) => Buffer.alloc(Math.round(seconds * 16_000) * 2);
@@ -74,6 +74,15 @@ describe("splitUtterances", () => {
     expect(first?.end).toBeCloseTo(12.1, 0);
     expect((first?.end ?? 0) - (first?.start ?? 0)).toBeLessThanOrEqual(DEFAULT_UTTERANCE_OPTIONS.maxS);
     expect(second?.end).toBeCloseTo(27.1, 0);
+  });
+
+  it("keeps a softly recorded stretch (below the pipeline's −38 dBFS) as sound, and a noise floor as silence", () => {
+    // RMS 212 (about −44 dBFS), alone in its chunk, after 1 s of a noise floor at RMS 35.
+    const soft = splitUtterances(Buffer.concat([tone(1, 50), tone(2, 300), quiet(1)]));
+    expect(soft.map((u) => [u.start, u.end].map((t) => Math.round(t * 10) / 10))).toEqual([[0.8, 3.2]]);
+    // Beside loud speech, the soft stretch still counts.
+    const both = splitUtterances(Buffer.concat([tone(2), quiet(2), tone(2, 300), quiet(1)]));
+    expect(both).toHaveLength(2);
   });
 
   it("finds nothing in silence", () => {

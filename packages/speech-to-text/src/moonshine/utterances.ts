@@ -42,7 +42,7 @@ export const DEFAULT_UTTERANCE_OPTIONS: UtteranceOptions = {
 
 /**
  * Cuts a chunk of PCM into utterances at pauses, each trimmed to its speech (with `marginS` of
- * quiet around it); stretches with no loud frame are dropped.
+ * quiet around it); stretches with no loud frame are dropped (see `loudLevel`).
  */
 export function splitUtterances(
   pcm: Buffer,
@@ -50,7 +50,8 @@ export function splitUtterances(
 ): Utterance[] {
   const frames = Math.ceil(pcm.length / FRAME_BYTES);
   const rms = Array.from({ length: frames }, (_, i) => frameRms(pcm, i * FRAME_BYTES));
-  const loud = rms.map((r) => r >= QUIET_RMS);
+  const level = loudLevel(rms);
+  const loud = rms.map((r) => r >= level);
   const target = Math.round(options.targetS / FRAME_S);
   const max = Math.round(options.maxS / FRAME_S);
   const pause = Math.max(1, Math.round(options.minPauseS / FRAME_S));
@@ -103,6 +104,21 @@ export function splitUtterances(
   }
   return utterances;
 }
+
+/**
+ * How loud a frame must be to count as sound: 12 dB above the chunk's noise floor (its quietest
+ * tenth of frames), at most the pipeline's level (about −38 dBFS) and at least about −55 dBFS. So a
+ * softly recorded speaker, or a soft stretch beside loud speech, is not taken for silence and
+ * dropped, while a noisy recording's pauses are still found.
+ */
+function loudLevel(rms: readonly number[]): number {
+  const sorted = [...rms].sort((a, b) => a - b);
+  const noise = sorted[Math.floor(sorted.length * 0.1)] ?? 0;
+  return Math.min(QUIET_RMS, Math.max(NOISE_RMS, noise * 4));
+}
+
+/** RMS (of 32768) of about −55 dBFS: below it, never sound. */
+const NOISE_RMS = 60;
 
 /**
  * The runs of loud frames from `from` to `to` (quiet shorter than a pause joined: a word has
