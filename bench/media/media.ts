@@ -75,6 +75,19 @@ export function pooledWer(rows: readonly WerResult[]): number | null {
 /** The engine the server hears with by default: the first measured. */
 export const defaultEngine = (m: MediaBenchResult) => m.speech.engines[0]?.engine;
 
+/** Where an engine's word times put the phrases of recordings whose every phrase's second is known. */
+export interface WordTimesResult {
+  engine: string;
+  phrases: number;
+  /** Phrases with a word starting between a second before the phrase and its end. */
+  found: number;
+  /** Seconds from the phrase's true start to its first word's (found phrases), absolute. */
+  onsetErrorS: { median: number | null; p90: number | null; max: number | null };
+  /** Words timed in the silence between phrases (more than 0.5 s from every phrase). */
+  wordsInSilence: number;
+  words: number;
+}
+
 export interface MediaBenchResult {
   speech: {
     audioS: number;
@@ -83,6 +96,7 @@ export interface MediaBenchResult {
     openai: string;
   };
   wer: WerResult[];
+  wordTimes: WordTimesResult[];
   longRecording: { audioS: number; serverReadyMs: number; passages: number };
   video: { seconds: number; framesRead: number; ms: number; framesPerSecond: number; realTimeFactor: number };
 }
@@ -122,11 +136,69 @@ async function transcript(audio: Buffer, speech: SpeechToText): Promise<{ text: 
   return { text: transcriptOf(passages), ms: since(started) };
 }
 
+/**
+ * Word times against truth: the quality benchmark's two recordings of real Asterisk prompts, laid
+ * at constructed offsets (bench/fixtures/quality/queries.json gives each phrase's true start and
+ * end; nothing Locus computed). Each recording goes through the whole pipeline; every word of
+ * every passage (passages overlap: a word may count twice) is matched to the phrases.
+ */
+async function measureWordTimes(engine: string, speech: SpeechToText): Promise<WordTimesResult> {
+  const { speechQueries } = JSON.parse(await readFile(join(FIXTURES, "quality", "queries.json"), "utf8")) as {
+    speechQueries: { file: string; start: number; end: number; category: string }[];
+  };
+  const onsets: number[] = [];
+  let phrases = 0;
+  let words = 0;
+  let wordsInSilence = 0;
+  for (const file of [...new Set(speechQueries.map((q) => q.file))]) {
+    const clips = speechQueries.filter((q) => q.file === file && q.category === "phrase");
+    const passages: ExtractedPassage[] = [];
+    const audio = await readFile(join(FIXTURES, "quality", file));
+    for await (const p of transcribeRecording(
+      audio,
+      "audio/ogg",
+      { speech, logger: { warn: () => undefined }, maxDurationS: 86_400 },
+      () => undefined,
+    ))
+      passages.push(p);
+    const starts = passages.flatMap((p) =>
+      (p.locator.word_times ?? []).map(([start, end]) => ({ start, end })),
+    );
+    words += starts.length;
+    wordsInSilence += starts.filter(
+      (w) => !clips.some((c) => w.start >= c.start - 0.5 && w.end <= c.end + 0.5),
+    ).length;
+    for (const clip of clips) {
+      phrases++;
+      const first = starts
+        .filter((w) => w.start >= clip.start - 1 && w.start <= clip.end)
+        .sort((a, b) => a.start - b.start)[0];
+      if (first) onsets.push(Math.abs(first.start - clip.start));
+    }
+  }
+  onsets.sort((a, b) => a - b);
+  const at = (q: number) =>
+    onsets.length === 0 ? null : round(onsets[Math.min(onsets.length - 1, Math.floor(q * onsets.length))]!);
+  return {
+    engine,
+    phrases,
+    found: onsets.length,
+    onsetErrorS: { median: at(0.5), p90: at(0.9), max: at(1) },
+    wordsInSilence,
+    words,
+  };
+}
+
 /** The offline engines, as the server makes them: Moonshine (its default) with pocketsphinx placing its words, and pocketsphinx. */
-const ENGINES: { engine: string; make: () => SpeechToText }[] = [
+const ENGINES: { engine: string; make: () => SpeechToText; timesOnly?: boolean }[] = [
   {
     engine: "moonshine (base, English), words placed by pocketsphinx",
     make: () => new MoonshineSpeechToText({ aligner: new PocketsphinxSpeechToText() }),
+  },
+  {
+    engine: "moonshine (base, English), words spread over each utterance (no aligner)",
+    make: () => new MoonshineSpeechToText(),
+    timesOnly: true,
   },
   { engine: "pocketsphinx (Debian 0.8+5prealpha, en-us)", make: () => new PocketsphinxSpeechToText() },
 ];
@@ -155,11 +227,19 @@ export async function benchMedia(
   ];
   const engines: MediaBenchResult["speech"]["engines"] = [];
   const wer: WerResult[] = [];
+  const wordTimes: WordTimesResult[] = [];
   let speech: SpeechToText | undefined;
-  for (const { engine, make } of ENGINES) {
+  for (const { engine, make, timesOnly } of ENGINES) {
     const candidate = make();
     await candidate.check();
     speech ??= candidate;
+    wordTimes.push(await measureWordTimes(engine, candidate));
+    const times = wordTimes.at(-1);
+    log(
+      `media: ${engine}: ${times?.found}/${times?.phrases} phrases, first words ${times?.onsetErrorS.median} s from their start (median), ${times?.wordsInSilence} of ${times?.words} words in silence`,
+    );
+    // The variant without an aligner differs in its word times only.
+    if (timesOnly) continue;
     // A first run loads the model (Moonshine: about 3 s, once a process): not counted.
     await transcript(recording([1]), candidate);
     const rounds: { ms: number; rtf: number }[] = [];
@@ -265,6 +345,7 @@ export async function benchMedia(
         "not measured: it depends on the server it calls (no OpenAI-compatible transcription server can run on this machine; the tests use a local stand-in that answers at once)",
     },
     wer,
+    wordTimes,
     longRecording,
     video: {
       seconds,

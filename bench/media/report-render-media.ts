@@ -51,6 +51,25 @@ export function renderMedia(m: MediaBenchResult): string[] {
       ]),
     ),
     "",
+    "Word times against truth: the quality benchmark's two recordings of real Asterisk prompts at constructed offsets " +
+      "(24 phrases, each one's true start and end from the construction), through the whole pipeline; a phrase is found " +
+      "when a word starts between a second before it and its end; the error is from its true start to its first word's:",
+    "",
+    table(
+      [
+        "engine",
+        "phrases found",
+        "first word's start error, median / p90 / max",
+        "words timed in the silence between phrases",
+      ],
+      (m.wordTimes ?? []).map((w) => [
+        w.engine,
+        `${w.found} / ${w.phrases}`,
+        `${w.onsetErrorS.median ?? "–"} / ${w.onsetErrorS.p90 ?? "–"} / ${w.onsetErrorS.max ?? "–"} s`,
+        `${w.wordsInSilence} of ${w.words}`,
+      ]),
+    ),
+    "",
     `A ${(m.longRecording.audioS / 60).toFixed(1)}-minute recording (flite speech, MP3) uploaded to the running server (its default engine): ready in ` +
       `**${(m.longRecording.serverReadyMs / 1000).toFixed(1)} s** on the server's clock, ${m.longRecording.passages} passages.`,
     "",
