@@ -80,7 +80,7 @@ export async function checkPinnedFile(
 /** Whether every file is in `dir` as pinned. */
 export async function hasPinnedFiles(
   dir: string,
-  files: readonly PinnedFile[],
+  files: readonly { name: string; sha256: string }[],
   model: string,
 ): Promise<boolean> {
   try {

@@ -8,7 +8,6 @@ import {
   sha256,
   takePinnedFiles,
   writeWhole,
-  type PinnedFile,
 } from "@locus/model-files";
 import { ortToOnnx } from "./ort-to-onnx.ts";
 
@@ -96,19 +95,21 @@ export async function prepareMoonshineModel(
   pypiFiles = DEFAULT_PYPI_FILES,
   log: (message: string) => void = () => undefined,
 ): Promise<"present" | "fetched"> {
-  const wanted: PinnedFile[] = Object.values(MOONSHINE_FILES).map((f) => ({ entry: f.name, ...f }));
-  if (await hasPinnedFiles(dir, wanted, MOONSHINE_MODEL.name)) return "present";
+  if (await hasPinnedFiles(dir, Object.values(MOONSHINE_FILES), MOONSHINE_MODEL.name)) return "present";
   const url = `${pypiFiles.replace(/\/+$/, "")}/${MOONSHINE_MODEL.source.path}`;
   log(`fetching the ${MOONSHINE_MODEL.name} speech model from ${url}`);
+  // Known by their place in the wheel until written under their own names.
   const taken = await takePinnedFiles(
     { url, sha256: MOONSHINE_MODEL.source.sha256 },
-    // Known by their place in the wheel until written under their own names.
     Object.values(MOONSHINE_MODEL.files).map(({ entry, sha256 }) => ({ entry, sha256, name: entry })),
   );
+  const content = (file: { entry: string }): Buffer => {
+    const data = taken.get(file.entry);
+    if (!data) throw new Error(`${file.entry} was not taken from the wheel`);
+    return data;
+  };
   for (const model of [encoder, decoder]) {
-    const ort = taken.get(model.entry);
-    if (!ort) throw new Error(`${model.entry} was not taken from the wheel`);
-    const onnx = ortToOnnx(ort);
+    const onnx = ortToOnnx(content(model));
     if (sha256(onnx) !== model.convertedSha256)
       throw new Error(
         `converting ${model.entry} gave a file other than the pinned one (sha256 ${sha256(onnx)}); ` +
@@ -116,7 +117,6 @@ export async function prepareMoonshineModel(
       );
     await writeWhole(join(dir, model.name), onnx);
   }
-  const tokens = taken.get(tokenizer.entry);
-  if (tokens) await writeWhole(join(dir, tokenizer.name), tokens);
+  await writeWhole(join(dir, tokenizer.name), content(tokenizer));
   return "fetched";
 }
